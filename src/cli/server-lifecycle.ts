@@ -1,0 +1,37 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** Starts listening and resolves with "host:port" as clients should type it. */
+export function listen(server: Server, port: number, host: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const address = server.address() as AddressInfo;
+      const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      resolve(`${shownHost}:${address.port}`);
+    });
+  });
+}
+
+export function close(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+/** Resolves once SIGINT or SIGTERM arrives and the servers have closed. */
+export function stopOnSignals(servers: Server[], onStop: () => Promise<void> | void = () => undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = async () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      await Promise.all(servers.map(close));
+      await onStop();
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}

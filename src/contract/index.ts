@@ -1,0 +1,4 @@
+/** The zone contract as code. This folder imports nothing else of the project. */
+export * from './error-codes';
+export * from './jsonrpc';
+export * from './methods';

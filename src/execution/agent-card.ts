@@ -1,0 +1,32 @@
+import { Method } from '../contract';
+
+/** What `GET /.well-known/agent-card.json` serves: for operators and tooling, never needed by the pipeline. */
+export type AgentCard = {
+  name: string;
+  description: string;
+  version: string;
+  protocol: 'execute-task';
+  protocolVersion: string;
+  transport: 'JSONRPC';
+  url: string;
+  methods: string[];
+  capabilities: { asyncTasks: boolean; cancellation: boolean; batch: boolean };
+  executor: string;
+};
+
+export const CONTRACT_VERSION = '1.0';
+
+export function agentCard(options: { name: string; version: string; executor: string; url?: string }): AgentCard {
+  return {
+    name: options.name,
+    description: 'Execution zone of a Slack AI assistant: runs tasks sent as JSON-RPC 2.0 execute_task requests.',
+    version: options.version,
+    protocol: 'execute-task',
+    protocolVersion: CONTRACT_VERSION,
+    transport: 'JSONRPC',
+    url: options.url ?? '/invocations',
+    methods: Object.values(Method),
+    capabilities: { asyncTasks: true, cancellation: true, batch: true },
+    executor: options.executor,
+  };
+}

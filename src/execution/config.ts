@@ -1,0 +1,40 @@
+import { z } from 'zod';
+
+/** Execution-zone configuration, read from the environment once at start-up. */
+const intFrom = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
+
+export const ExecutionConfigSchema = z.object({
+  EXECUTOR: z.enum(['echo', 'bedrock']).default('echo'),
+  ECHO_DELAY_MS: intFrom(0),
+  BEDROCK_MODEL_ID: z.string().min(1).optional(),
+  BEDROCK_SYSTEM_PROMPT: z.string().min(1).optional(),
+  BEDROCK_MAX_TOKENS: intFrom(2048, 1),
+  SYNC_BUDGET_MS: intFrom(5_000),
+  TASK_TIMEOUT_MS: intFrom(600_000, 1),
+  TASK_TTL_SECONDS: intFrom(86_400, 60),
+  TASK_STORE: z.enum(['memory', 'dynamodb']).default('memory'),
+  TASK_TABLE_NAME: z.string().min(1).optional(),
+  MAX_BODY_BYTES: intFrom(1_048_576, 1),
+  AGENT_NAME: z.string().min(1).default('slack-zone-execution'),
+});
+export type ExecutionConfig = z.infer<typeof ExecutionConfigSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function loadExecutionConfig(env: NodeJS.ProcessEnv = process.env): ExecutionConfig {
+  const parsed = ExecutionConfigSchema.safeParse(withoutEmpty(env));
+  if (!parsed.success) {
+    throw new ConfigError(`invalid execution configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  }
+  const config = parsed.data;
+  if (config.EXECUTOR === 'bedrock' && !config.BEDROCK_MODEL_ID) throw new ConfigError('EXECUTOR=bedrock needs BEDROCK_MODEL_ID');
+  if (config.TASK_STORE === 'dynamodb' && !config.TASK_TABLE_NAME) throw new ConfigError('TASK_STORE=dynamodb needs TASK_TABLE_NAME');
+  return config;
+}
+
+/** An empty variable means "unset", as in most shells' `VAR= command`. */
+export function withoutEmpty(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''));
+}

@@ -1,0 +1,50 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { createLogger } from '../observability/logger';
+import { agentCard, type AgentCard } from './agent-card';
+import type { ExecutionConfig } from './config';
+import { createDispatcher, type Dispatch } from './dispatcher';
+import type { Executor } from './executors/executor';
+import { contractMethods } from './methods';
+import type { TaskStore } from './stores/task-store';
+import { TaskService, type TaskHandoff } from './task-service';
+import { MemoryTaskStore } from './stores/memory-task-store';
+import { EchoExecutor } from './executors/echo-executor';
+
+export const RUNTIME_VERSION = '0.1.0';
+
+/** Everything a host needs: the dispatcher, the task service behind it, and the agent card. */
+export type ExecutionRuntime = {
+  dispatch: Dispatch;
+  service: TaskService;
+  card: AgentCard;
+  log: Logger;
+  config: ExecutionConfig;
+};
+
+export type RuntimeParts = {
+  config: ExecutionConfig;
+  /** Defaults to the executor the config names (echo needs nothing; bedrock needs a client). */
+  executor?: Executor;
+  store?: TaskStore;
+  handoff?: TaskHandoff;
+  log?: Logger;
+};
+
+/** Wires one execution runtime. Adapters that need AWS clients are built by the caller (see `runtime-from-env.ts`). */
+export function createExecutionRuntime(parts: RuntimeParts): ExecutionRuntime {
+  const { config } = parts;
+  const log = parts.log ?? createLogger('execution');
+  const executor = parts.executor ?? new EchoExecutor(config.ECHO_DELAY_MS);
+  const service = new TaskService({
+    store: parts.store ?? new MemoryTaskStore(),
+    executor,
+    log,
+    syncBudgetMs: config.SYNC_BUDGET_MS,
+    taskTimeoutMs: config.TASK_TIMEOUT_MS,
+    ttlSeconds: config.TASK_TTL_SECONDS,
+    handoff: parts.handoff,
+  });
+  const dispatch = createDispatcher(contractMethods(service), log);
+  const card = agentCard({ name: config.AGENT_NAME, version: RUNTIME_VERSION, executor: executor.name });
+  return { dispatch, service, card, log, config };
+}

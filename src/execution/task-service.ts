@@ -1,0 +1,227 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import {
+  ErrorCode,
+  PENDING_STATUSES,
+  type CancelTaskResult,
+  type ExecuteTaskParams,
+  type ExecuteTaskResult,
+  type GetTaskResultResult,
+  type JsonRpcId,
+  type SuccessResult,
+} from '../contract';
+import { taskLogger } from '../observability/logger';
+import type { Executor } from './executors/executor';
+import { RpcError } from './rpc-error';
+import type { TaskRecord, TaskStore } from './stores/task-store';
+
+/** Hands an accepted task to a worker that outlives this process's response (Lambda hosts). */
+export type TaskHandoff = (task: { taskId: string; params: ExecuteTaskParams }) => Promise<void>;
+
+export type TaskServiceOptions = {
+  store: TaskStore;
+  executor: Executor;
+  log: Logger;
+  /** Answer with the final result if the task finishes within this budget, else `accepted`. */
+  syncBudgetMs: number;
+  /** A task running longer than this fails with -32001 Timeout. */
+  taskTimeoutMs: number;
+  /** How long task records (and repeated-id memory) live. */
+  ttlSeconds: number;
+  /**
+   * Where accepted tasks finish. Without a handoff they run on in this process (HTTP hosts,
+   * AgentCore). With one, the local attempt stops at the budget and the worker re-runs the task.
+   */
+  handoff?: TaskHandoff;
+  now?: () => number;
+};
+
+type Outcome = { ok: true; result: SuccessResult } | { ok: false; error: RpcError };
+
+/**
+ * The execution zone's task semantics behind `execute_task`, `get_task_result` and
+ * `cancel_task`. Methods resolve with a contract result or throw an RpcError.
+ */
+export class TaskService {
+  private readonly running = new Map<string, AbortController>();
+  private readonly busyListeners: Array<(busy: boolean) => void> = [];
+  private readonly now: () => number;
+
+  constructor(private readonly options: TaskServiceOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** True while at least one task runs in this process (drives AgentCore's HealthyBusy). */
+  get busy(): boolean {
+    return this.running.size > 0;
+  }
+
+  onBusyChange(listener: (busy: boolean) => void): void {
+    this.busyListeners.push(listener);
+  }
+
+  async executeTask(params: ExecuteTaskParams, requestId: JsonRpcId): Promise<ExecuteTaskResult> {
+    const taskId = taskIdFor(requestId);
+    const log = taskLogger(this.options.log as Logger, {
+      correlation_id: params.correlation_id,
+      request_id: requestId === null ? undefined : String(requestId),
+      task_id: taskId,
+    });
+    const now = this.now();
+    const created = await this.options.store.create({
+      task_id: taskId,
+      status: 'accepted',
+      created_at: now,
+      updated_at: now,
+      expires_at: Math.floor(now / 1000) + this.options.ttlSeconds,
+    });
+    if (!created.created) {
+      log.info('repeated execute_task id: answering with the existing task', { status: created.record.status });
+      return executeAnswerFor(created.record);
+    }
+
+    const controller = new AbortController();
+    const completion = this.run(taskId, params, controller, log);
+    let budgetTimer: NodeJS.Timeout | undefined;
+    const budget = new Promise<'budget'>((resolve) => {
+      budgetTimer = setTimeout(() => resolve('budget'), this.options.syncBudgetMs);
+      budgetTimer.unref();
+    });
+    const first = await Promise.race([completion, budget]);
+    clearTimeout(budgetTimer);
+    if (first !== 'budget') {
+      if (first.ok) return first.result;
+      throw first.error;
+    }
+    if (this.options.handoff) {
+      controller.abort(new HandoffSignal());
+      await this.options.handoff({ taskId, params });
+      log.info('task handed off to a worker');
+    } else {
+      log.info('task accepted: running on past the sync budget');
+    }
+    return { status: 'accepted', task_id: taskId };
+  }
+
+  /** Runs a task that another process accepted and handed off (the Lambda worker side). */
+  async runHandedOff(taskId: string, params: ExecuteTaskParams): Promise<void> {
+    const log = taskLogger(this.options.log as Logger, { correlation_id: params.correlation_id, task_id: taskId });
+    const record = await this.options.store.get(taskId);
+    if (!record || !PENDING_STATUSES.includes(record.status)) {
+      log.info('handed-off task is no longer pending: skipping', { status: record?.status });
+      return;
+    }
+    await this.run(taskId, params, new AbortController(), log);
+  }
+
+  async getTaskResult(taskId: string): Promise<GetTaskResultResult> {
+    const record = await this.options.store.get(taskId);
+    if (!record) throw new RpcError(ErrorCode.TaskNotFound);
+    switch (record.status) {
+      case 'accepted':
+      case 'working':
+        return { status: record.status, task_id: taskId };
+      case 'success':
+        return record.result ?? { status: 'success', response_text: '' };
+      case 'cancelled':
+        throw new RpcError(ErrorCode.TaskCancelled);
+      case 'failed':
+        throw failureOf(record);
+    }
+  }
+
+  async cancelTask(taskId: string): Promise<CancelTaskResult> {
+    const record = await this.options.store.get(taskId);
+    if (!record) throw new RpcError(ErrorCode.TaskNotFound);
+    if (PENDING_STATUSES.includes(record.status)) {
+      const cancelled = await this.options.store.transition(taskId, PENDING_STATUSES, { status: 'cancelled' });
+      this.running.get(taskId)?.abort(new RpcError(ErrorCode.TaskCancelled));
+      if (cancelled) {
+        this.options.log.info('task cancelled', { task_id: taskId });
+        return { status: 'cancelled', task_id: taskId };
+      }
+    }
+    // Finished before (or while) we tried: answer with its final state.
+    const final = await this.options.store.get(taskId);
+    if (!final) throw new RpcError(ErrorCode.TaskNotFound);
+    if (final.status === 'cancelled') return { status: 'cancelled', task_id: taskId };
+    if (final.status === 'success') return final.result ?? { status: 'success', response_text: '' };
+    if (final.status === 'failed') throw failureOf(final);
+    return { status: 'cancelled', task_id: taskId };
+  }
+
+  /** Runs the executor once, under the task timeout, and records how it ended. */
+  private async run(taskId: string, params: ExecuteTaskParams, controller: AbortController, log: Logger): Promise<Outcome> {
+    this.setRunning(taskId, controller);
+    const timeout = setTimeout(() => controller.abort(new RpcError(ErrorCode.Timeout, `Task exceeded its time limit of ${this.options.taskTimeoutMs} ms`)), this.options.taskTimeoutMs);
+    timeout.unref();
+    const started = this.now();
+    try {
+      await this.options.store.transition(taskId, ['accepted'], { status: 'working' });
+      const aborted = new Promise<never>((_, reject) => {
+        const onAbort = () => reject(controller.signal.reason);
+        if (controller.signal.aborted) onAbort();
+        else controller.signal.addEventListener('abort', onAbort, { once: true });
+      });
+      // An executor that ignores its signal cannot hold the task past its timeout or cancel.
+      const output = await Promise.race([this.options.executor.execute(params, { taskId, signal: controller.signal, log }), aborted]);
+      const result: SuccessResult = { ...output, status: 'success', response_text: output.response_text };
+      await this.options.store.transition(taskId, PENDING_STATUSES, { status: 'success', result });
+      log.info('task succeeded', { duration_ms: this.now() - started, executor: this.options.executor.name });
+      return { ok: true, result };
+    } catch (caught) {
+      const reason = controller.signal.aborted ? controller.signal.reason : caught;
+      if (reason instanceof HandoffSignal) return { ok: false, error: new RpcError(ErrorCode.InternalError) };
+      const error = reason instanceof RpcError ? reason : RpcError.internal(reason);
+      if (error.code === ErrorCode.InternalError) log.error('task failed unexpectedly', { error: reason as Error });
+      else log.warn('task failed', { code: error.code, message: error.message });
+      if (error.code !== ErrorCode.TaskCancelled) {
+        await this.options.store.transition(taskId, PENDING_STATUSES, { status: 'failed', error: error.toErrorObject() });
+      }
+      return { ok: false, error };
+    } finally {
+      clearTimeout(timeout);
+      this.setRunning(taskId, undefined);
+    }
+  }
+
+  private setRunning(taskId: string, controller: AbortController | undefined): void {
+    const wasBusy = this.busy;
+    if (controller) this.running.set(taskId, controller);
+    else this.running.delete(taskId);
+    if (wasBusy !== this.busy) for (const listener of this.busyListeners) listener(this.busy);
+  }
+}
+
+/** Stops a local attempt whose task moved to a worker; never recorded as the task's outcome. */
+class HandoffSignal extends Error {
+  override name = 'HandoffSignal';
+}
+
+/**
+ * The task id of a request: derived from the JSON-RPC id so a repeated `execute_task` (a retry
+ * of the same Slack event) finds the same task in any process; a null id always starts a new task.
+ */
+export function taskIdFor(requestId: JsonRpcId): string {
+  if (requestId === null) return `task-${globalThis.crypto.randomUUID()}`;
+  const digest = createHash('sha256').update(`${typeof requestId}:${requestId}`).digest('hex');
+  return `task-${digest.slice(0, 32)}`;
+}
+
+function executeAnswerFor(record: TaskRecord): ExecuteTaskResult {
+  switch (record.status) {
+    case 'accepted':
+    case 'working':
+      return { status: 'accepted', task_id: record.task_id };
+    case 'success':
+      return record.result ?? { status: 'success', response_text: '' };
+    case 'cancelled':
+      throw new RpcError(ErrorCode.TaskCancelled);
+    case 'failed':
+      throw failureOf(record);
+  }
+}
+
+function failureOf(record: TaskRecord): RpcError {
+  return record.error ? RpcError.fromErrorObject(record.error) : RpcError.internal();
+}

@@ -1,0 +1,67 @@
+import type { ExecuteTaskParams } from '../contract';
+import { TransportError, type Transport, type TransportKind } from '../transport/transport';
+import { failure, type Outcome, type PendingHandle } from './outcome';
+import type { ExecutionProtocol, ProtocolName } from './protocol';
+
+export type AgentCallOptions = {
+  /** The task's request id: reused on every retry, and the session key for every call about it. */
+  requestId: string;
+  correlationId?: string;
+  signal?: AbortSignal;
+};
+
+/**
+ * An execution agent = a name + a protocol + a transport (ARCHITECTURE §4). This is all the
+ * pipeline sees of the execution zone: three calls that always resolve with an Outcome.
+ */
+export class ExecutionAgent {
+  constructor(
+    readonly name: string,
+    private readonly protocolImpl: ExecutionProtocol,
+    private readonly transportImpl: Transport,
+  ) {}
+
+  get protocol(): ProtocolName {
+    return this.protocolImpl.name;
+  }
+
+  get transport(): TransportKind {
+    return this.transportImpl.kind;
+  }
+
+  start(params: ExecuteTaskParams, options: AgentCallOptions): Promise<Outcome> {
+    return this.guard(() => this.protocolImpl.start({ requestId: options.requestId, params }, this.call(options)));
+  }
+
+  poll(handle: PendingHandle, options: AgentCallOptions): Promise<Outcome> {
+    return this.guard(() => this.protocolImpl.poll(handle, this.call(options)));
+  }
+
+  /** Best effort: a failure to cancel is reported, never thrown. */
+  async cancel(handle: PendingHandle, options: AgentCallOptions): Promise<Outcome | undefined> {
+    try {
+      await this.protocolImpl.cancel(handle, this.call(options));
+      return undefined;
+    } catch (error) {
+      return transportFailure(error);
+    }
+  }
+
+  private call(options: AgentCallOptions) {
+    return { transport: this.transportImpl, sessionKey: options.requestId, correlationId: options.correlationId, signal: options.signal };
+  }
+
+  private async guard(run: () => Promise<Outcome>): Promise<Outcome> {
+    try {
+      return await run();
+    } catch (error) {
+      return transportFailure(error);
+    }
+  }
+}
+
+/** A transport fault becomes a failure whose retryability the transport decided. */
+function transportFailure(error: unknown): Outcome {
+  if (error instanceof TransportError) return failure(`transport:${error.reason}`, error.message, error.retryable);
+  return failure('agent:unexpected', (error as Error)?.message ?? String(error), false);
+}

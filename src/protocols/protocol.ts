@@ -1,0 +1,33 @@
+import type { ExecuteTaskParams } from '../contract';
+import type { Transport } from '../transport/transport';
+import type { Outcome, PendingHandle } from './outcome';
+
+/** One task as the verification zone hands it over. */
+export type TaskInput = {
+  /** UUID v4, generated once when the Slack event was accepted and reused on every retry. */
+  requestId: string;
+  params: ExecuteTaskParams;
+};
+
+/** Per call: which wire to use and how to cancel. */
+export type CallContext = {
+  transport: Transport;
+  /** Stable per task (the request id); transports derive their session from it. */
+  sessionKey: string;
+  correlationId?: string;
+  signal?: AbortSignal;
+};
+
+/**
+ * The execution-protocol seam: builds request bodies for a task and turns response bodies into
+ * outcomes. Transport faults surface as TransportError; everything else is an Outcome.
+ */
+export interface ExecutionProtocol {
+  readonly name: ProtocolName;
+  start(task: TaskInput, call: CallContext): Promise<Outcome>;
+  poll(handle: PendingHandle, call: CallContext): Promise<Outcome>;
+  /** Best effort: stop a task the verification zone has given up on. */
+  cancel(handle: PendingHandle, call: CallContext): Promise<void>;
+}
+
+export type ProtocolName = 'execute-task' | 'a2a' | 'simple-a2a';

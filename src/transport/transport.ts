@@ -1,0 +1,53 @@
+/**
+ * The transport seam (ARCHITECTURE §4): move one request body to an execution zone and bring
+ * back the response body. A transport owns addressing, auth, timeouts, transient-fault retries
+ * and size limits, and knows nothing of JSON-RPC.
+ */
+export type SendOptions = {
+  /** Cancels the call (a Lambda's remaining time, a user's Ctrl-C). */
+  signal?: AbortSignal;
+  /**
+   * Stable for every call about one task, so follow-up calls reach the same session
+   * (AgentCore's runtimeSessionId is derived from it).
+   */
+  sessionKey: string;
+  /** Travels as X-Correlation-ID where the transport can carry headers. */
+  correlationId?: string;
+  /** Protocol-level HTTP headers (e.g. `A2A-Version`); transports that cannot carry headers ignore them. */
+  headers?: Readonly<Record<string, string>>;
+};
+
+/** The response body, or `undefined` for "no content" (HTTP 204, an empty AgentCore payload). */
+export type TransportResponse = string | undefined;
+
+export interface Transport {
+  readonly kind: TransportKind;
+  send(body: string, options: SendOptions): Promise<TransportResponse>;
+}
+
+export type TransportKind = 'agentcore' | 'https' | 'in-process';
+
+/** Why no usable response came back. */
+export type TransportFaultReason =
+  | 'connection' // refused, reset, DNS, TLS
+  | 'timeout' // our deadline or the caller's signal
+  | 'throttled' // 429 / ThrottlingException after the transport's own retries
+  | 'server' // 5xx after retries
+  | 'auth' // 401 / 403 / AccessDenied
+  | 'rejected' // other 4xx: validation, not found
+  | 'too-large' // request or response over the limit
+  | 'runtime'; // the remote runtime failed (AgentCore RuntimeClientError)
+
+export class TransportError extends Error {
+  override name = 'TransportError';
+  constructor(
+    message: string,
+    readonly reason: TransportFaultReason,
+    /** True when sending the same body again later may succeed. */
+    readonly retryable: boolean,
+    readonly details: { status?: number; transport?: TransportKind } = {},
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
