@@ -165,7 +165,8 @@ export class TaskService {
       });
       // An executor that ignores its signal cannot hold the task past its timeout or cancel.
       const output = await Promise.race([this.options.executor.execute(params, { taskId, signal: controller.signal, log }), aborted]);
-      const result: SuccessResult = { ...output, status: 'success', response_text: output.response_text };
+      const { status: _executorStatus, ...fields } = output;
+      const result: SuccessResult = { status: 'success', ...fields };
       await this.options.store.transition(taskId, PENDING_STATUSES, { status: 'success', result });
       log.info('task succeeded', { duration_ms: this.now() - started, executor: this.options.executor.name });
       return { ok: true, result };

@@ -1,4 +1,4 @@
-import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
+import type { APIGatewayProxyStructuredResultV2 as LambdaFunctionURLResult, LambdaFunctionURLEvent } from 'aws-lambda';
 import type { ExecutionRuntime } from '../runtime';
 import { AGENT_CARD_PATH } from './http-host';
 
