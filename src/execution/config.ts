@@ -1,7 +1,10 @@
 import { z } from 'zod';
+import { ConfigError, envInt, parseEnv } from '../config/env';
+
+export { ConfigError };
 
 /** Execution-zone configuration, read from the environment once at start-up. */
-const intFrom = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
+const intFrom = envInt;
 
 export const ExecutionConfigSchema = z.object({
   EXECUTOR: z.enum(['echo', 'bedrock']).default('echo'),
@@ -19,22 +22,9 @@ export const ExecutionConfigSchema = z.object({
 });
 export type ExecutionConfig = z.infer<typeof ExecutionConfigSchema>;
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
-
 export function loadExecutionConfig(env: NodeJS.ProcessEnv = process.env): ExecutionConfig {
-  const parsed = ExecutionConfigSchema.safeParse(withoutEmpty(env));
-  if (!parsed.success) {
-    throw new ConfigError(`invalid execution configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-  }
-  const config = parsed.data;
+  const config = parseEnv(ExecutionConfigSchema, env, 'execution');
   if (config.EXECUTOR === 'bedrock' && !config.BEDROCK_MODEL_ID) throw new ConfigError('EXECUTOR=bedrock needs BEDROCK_MODEL_ID');
   if (config.TASK_STORE === 'dynamodb' && !config.TASK_TABLE_NAME) throw new ConfigError('TASK_STORE=dynamodb needs TASK_TABLE_NAME');
   return config;
-}
-
-/** An empty variable means "unset", as in most shells' `VAR= command`. */
-export function withoutEmpty(env: NodeJS.ProcessEnv): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''));
 }

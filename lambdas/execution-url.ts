@@ -1,0 +1,23 @@
+import { SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { LambdaFunctionURLEvent } from 'aws-lambda';
+import middy from '@middy/core';
+import type { HandoffMessage } from '../src/execution/handoff-message';
+import { handleFunctionUrlEvent } from '../src/execution/hosts/lambda-url-handler';
+import { runtimeFromEnv } from '../src/execution/runtime-from-env';
+
+/**
+ * The execution zone behind a Lambda function URL (the `https` transport). A Lambda cannot keep
+ * working after it answers, so a task that outlives the sync budget is handed to the worker
+ * queue (execution-worker) and this function answers `accepted`.
+ */
+const sqs = new SQSClient({});
+const workerQueueUrl = process.env.WORKER_QUEUE_URL;
+const runtime = runtimeFromEnv(process.env, {
+  handoff: async ({ taskId, params }) => {
+    if (!workerQueueUrl) throw new Error('WORKER_QUEUE_URL is not set: accepted tasks cannot be finished');
+    const message: HandoffMessage = { task_id: taskId, params };
+    await sqs.send(new SendMessageCommand({ QueueUrl: workerQueueUrl, MessageBody: JSON.stringify(message) }));
+  },
+});
+
+export const handler = middy(async (event: LambdaFunctionURLEvent) => handleFunctionUrlEvent(runtime, event));
