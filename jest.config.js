@@ -10,7 +10,7 @@ module.exports = {
   transform: {
     '^.+\\.(t|j|mj)s$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
   },
-  transformIgnorePatterns: ['/node_modules/(?!(@middy)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(@middy|jose)/)'],
   setupFiles: ['<rootDir>/test/support/jest-env.ts'],
   testTimeout: 30000,
 };

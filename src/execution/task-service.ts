@@ -76,8 +76,13 @@ export class TaskService {
       expires_at: Math.floor(now / 1000) + this.options.ttlSeconds,
     });
     if (!created.created) {
-      log.info('repeated execute_task id: answering with the existing task', { status: created.record.status });
-      return executeAnswerFor(created.record);
+      const retried = isTransientFailure(created.record) && (await this.options.store.transition(taskId, ['failed'], { status: 'accepted' }));
+      if (!retried) {
+        log.info('repeated execute_task id: answering with the existing task', { status: created.record.status });
+        return executeAnswerFor(created.record);
+      }
+      // The caller retries a task that failed for a passing reason (model throttled): run it again.
+      log.info('repeated execute_task id of a transiently failed task: running it again', { code: created.record.error?.code });
     }
 
     const controller = new AbortController();
@@ -221,6 +226,12 @@ function executeAnswerFor(record: TaskRecord): ExecuteTaskResult {
     case 'failed':
       throw failureOf(record);
   }
+}
+
+/** A failure the executor marked as worth retrying (e.g. the model was throttled). */
+function isTransientFailure(record: TaskRecord): boolean {
+  const data = record.error?.data as { retryable?: unknown } | undefined;
+  return record.status === 'failed' && data?.retryable === true;
 }
 
 function failureOf(record: TaskRecord): RpcError {

@@ -2,6 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { ResponseSchema } from '../../src/contract';
 import type { Executor } from '../../src/execution/executors/executor';
 import { EchoExecutor } from '../../src/execution/executors/echo-executor';
+import { RpcError } from '../../src/execution/rpc-error';
 import { eventually, post } from '../support/http';
 import { startExecutionRuntime, type RunningRuntime } from '../support/execution-runtime';
 
@@ -211,6 +212,27 @@ describe('execution runtime over HTTP: sync, accepted, polling, repeats, cancell
     const again = await rpc(target, call('execute_task', { text: '#fail' }, 'dup-3'));
     expect(again.body.error.code).toBe(-32000);
     expect(runs).toBe(1);
+  });
+
+  it('a repeated id of a task that failed transiently (retryable) runs it again', async () => {
+    let attempts = 0;
+    const flaky: Executor = {
+      name: 'flaky',
+      execute: async () => {
+        attempts += 1;
+        if (attempts === 1) throw new RpcError(-32010, 'Model throttled', { retryable: true });
+        return { response_text: 'second time lucky' };
+      },
+    };
+    const own = await startExecutionRuntime({ SYNC_BUDGET_MS: '1000' }, { executor: flaky });
+    try {
+      expect((await rpc(own, call('execute_task', { text: 'x' }, 'flaky-1'))).body.error.code).toBe(-32010);
+      expect((await rpc(own, call('execute_task', { text: 'x' }, 'flaky-1'))).body.result).toEqual({ status: 'success', response_text: 'second time lucky' });
+      expect((await rpc(own, call('execute_task', { text: 'x' }, 'flaky-1'))).body.result.response_text).toBe('second time lucky');
+      expect(attempts).toBe(2);
+    } finally {
+      await own.close();
+    }
   });
 
   it('cancel_task stops a pending task: the executor sees its abort, get_task_result answers -32003', async () => {

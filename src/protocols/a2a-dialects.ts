@@ -1,0 +1,152 @@
+/**
+ * The two A2A dialects found in the field, as wire shapes (verified against @a2a-js/sdk 1.3:
+ * its JSON-RPC handler, its protojson types and its compat/v0_3 translators).
+ *
+ * - 1.0 (`SendMessage`/`GetTask`/`CancelTask`): parts `{text}`, roles `ROLE_USER`/`ROLE_AGENT`,
+ *   SendMessage's result wraps `{message}` or `{task}`, GetTask/CancelTask return the bare task,
+ *   states `TASK_STATE_*`. The SDK routes a request without `A2A-Version: 1.0` to its 0.3 layer
+ *   (or refuses it with -32009), so every 1.0 request carries that header.
+ * - 0.3 (`message/send`/`tasks/get`/`tasks/cancel`): parts `{kind: "text", text}`, roles
+ *   `user`/`agent`, results are a bare Message (`kind: "message"`) or Task (`kind: "task"`),
+ *   lowercase states. Hand-written agents drop `kind`, ids and context ids, so reading is lenient
+ *   and shared by both dialects: a task is whatever has a `status`.
+ */
+
+export const A2A_VERSIONS = ['1.0', '0.3'] as const;
+export type A2aVersion = (typeof A2A_VERSIONS)[number];
+
+export const A2A_VERSION_HEADER = 'A2A-Version';
+
+/** What we ask of an agent: one user message. */
+export type OutgoingMessage = {
+  /** Stable across retries of the same task. */
+  messageId: string;
+  text: string;
+  metadata?: Record<string, unknown>;
+};
+
+export interface A2aDialect {
+  readonly version: A2aVersion;
+  readonly methods: { readonly send: string; readonly get: string; readonly cancel: string };
+  /** Protocol headers every request of this dialect carries. */
+  readonly headers: Readonly<Record<string, string>>;
+  /**
+   * `blocking: false` asks the agent to answer at once with the task it started (a Lambda must
+   * not wait out an agent's whole run); agents that ignore it simply answer when done.
+   */
+  sendParams(message: OutgoingMessage, options: { blocking: boolean }): Record<string, unknown>;
+}
+
+const V1_0: A2aDialect = {
+  version: '1.0',
+  methods: { send: 'SendMessage', get: 'GetTask', cancel: 'CancelTask' },
+  headers: { [A2A_VERSION_HEADER]: '1.0' },
+  sendParams: ({ messageId, text, metadata }, { blocking }) => ({
+    message: { messageId, role: 'ROLE_USER', parts: [{ text }], ...(metadata ? { metadata } : {}) },
+    configuration: { returnImmediately: !blocking },
+  }),
+};
+
+const V0_3: A2aDialect = {
+  version: '0.3',
+  methods: { send: 'message/send', get: 'tasks/get', cancel: 'tasks/cancel' },
+  // 0.3 clients sent no version header; servers that know the header read its absence as 0.3.
+  headers: {},
+  sendParams: ({ messageId, text, metadata }, { blocking }) => ({
+    message: { kind: 'message', messageId, role: 'user', parts: [{ kind: 'text', text }], ...(metadata ? { metadata } : {}) },
+    configuration: { blocking },
+  }),
+};
+
+export const A2A_DIALECTS: Readonly<Record<A2aVersion, A2aDialect>> = { '1.0': V1_0, '0.3': V0_3 };
+
+export function isA2aVersion(value: unknown): value is A2aVersion {
+  return typeof value === 'string' && (A2A_VERSIONS as readonly string[]).includes(value);
+}
+
+export type A2aState = 'submitted' | 'working' | 'completed' | 'failed' | 'canceled' | 'rejected' | 'input-required' | 'auth-required' | 'unknown';
+
+const STATES: ReadonlySet<string> = new Set<A2aState>(['submitted', 'working', 'completed', 'failed', 'canceled', 'rejected', 'input-required', 'auth-required', 'unknown']);
+/** protojson may carry enums as numbers. */
+const STATE_NUMBERS: readonly A2aState[] = ['unknown', 'submitted', 'working', 'completed', 'failed', 'canceled', 'input-required', 'rejected', 'auth-required'];
+
+/** `TASK_STATE_INPUT_REQUIRED`, `input-required` and `input_required` are the same state. */
+export function normaliseState(raw: unknown): A2aState {
+  if (typeof raw === 'number') return STATE_NUMBERS[raw] ?? 'unknown';
+  if (typeof raw !== 'string') return 'unknown';
+  const state = raw.trim().toLowerCase().replace(/^task_state_/, '').replace(/_/g, '-');
+  if (state === 'cancelled') return 'canceled';
+  return STATES.has(state) ? (state as A2aState) : 'unknown';
+}
+
+export type A2aReply =
+  | { kind: 'message'; text: string; messageId?: string; contextId?: string }
+  | {
+      kind: 'task';
+      state: A2aState;
+      taskId?: string;
+      contextId?: string;
+      /** The answer: artifacts' text, else the last agent message in the history, else the status message. */
+      answer: string;
+      /** The status message's text: why a task failed, what input it wants. */
+      statusText: string;
+    }
+  | { kind: 'unrecognised' };
+
+/** Reads a SendMessage / message/send / GetTask / tasks/get result in either dialect. */
+export function readA2aReply(result: unknown): A2aReply {
+  if (!isRecord(result)) return { kind: 'unrecognised' };
+  // 1.0 wraps SendMessage results; 0.3 and the get methods do not.
+  if (!('status' in result) && !('parts' in result)) {
+    if (isRecord(result.task)) return readA2aReply(result.task);
+    if (isRecord(result.message)) return readA2aReply(result.message);
+  }
+  if (result.kind === 'task' || isRecord(result.status)) return readTask(result);
+  if (result.kind === 'message' || Array.isArray(result.parts)) {
+    return { kind: 'message', text: textOf(result.parts), ...optionalString('messageId', result.messageId), ...optionalString('contextId', result.contextId) };
+  }
+  return { kind: 'unrecognised' };
+}
+
+function readTask(task: Record<string, unknown>): A2aReply {
+  const status = isRecord(task.status) ? task.status : {};
+  const statusText = isRecord(status.message) ? textOf(status.message.parts) : '';
+  const artifactsText = (Array.isArray(task.artifacts) ? task.artifacts : [])
+    .map((artifact) => (isRecord(artifact) ? textOf(artifact.parts) : ''))
+    .filter(Boolean)
+    .join('\n');
+  const lastAgentMessage = (Array.isArray(task.history) ? task.history : [])
+    .filter((message): message is Record<string, unknown> => isRecord(message) && isAgentRole(message.role))
+    .map((message) => textOf(message.parts))
+    .filter(Boolean)
+    .at(-1);
+  return {
+    kind: 'task',
+    state: normaliseState(status.state),
+    ...optionalString('taskId', task.id),
+    ...optionalString('contextId', task.contextId),
+    answer: artifactsText || lastAgentMessage || statusText,
+    statusText,
+  };
+}
+
+/** Text parts only: 1.0 `{text}`, 0.3 `{kind: "text", text}`, pre-0.3 `{type: "text", text}`. */
+function textOf(parts: unknown): string {
+  if (!Array.isArray(parts)) return '';
+  return parts
+    .filter((part): part is Record<string, unknown> => isRecord(part) && typeof part.text === 'string' && (part.kind ?? 'text') === 'text' && (part.type ?? 'text') === 'text')
+    .map((part) => part.text as string)
+    .join('\n');
+}
+
+function isAgentRole(role: unknown): boolean {
+  return role === 2 || (typeof role === 'string' && ['agent', 'role_agent'].includes(role.toLowerCase()));
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function optionalString<K extends string>(key: K, value: unknown): Partial<Record<K, string>> {
+  return typeof value === 'string' && value !== '' ? ({ [key]: value } as Record<K, string>) : {};
+}

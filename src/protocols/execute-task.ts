@@ -1,0 +1,72 @@
+import type { z } from 'zod';
+import {
+  CancelTaskResultSchema,
+  ErrorCode,
+  ExecuteTaskResultSchema,
+  GetTaskResultResultSchema,
+  cancelTaskRequest,
+  executeTaskRequest,
+  getTaskResultRequest,
+  type JsonRpcRequest,
+} from '../contract';
+import { CancelError, ProtocolFailure, callJsonRpc, type RpcAnswer } from './json-rpc-exchange';
+import { failure, pending, success, type Outcome, type PendingHandle } from './outcome';
+import type { CallContext, ExecutionProtocol, TaskInput } from './protocol';
+import { isRetryableRpcError } from './retry-policy';
+
+type ResultSchema = typeof ExecuteTaskResultSchema | typeof GetTaskResultResultSchema;
+
+/**
+ * The zone contract (ARCHITECTURE §3): `execute_task` carries the caller's request id as its
+ * JSON-RPC id, so a retry is recognised by the execution zone as the same task; `get_task_result`
+ * and `cancel_task` are fresh requests about a task id and get fresh ids.
+ */
+export class ExecuteTaskProtocol implements ExecutionProtocol {
+  readonly name = 'execute-task' as const;
+
+  async start(task: TaskInput, call: CallContext): Promise<Outcome> {
+    const request = executeTaskRequest(task.params, task.requestId);
+    return outcomeOf(request, await callJsonRpc(call, request), ExecuteTaskResultSchema);
+  }
+
+  async poll(handle: PendingHandle, call: CallContext): Promise<Outcome> {
+    const request = getTaskResultRequest(handle.taskId);
+    return outcomeOf(request, await callJsonRpc(call, request), GetTaskResultResultSchema);
+  }
+
+  async cancel(handle: PendingHandle, call: CallContext): Promise<void> {
+    const request = cancelTaskRequest(handle.taskId);
+    const answer = await callJsonRpc(call, request);
+    if (answer.kind === 'unusable') throw new CancelError(answer.outcome.message);
+    if (answer.kind === 'error') {
+      // Unknown, expired or already cancelled: nothing runs on, which is all cancel is for.
+      if (answer.error.code === ErrorCode.TaskNotFound || answer.error.code === ErrorCode.TaskCancelled) return;
+      throw new CancelError(`cancel_task answered ${answer.error.code}: ${answer.error.message}`);
+    }
+    const parsed = CancelTaskResultSchema.safeParse(answer.result);
+    if (!parsed.success) throw new CancelError(`cancel_task result breaks the contract: ${issuesOf(parsed.error)}`);
+  }
+}
+
+function outcomeOf(request: JsonRpcRequest<unknown>, answer: RpcAnswer, schema: ResultSchema): Outcome {
+  switch (answer.kind) {
+    case 'unusable':
+      return answer.outcome;
+    case 'error':
+      return failure(answer.error.code, answer.error.message, isRetryableRpcError(answer.error, { protocol: 'execute-task', method: request.method }));
+    case 'result': {
+      const parsed = schema.safeParse(answer.result);
+      if (!parsed.success) return failure(ProtocolFailure.Malformed, `${request.method} result breaks the contract: ${issuesOf(parsed.error)}`, false);
+      const result = parsed.data;
+      if (result.status === 'success') {
+        const { status: _status, response_text, ...extra } = result;
+        return success(response_text, extra);
+      }
+      return pending({ taskId: result.task_id }, result.status);
+    }
+  }
+}
+
+function issuesOf(error: z.ZodError): string {
+  return error.issues.map((issue) => `${issue.path.join('.') || '(result)'}: ${issue.message}`).join('; ');
+}

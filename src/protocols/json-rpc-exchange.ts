@@ -1,0 +1,77 @@
+import {
+  ResponseMismatchError,
+  ResponseSchema,
+  isErrorResponse,
+  validateResponseFor,
+  type JsonRpcErrorObject,
+  type JsonRpcRequest,
+} from '../contract';
+import type { TransportResponse } from '../transport/transport';
+import { failure, type Outcome } from './outcome';
+import type { CallContext } from './protocol';
+
+/** Failures of the answer itself, shared by every protocol: none of them gets better by asking again. */
+export const ProtocolFailure = {
+  /** The transport brought back no body (HTTP 204, an empty AgentCore payload). */
+  Empty: 'protocol:empty',
+  /** Not JSON, not a JSON-RPC response, or a result that breaks the protocol's schema. */
+  Malformed: 'protocol:malformed',
+  /** A response to some other request: never act on it (it could be another user's answer). */
+  IdMismatch: 'protocol:id-mismatch',
+} as const;
+
+/** A JSON-RPC answer as a protocol sees it: a result, an error object, or an unusable body. */
+export type RpcAnswer =
+  | { kind: 'result'; result: unknown }
+  | { kind: 'error'; error: JsonRpcErrorObject }
+  | { kind: 'unusable'; outcome: Outcome & { kind: 'failure' } };
+
+/** Sends one JSON body over the call's transport. Transport faults propagate as TransportError. */
+export function sendJson(call: CallContext, body: unknown, headers?: Readonly<Record<string, string>>): Promise<TransportResponse> {
+  return call.transport.send(JSON.stringify(body), {
+    sessionKey: call.sessionKey,
+    ...(call.correlationId ? { correlationId: call.correlationId } : {}),
+    ...(call.signal ? { signal: call.signal } : {}),
+    ...(headers ? { headers } : {}),
+  });
+}
+
+export async function callJsonRpc(call: CallContext, request: JsonRpcRequest<unknown>, headers?: Readonly<Record<string, string>>): Promise<RpcAnswer> {
+  return readRpcAnswer(request, await sendJson(call, request, headers));
+}
+
+/**
+ * Validates a response body against the request it answers, with the contract's envelope
+ * schema: `jsonrpc` "2.0", exactly one of result/error, and the same id (or null for an error the
+ * server could not attribute).
+ */
+export function readRpcAnswer(request: Pick<JsonRpcRequest, 'id' | 'method'>, body: TransportResponse): RpcAnswer {
+  if (body === undefined || body.trim() === '') {
+    return unusable(ProtocolFailure.Empty, `${request.method} brought back an empty response`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    return unusable(ProtocolFailure.Malformed, `${request.method} brought back a body that is not JSON`);
+  }
+  if (!ResponseSchema.safeParse(json).success) {
+    return unusable(ProtocolFailure.Malformed, `${request.method} brought back JSON that is not a JSON-RPC 2.0 response`);
+  }
+  try {
+    const response = validateResponseFor(request, json);
+    return isErrorResponse(response) ? { kind: 'error', error: response.error } : { kind: 'result', result: response.result };
+  } catch (error) {
+    if (error instanceof ResponseMismatchError) return unusable(ProtocolFailure.IdMismatch, `${request.method}: ${error.message}`);
+    throw error;
+  }
+}
+
+export function unusable(code: string, message: string): RpcAnswer & { kind: 'unusable' } {
+  return { kind: 'unusable', outcome: failure(code, message, false) as Outcome & { kind: 'failure' } };
+}
+
+/** Raised by `cancel` when the far side could not be told to stop; callers log it and move on. */
+export class CancelError extends Error {
+  override name = 'CancelError';
+}

@@ -1,0 +1,271 @@
+import { randomUUID } from 'node:crypto';
+import { A2aProtocol, agentCardVersionResolver, type A2aVersionResolver } from '../../src/protocols/a2a';
+import type { A2aVersion } from '../../src/protocols/a2a-dialects';
+import { CancelError, ProtocolFailure } from '../../src/protocols/json-rpc-exchange';
+import type { Outcome, PendingHandle } from '../../src/protocols/outcome';
+import { startHandWrittenA2aAgent, startSdkA2aAgent, type A2aTestAgent } from '../support/a2a-agents';
+import { LoopbackFetchTransport } from './support/fetch-transport';
+import { callContext, pollUntilSettled } from './support/recording-transport';
+
+const handleOf = (outcome: Outcome): PendingHandle => {
+  if (outcome.kind !== 'pending') throw new Error(`expected a pending outcome, got ${JSON.stringify(outcome)}`);
+  return outcome.handle;
+};
+
+type Dialect = { version: A2aVersion; legacyCompat: boolean; methods: [string, string, string] };
+
+describe.each<[string, Dialect]>([
+  ['A2A 1.0 (the SDK default)', { version: '1.0', legacyCompat: false, methods: ['SendMessage', 'GetTask', 'CancelTask'] }],
+  ['A2A 0.3 (the SDK compat layer)', { version: '0.3', legacyCompat: true, methods: ['message/send', 'tasks/get', 'tasks/cancel'] }],
+])('A2aProtocol against an @a2a-js/sdk agent speaking %s', (_label, dialect) => {
+  let agent: A2aTestAgent;
+  let transport: LoopbackFetchTransport;
+  const protocol = new A2aProtocol({ version: dialect.version });
+
+  beforeAll(async () => {
+    agent = await startSdkA2aAgent({ legacyCompat: dialect.legacyCompat });
+    transport = new LoopbackFetchTransport(agent.url);
+  });
+  afterAll(() => agent.close());
+
+  const start = (text: string, requestId = randomUUID(), extra: Record<string, string> = {}) =>
+    protocol.start({ requestId, params: { text, channel: 'C1', thread_ts: '1.2', ...extra } }, callContext(transport, requestId));
+  const poller = () => callContext(transport, 'poller');
+
+  it('answers with the text of a message the agent returns at once', async () => {
+    // Act
+    const outcome = await start('hello');
+
+    // Assess
+    expect(outcome).toEqual({ kind: 'success', text: 'a2a echo: hello', extra: { messageId: expect.any(String), contextId: expect.any(String) } });
+  });
+
+  it('sends the dialect’s wire shape, with the request id as message id and JSON-RPC id', async () => {
+    const requestId = randomUUID();
+
+    await start('shape', requestId, { bot_token: 'xoxb-never-leaves' });
+
+    const { headers, body } = agent.requests.at(-1)!;
+    const metadata = { channel: 'C1', thread_ts: '1.2' };
+    if (dialect.version === '1.0') {
+      expect(headers['a2a-version']).toBe('1.0');
+      expect(body).toEqual({ jsonrpc: '2.0', id: requestId, method: 'SendMessage', params: { message: { messageId: requestId, role: 'ROLE_USER', parts: [{ text: 'shape' }], metadata }, configuration: { returnImmediately: true } } });
+    } else {
+      expect(headers['a2a-version']).toBeUndefined();
+      expect(body).toEqual({ jsonrpc: '2.0', id: requestId, method: 'message/send', params: { message: { kind: 'message', messageId: requestId, role: 'user', parts: [{ kind: 'text', text: 'shape' }], metadata }, configuration: { blocking: false } } });
+    }
+    expect(JSON.stringify(body)).not.toContain('xoxb-never-leaves');
+  });
+
+  it('reuses the message id and JSON-RPC id when the same task is retried', async () => {
+    const requestId = randomUUID();
+
+    await start('once', requestId);
+    await start('once', requestId);
+
+    const [first, second] = agent.requests.slice(-2).map((request) => request.body as { id: string; params: { message: { messageId: string } } });
+    expect(second!.id).toBe(first!.id);
+    expect(second!.params.message.messageId).toBe(first!.params.message.messageId);
+  });
+
+  it('follows a task that works on: pending with its ids, then polled to the artifact text', async () => {
+    const started = await start('#task #delay=150 think');
+    const handle = handleOf(started);
+    expect(started).toEqual({ kind: 'pending', handle: { taskId: expect.any(String), contextId: expect.any(String), a2aVersion: dialect.version }, state: 'submitted' });
+
+    const { outcome } = await pollUntilSettled(protocol, handle, poller());
+
+    expect(outcome).toEqual({ kind: 'success', text: 'a2a done: #task #delay=150 think', extra: { taskId: handle.taskId, contextId: handle.contextId, state: 'completed' } });
+    expect(agent.requests.at(-1)!.body).toMatchObject({ method: dialect.methods[1], params: { id: handle.taskId } });
+  });
+
+  it('reports a task that fails while polled, with the agent’s reason', async () => {
+    const handle = handleOf(await start('#task-fail #delay=50'));
+
+    const { outcome } = await pollUntilSettled(protocol, handle, poller());
+
+    expect(outcome).toEqual({ kind: 'failure', code: 'a2a:failed', message: expect.stringContaining('the tool timed out'), retryable: false });
+  });
+
+  it('takes the answer from the last agent message in the history when there is no artifact', async () => {
+    expect(await start('#history')).toMatchObject({ kind: 'success', text: 'from history: #history' });
+  });
+
+  it.each([
+    ['#fail', 'a2a:failed', 'the model exploded'],
+    ['#reject', 'a2a:rejected', 'this agent does not do that'],
+    ['#input', 'a2a:input-required', 'which city do you mean?'],
+    ['#auth', 'a2a:auth-required', 'sign in first'],
+  ])('turns a task answered %s into failure %s, not retryable', async (text, code, reason) => {
+    const outcome = await start(text);
+
+    expect(outcome).toEqual({ kind: 'failure', code, message: expect.stringContaining(reason), retryable: false });
+  });
+
+  it('cancels a working task; the next poll reports it canceled', async () => {
+    const handle = handleOf(await start('#slow'));
+
+    await protocol.cancel(handle, poller());
+    const outcome = await protocol.poll(handle, poller());
+
+    expect(agent.requests.at(-2)!.body).toMatchObject({ method: dialect.methods[2], params: { id: handle.taskId } });
+    expect(outcome).toMatchObject({ kind: 'failure', code: 'a2a:canceled', retryable: false });
+  });
+
+  it('reports an unknown task by its A2A error code, namespaced and not retryable', async () => {
+    const outcome = await protocol.poll({ taskId: randomUUID(), a2aVersion: dialect.version }, poller());
+
+    expect(outcome).toEqual({ kind: 'failure', code: 'a2a:-32001', message: expect.stringContaining('Task not found'), retryable: false });
+  });
+});
+
+describe('A2aProtocol dialect mismatch', () => {
+  it('gets -32009 from a 1.0-only SDK agent when it speaks 0.3', async () => {
+    const agent = await startSdkA2aAgent();
+    const quiet = jest.spyOn(console, 'error').mockImplementation(() => undefined); // the SDK logs the refusal
+    try {
+      const outcome = await new A2aProtocol({ version: '0.3' }).start({ requestId: randomUUID(), params: { text: 'hi' } }, callContext(new LoopbackFetchTransport(agent.url), 'r'));
+
+      expect(outcome).toMatchObject({ kind: 'failure', code: 'a2a:-32009', retryable: false });
+    } finally {
+      quiet.mockRestore();
+      await agent.close();
+    }
+  });
+});
+
+describe('A2aProtocol against a hand-written 0.3 agent (no kind, no ids)', () => {
+  let agent: A2aTestAgent;
+  let transport: LoopbackFetchTransport;
+  const protocol = new A2aProtocol({ version: '0.3' });
+
+  beforeAll(async () => {
+    agent = await startHandWrittenA2aAgent();
+    transport = new LoopbackFetchTransport(agent.url);
+  });
+  afterAll(() => agent.close());
+
+  const start = (text: string) => {
+    const requestId = randomUUID();
+    return protocol.start({ requestId, params: { text } }, callContext(transport, requestId));
+  };
+
+  it('reads a bare message without kind or message id', async () => {
+    expect(await start('hi')).toEqual({ kind: 'success', text: 'plain: hi', extra: {} });
+  });
+
+  it('detects a task by its status, and keeps following it when poll answers leave the id out', async () => {
+    const started = await start('#task #delay=100 dig');
+    expect(started).toEqual({ kind: 'pending', handle: { taskId: expect.stringMatching(/^hw-task-/), a2aVersion: '0.3' }, state: 'working' });
+
+    const { outcome, polls } = await pollUntilSettled(protocol, handleOf(started), callContext(transport, 'poller'));
+
+    expect(polls).toBeGreaterThan(1);
+    expect(outcome).toEqual({ kind: 'success', text: 'hand-written done: #task #delay=100 dig', extra: { state: 'completed' } });
+  });
+
+  it('takes the answer of a completed task from its status message when that is all there is', async () => {
+    expect(await start('#done')).toMatchObject({ kind: 'success', text: 'done: #done' });
+  });
+
+  it.each([
+    ['#fail', 'a2a:failed', 'no model available'],
+    ['#cancelled', 'a2a:canceled', 'canceled'],
+    ['#auth', 'a2a:auth-required', 'authentication'],
+    ['#noid', 'a2a:no-task-id', 'no task id'],
+  ])('turns %s into failure %s, not retryable', async (text, code, words) => {
+    expect(await start(text)).toEqual({ kind: 'failure', code, message: expect.stringContaining(words), retryable: false });
+  });
+
+  it('refuses an answer carrying another request’s id', async () => {
+    expect(await start('#wrong-id')).toMatchObject({ kind: 'failure', code: ProtocolFailure.IdMismatch, retryable: false });
+  });
+
+  it('refuses a body that is not JSON', async () => {
+    expect(await start('#garbage')).toMatchObject({ kind: 'failure', code: ProtocolFailure.Malformed, retryable: false });
+  });
+
+  it('cancels with tasks/cancel; an unknown task counts as nothing left to cancel', async () => {
+    const handle = handleOf(await start('#task #delay=5000'));
+
+    await protocol.cancel(handle, callContext(transport, 'c'));
+    const outcome = await protocol.poll(handle, callContext(transport, 'p'));
+    await expect(protocol.cancel({ taskId: 'hw-unknown', a2aVersion: '0.3' }, callContext(transport, 'c'))).resolves.toBeUndefined();
+
+    expect(outcome).toMatchObject({ kind: 'failure', code: 'a2a:canceled' });
+  });
+
+  it('rejects a cancel the agent does not understand, so the caller can log it', async () => {
+    const legacyOnly = new A2aProtocol({ version: '1.0' });
+
+    await expect(legacyOnly.cancel({ taskId: 'hw-1' }, callContext(transport, 'c'))).rejects.toBeInstanceOf(CancelError);
+  });
+});
+
+describe('A2aProtocol with a2aVersion auto (the agent card decides)', () => {
+  let sdk: A2aTestAgent;
+  let compat: A2aTestAgent;
+  let handWritten: A2aTestAgent;
+
+  beforeAll(async () => {
+    [sdk, compat, handWritten] = await Promise.all([startSdkA2aAgent(), startSdkA2aAgent({ legacyCompat: true }), startHandWrittenA2aAgent()]);
+  });
+  afterAll(() => Promise.all([sdk.close(), compat.close(), handWritten.close()]));
+
+  it.each<[string, A2aVersion, () => A2aTestAgent]>([
+    ['a 1.0 SDK agent', '1.0', () => sdk],
+    ['a 1.0 SDK agent that also serves 0.3', '1.0', () => compat],
+    ['a hand-written 0.3 agent', '0.3', () => handWritten],
+  ])('reads %s as %s', async (_what, version, agent) => {
+    await expect(agentCardVersionResolver(agent().cardUrl)()).resolves.toBe(version);
+  });
+
+  it('talks to each agent in the dialect its card names, and pins the dialect in the handle', async () => {
+    const protocolFor = (agent: A2aTestAgent) => new A2aProtocol({ version: agentCardVersionResolver(agent.cardUrl) });
+    const run = (agent: A2aTestAgent, text: string) => protocolFor(agent).start({ requestId: randomUUID(), params: { text } }, callContext(new LoopbackFetchTransport(agent.url), 'r'));
+
+    const fromSdk = await run(sdk, 'hello');
+    const fromHandWritten = await run(handWritten, '#task');
+
+    expect(fromSdk).toMatchObject({ kind: 'success', text: 'a2a echo: hello' });
+    expect(sdk.requests.at(-1)!.body.method).toBe('SendMessage');
+    expect(fromHandWritten).toMatchObject({ kind: 'pending', handle: { a2aVersion: '0.3' } });
+  });
+
+  it('reads the card once and remembers it', async () => {
+    let fetches = 0;
+    const counting: typeof fetch = (input, init) => {
+      fetches++;
+      return fetch(input, init);
+    };
+    const resolve = agentCardVersionResolver(sdk.cardUrl, { fetch: counting });
+
+    await Promise.all([resolve(), resolve()]);
+    await resolve();
+
+    expect(fetches).toBe(1);
+  });
+
+  it('fails the task as retryable when the card cannot be fetched, and asks again next time', async () => {
+    let calls = 0;
+    const flaky: A2aVersionResolver = agentCardVersionResolver('http://127.0.0.1:9/.well-known/agent-card.json', {
+      fetch: (input, init) => (++calls === 1 ? fetch(input, init) : fetch(sdk.cardUrl, init)),
+    });
+    const protocol = new A2aProtocol({ version: flaky });
+    const call = callContext(new LoopbackFetchTransport(sdk.url), 'r');
+
+    const first = await protocol.start({ requestId: randomUUID(), params: { text: 'hi' } }, call);
+    const second = await protocol.start({ requestId: randomUUID(), params: { text: 'hi' } }, call);
+
+    expect(first).toMatchObject({ kind: 'failure', code: 'a2a:version-unknown', retryable: true });
+    expect(second).toMatchObject({ kind: 'success', text: 'a2a echo: hi' });
+  });
+
+  it('fails the task for good when there is no card to read', async () => {
+    const protocol = new A2aProtocol({ version: agentCardVersionResolver(`${sdk.url}/no-card-here`) });
+
+    const outcome = await protocol.start({ requestId: randomUUID(), params: { text: 'hi' } }, callContext(new LoopbackFetchTransport(sdk.url), 'r'));
+
+    expect(outcome).toMatchObject({ kind: 'failure', code: 'a2a:version-unknown', retryable: false });
+  });
+});

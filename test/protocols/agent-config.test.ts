@@ -1,0 +1,125 @@
+import { randomUUID } from 'node:crypto';
+import { ConfigError } from '../../src/config/env';
+import { loadExecutionConfig } from '../../src/execution/config';
+import { createExecutionRuntime } from '../../src/execution/runtime';
+import { ExecutionAgentsSchema, buildExecutionAgents, loadAgentsConfig, type AgentConfig } from '../../src/protocols/agent-config';
+import { createProtocol } from '../../src/protocols/factory';
+import { InProcessTransport } from '../../src/transport/in-process';
+import type { Transport } from '../../src/transport/transport';
+import { startHandWrittenA2aAgent, startSdkA2aAgent, type A2aTestAgent } from '../support/a2a-agents';
+import { LoopbackFetchTransport } from './support/fetch-transport';
+
+describe('loadAgentsConfig from plain variables', () => {
+  it('defaults to one execute-task agent over agentcore', () => {
+    expect(loadAgentsConfig({})).toEqual({ agents: [{ name: 'default', protocol: 'execute-task', transport: 'agentcore', default: true }], defaultAgent: 'default' });
+  });
+
+  it('reads EXECUTION_PROTOCOL, A2A_VERSION and TRANSPORT', () => {
+    const config = loadAgentsConfig({ EXECUTION_PROTOCOL: 'a2a', A2A_VERSION: '0.3', TRANSPORT: 'https' });
+
+    expect(config.agents).toEqual([{ name: 'default', protocol: 'a2a', transport: 'https', a2aVersion: '0.3', default: true }]);
+  });
+
+  it('gives a2a agents dialect 1.0 unless told otherwise', () => {
+    expect(loadAgentsConfig({ EXECUTION_PROTOCOL: 'a2a' }).agents[0]).toMatchObject({ a2aVersion: '1.0' });
+  });
+
+  it.each([
+    ['EXECUTION_PROTOCOL', { EXECUTION_PROTOCOL: 'grpc' }],
+    ['A2A_VERSION', { A2A_VERSION: '2.0' }],
+    ['TRANSPORT', { TRANSPORT: 'carrier-pigeon' }],
+  ])('refuses a bad %s, naming it', (variable, env) => {
+    expect(() => loadAgentsConfig(env)).toThrow(new RegExp(variable));
+  });
+});
+
+describe('loadAgentsConfig from EXECUTION_AGENTS', () => {
+  const agents = (list: unknown[], extra: Record<string, string> = {}) => loadAgentsConfig({ EXECUTION_AGENTS: JSON.stringify(list), ...extra });
+  const local = { name: 'local', protocol: 'execute-task', transport: 'https', url: 'http://127.0.0.1:8080/invocations', auth: 'none' };
+  const runtime = { name: 'prod', protocol: 'execute-task', transport: 'agentcore', runtimeArn: 'arn:aws:bedrock-agentcore:us-east-1:123456789012:runtime/zone-abc', qualifier: 'DEFAULT' };
+  const partner = { name: 'partner', protocol: 'a2a', transport: 'https', url: 'https://agent.example.com/a2a' };
+
+  it('lists several agents and picks the one marked default', () => {
+    const config = agents([local, { ...runtime, default: true }, partner]);
+
+    expect(config.defaultAgent).toBe('prod');
+    expect(config.agents.map((agent) => agent.name)).toEqual(['local', 'prod', 'partner']);
+  });
+
+  it('gives an a2a agent without a dialect the A2A_VERSION one', () => {
+    const config = agents([{ ...partner, default: true }], { A2A_VERSION: '0.3' });
+
+    expect(config.agents[0]).toMatchObject({ a2aVersion: '0.3' });
+  });
+
+  it('takes a lone agent as the default without a flag', () => {
+    expect(agents([local]).defaultAgent).toBe('local');
+  });
+
+  it.each<[string, unknown[], RegExp]>([
+    ['no default among several', [local, runtime], /exactly one agent must have "default": true \(found 0\)/],
+    ['two defaults', [{ ...local, default: true }, { ...runtime, default: true }], /found 2/],
+    ['a name used twice', [{ ...local, default: true }, { ...runtime, name: 'local' }], /EXECUTION_AGENTS\[1\]\.name: .*used twice/],
+    ['https without a url', [{ ...local, url: undefined }], /EXECUTION_AGENTS\[0\]\.url: transport https needs a url/],
+    ['agentcore without a runtime ARN', [{ ...runtime, runtimeArn: undefined }], /runtimeArn: transport agentcore needs a runtimeArn/],
+    ['a misspelt key', [{ ...runtime, runtimeARN: 'arn:x' }], /runtimeARN/],
+    ['a dialect on a non-a2a agent', [{ ...local, a2aVersion: '0.3' }], /a2aVersion applies to protocol a2a only/],
+    ['auto without an https url', [{ ...runtime, protocol: 'a2a', a2aVersion: 'auto' }], /a2aVersion auto reads the agent card/],
+    ['an empty list', [], /at least one agent/],
+  ])('refuses %s', (_what, list, message) => {
+    expect(() => agents(list)).toThrow(message);
+  });
+
+  it('refuses JSON it cannot parse, as a ConfigError', () => {
+    expect(() => loadAgentsConfig({ EXECUTION_AGENTS: '[{name: local}]' })).toThrow(ConfigError);
+  });
+
+  it('exports the schema for tooling (docs, CDK validation)', () => {
+    expect(ExecutionAgentsSchema.safeParse([{ ...local, default: true }]).success).toBe(true);
+    expect(ExecutionAgentsSchema.safeParse([{ ...local, protocol: 'soap' }]).success).toBe(false);
+  });
+});
+
+describe('buildExecutionAgents', () => {
+  let sdk: A2aTestAgent;
+  let handWritten: A2aTestAgent;
+  const runtime = createExecutionRuntime({ config: loadExecutionConfig({ SYNC_BUDGET_MS: '50' }) });
+  /** Stands in for createTransport from src/transport/factory.ts. */
+  const makeTransport = jest.fn((agent: AgentConfig): Transport => (agent.transport === 'in-process' ? new InProcessTransport(runtime.dispatch) : new LoopbackFetchTransport(agent.url!)));
+
+  beforeAll(async () => {
+    [sdk, handWritten] = await Promise.all([startSdkA2aAgent(), startHandWrittenA2aAgent()]);
+  });
+  afterAll(() => Promise.all([sdk.close(), handWritten.close()]));
+
+  it('wires each agent with its protocol and the transport built from its own entry', async () => {
+    const config = loadAgentsConfig({
+      EXECUTION_AGENTS: JSON.stringify([
+        { name: 'local', protocol: 'execute-task', transport: 'in-process', default: true },
+        { name: 'sdk', protocol: 'a2a', transport: 'https', url: sdk.url },
+        { name: 'old', protocol: 'a2a', transport: 'https', url: handWritten.url, a2aVersion: 'auto' },
+      ]),
+    });
+
+    const agents = buildExecutionAgents(config, { makeTransport });
+    const ask = (name: string, text: string) => agents.get(name)!.start({ text }, { requestId: randomUUID() });
+
+    expect(makeTransport.mock.calls.map(([agent]) => agent.name)).toEqual(['local', 'sdk', 'old']);
+    expect(agents.default.name).toBe('local');
+    expect(agents.names).toEqual(['local', 'sdk', 'old']);
+    expect(await agents.default.start({ text: 'hi' }, { requestId: randomUUID() })).toMatchObject({ kind: 'success', text: 'echo: hi' });
+    expect(await ask('sdk', 'hi')).toMatchObject({ kind: 'success', text: 'a2a echo: hi' });
+    expect(await ask('old', 'hi')).toMatchObject({ kind: 'success', text: 'plain: hi' });
+    expect(agents.get('sdk')).toMatchObject({ protocol: 'a2a', transport: 'https' });
+  });
+});
+
+describe('createProtocol', () => {
+  it.each(['execute-task', 'a2a', 'simple-a2a'] as const)('builds %s', (name) => {
+    expect(createProtocol(name).name).toBe(name);
+  });
+
+  it('refuses a name it does not know', () => {
+    expect(() => createProtocol('soap' as never)).toThrow(/unknown execution protocol "soap"/);
+  });
+});

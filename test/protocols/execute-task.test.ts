@@ -1,0 +1,247 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ErrorCode, errorResponse, successResponse, type ExecuteTaskParams } from '../../src/contract';
+import { loadExecutionConfig } from '../../src/execution/config';
+import type { Executor, ExecutorContext, ExecutorOutput } from '../../src/execution/executors/executor';
+import { RpcError } from '../../src/execution/rpc-error';
+import { createExecutionRuntime } from '../../src/execution/runtime';
+import { ExecuteTaskProtocol } from '../../src/protocols/execute-task';
+import { ExecutionAgent } from '../../src/protocols/execution-agent';
+import { CancelError, ProtocolFailure } from '../../src/protocols/json-rpc-exchange';
+import type { Outcome, PendingHandle } from '../../src/protocols/outcome';
+import { InProcessTransport } from '../../src/transport/in-process';
+import { TransportError, type Transport } from '../../src/transport/transport';
+import { startExecutionRuntime } from '../support/execution-runtime';
+import { LoopbackFetchTransport } from './support/fetch-transport';
+import { RecordingTransport, callContext, pollUntilSettled } from './support/recording-transport';
+
+/**
+ * The echo executor's behaviour (`#sleep=<ms>`, `#fail`, `#crash`) plus the model errors a real
+ * Bedrock executor raises, so every contract error comes from the real runtime, not a stub.
+ */
+class ModelLikeExecutor implements Executor {
+  readonly name = 'model-like';
+  async execute(params: ExecuteTaskParams, { signal }: ExecutorContext): Promise<ExecutorOutput> {
+    const sleepMs = Number(/#sleep=(\d+)/.exec(params.text)?.[1] ?? 0);
+    if (sleepMs) await sleep(sleepMs, undefined, { signal });
+    if (params.text.includes('#throttle-final')) throw new RpcError(ErrorCode.ModelThrottled, 'quota gone for the month', { retryable: false });
+    if (params.text.includes('#throttle')) throw new RpcError(ErrorCode.ModelThrottled, 'The model is busy; try again shortly', { retryable: true });
+    if (params.text.includes('#unavailable')) throw new RpcError(ErrorCode.ModelUnavailable, 'The model service is unavailable', { retryable: true });
+    if (params.text.includes('#rejected')) throw new RpcError(ErrorCode.ModelRejected, 'The model rejected the request', { retryable: false });
+    if (params.text.includes('#fail')) throw new RpcError(-32000, 'The echo executor was asked to fail');
+    if (params.text.includes('#crash')) throw new Error('crashed on purpose');
+    if (params.text.includes('#extra')) return { response_text: `echo: ${params.text}`, model_id: 'test-model', usage: { input_tokens: 3 } };
+    return { response_text: `echo: ${params.text}` };
+  }
+}
+
+const RUNTIME_ENV = { SYNC_BUDGET_MS: '50', TASK_TIMEOUT_MS: '400' };
+
+type Wire = { transport: Transport; close(): Promise<void> };
+
+const wires: Array<[string, () => Promise<Wire>]> = [
+  [
+    'the in-process transport',
+    async () => {
+      const runtime = createExecutionRuntime({ config: loadExecutionConfig(RUNTIME_ENV), executor: new ModelLikeExecutor() });
+      return { transport: new InProcessTransport(runtime.dispatch), close: async () => undefined };
+    },
+  ],
+  [
+    'loopback HTTP (createExecutionHttpServer)',
+    async () => {
+      const running = await startExecutionRuntime(RUNTIME_ENV, { executor: new ModelLikeExecutor() });
+      return { transport: new LoopbackFetchTransport(running.invocationsUrl), close: running.close };
+    },
+  ],
+];
+
+describe.each(wires)('ExecuteTaskProtocol against the execution runtime over %s', (_label, startWire) => {
+  let wire: Wire;
+  let transport: RecordingTransport;
+  const protocol = new ExecuteTaskProtocol();
+
+  beforeAll(async () => {
+    wire = await startWire();
+  });
+  afterAll(() => wire.close());
+  beforeEach(() => {
+    transport = new RecordingTransport(wire.transport);
+  });
+
+  const start = (text: string, requestId = randomUUID()) => protocol.start({ requestId, params: { text, channel: 'C1' } }, callContext(transport, requestId));
+
+  it('answers a quick task with its text, and keeps the other result fields as extra', async () => {
+    // Act
+    const outcome = await start('hello #extra');
+
+    // Assess
+    expect(outcome).toEqual({ kind: 'success', text: 'echo: hello #extra', extra: { model_id: 'test-model', usage: { input_tokens: 3 } } });
+  });
+
+  it('sends execute_task with the caller request id as JSON-RPC id and session key', async () => {
+    const requestId = randomUUID();
+
+    await start('hi', requestId);
+
+    const { body, options } = transport.last();
+    expect(body).toEqual({ jsonrpc: '2.0', method: 'execute_task', params: { text: 'hi', channel: 'C1' }, id: requestId });
+    expect(options).toMatchObject({ sessionKey: requestId, correlationId: requestId });
+  });
+
+  it('reuses the request id on a retry, so the runtime answers with the same task', async () => {
+    const requestId = randomUUID();
+
+    const first = await start('#sleep=300 slow', requestId);
+    const retry = await start('#sleep=300 slow', requestId);
+
+    expect(first).toMatchObject({ kind: 'pending', handle: { taskId: expect.any(String) } });
+    expect(retry).toEqual(first);
+    expect(transport.calls.map((call) => call.body.id)).toEqual([requestId, requestId]);
+  });
+
+  it('turns accepted into a pending handle and polls it to success with fresh request ids', async () => {
+    const requestId = randomUUID();
+    const started = await start('#sleep=150 take your time', requestId);
+    expect(started).toEqual({ kind: 'pending', handle: { taskId: expect.stringMatching(/^task-/) }, state: 'accepted' });
+
+    const { outcome, polls } = await pollUntilSettled(protocol, (started as { handle: PendingHandle }).handle, callContext(transport, requestId));
+
+    expect(outcome).toEqual({ kind: 'success', text: 'echo: #sleep=150 take your time', extra: {} });
+    const pollIds = transport.calls.slice(1).map((call) => call.body.id);
+    expect(pollIds).toHaveLength(polls);
+    expect(new Set(pollIds).size).toBe(polls);
+    expect(pollIds).not.toContain(requestId);
+    expect(transport.calls[1]?.body).toMatchObject({ method: 'get_task_result', params: { task_id: (started as { handle: PendingHandle }).handle.taskId } });
+  });
+
+  it.each<[string, string, number, boolean]>([
+    ['a server-defined task failure', '#fail', -32000, false],
+    ['an unexpected crash (-32603 Internal error)', '#crash', ErrorCode.InternalError, false],
+    ['model throttling', '#throttle', ErrorCode.ModelThrottled, true],
+    ['model throttling the runtime marks permanent', '#throttle-final', ErrorCode.ModelThrottled, false],
+    ['an unavailable model', '#unavailable', ErrorCode.ModelUnavailable, true],
+    ['a model that rejects the request', '#rejected', ErrorCode.ModelRejected, false],
+    ['invalid params (empty text)', '', ErrorCode.InvalidParams, false],
+  ])('maps %s (text %j) to code %d, retryable %s', async (_what, text, code, retryable) => {
+    const outcome = await start(text);
+
+    expect(outcome).toEqual({ kind: 'failure', code, message: expect.any(String), retryable });
+  });
+
+  it('never retries an error a poll reports: the task finished with it', async () => {
+    const started = await start('#sleep=100 #throttle');
+    expect(started.kind).toBe('pending');
+
+    const { outcome } = await pollUntilSettled(protocol, (started as { handle: PendingHandle }).handle, callContext(transport, 'poller'));
+
+    expect(outcome).toEqual({ kind: 'failure', code: ErrorCode.ModelThrottled, message: expect.any(String), retryable: false });
+  });
+
+  it('reports a task that ran past its time limit as -32001, not retryable', async () => {
+    const started = await start('#sleep=5000 forever');
+
+    const { outcome } = await pollUntilSettled(protocol, (started as { handle: PendingHandle }).handle, callContext(transport, 'poller'));
+
+    expect(outcome).toEqual({ kind: 'failure', code: ErrorCode.Timeout, message: expect.stringContaining('time limit'), retryable: false });
+  });
+
+  it('reports a lost or expired task as -32002, not retryable', async () => {
+    const outcome = await protocol.poll({ taskId: 'task-that-never-was' }, callContext(transport, 'poller'));
+
+    expect(outcome).toEqual({ kind: 'failure', code: ErrorCode.TaskNotFound, message: 'Task not found', retryable: false });
+  });
+
+  it('cancels a pending task, after which a poll reports -32003', async () => {
+    const started = await start('#sleep=2000 long');
+    const handle = (started as { handle: PendingHandle }).handle;
+
+    await protocol.cancel(handle, callContext(transport, 'canceller'));
+    const outcome = await protocol.poll(handle, callContext(transport, 'poller'));
+
+    expect(transport.calls[1]?.body).toMatchObject({ method: 'cancel_task', params: { task_id: handle.taskId } });
+    expect(outcome).toEqual({ kind: 'failure', code: ErrorCode.TaskCancelled, message: 'Task cancelled', retryable: false });
+  });
+
+  it('treats cancelling an unknown task as done: nothing runs on', async () => {
+    await expect(protocol.cancel({ taskId: 'task-unknown' }, callContext(transport, 'canceller'))).resolves.toBeUndefined();
+  });
+});
+
+describe('ExecuteTaskProtocol with answers our runtime never gives', () => {
+  const protocol = new ExecuteTaskProtocol();
+  const requestId = randomUUID();
+  /** An InProcessTransport whose "runtime" answers with whatever the test says. */
+  const answering = (answer: (request: { id: unknown; method: string }) => string | undefined) =>
+    new InProcessTransport(async (body) => answer(JSON.parse(new TextDecoder().decode(body))));
+  const start = (transport: Transport) => protocol.start({ requestId, params: { text: 'hi' } }, callContext(transport, requestId));
+
+  it('refuses a response to another request as protocol:id-mismatch, not retryable', async () => {
+    const transport = answering(() => JSON.stringify(successResponse('another-request', { status: 'success', response_text: 'somebody else’s answer' })));
+
+    const outcome = await start(transport);
+
+    expect(outcome).toEqual({ kind: 'failure', code: ProtocolFailure.IdMismatch, message: expect.stringContaining('another-request'), retryable: false });
+  });
+
+  it.each([
+    ['a body that is not JSON', '<html>502 Bad Gateway</html>'],
+    ['JSON that is not a JSON-RPC response', '{"hello": "world"}'],
+    ['a batch where one response was expected', JSON.stringify([successResponse(requestId, { status: 'success', response_text: 'x' })])],
+    ['a success result without response_text', JSON.stringify(successResponse(requestId, { status: 'success' }))],
+    ['a result with an unknown status', JSON.stringify(successResponse(requestId, { status: 'done', response_text: 'x' }))],
+    ['an accepted result without task_id', JSON.stringify(successResponse(requestId, { status: 'accepted' }))],
+  ])('refuses %s as protocol:malformed, not retryable', async (_what, body) => {
+    const outcome = await start(answering(() => body));
+
+    expect(outcome).toMatchObject({ kind: 'failure', code: ProtocolFailure.Malformed, retryable: false });
+  });
+
+  it('refuses an empty response as protocol:empty, not retryable', async () => {
+    const outcome = await start(answering(() => undefined));
+
+    expect(outcome).toEqual({ kind: 'failure', code: ProtocolFailure.Empty, message: expect.any(String), retryable: false });
+  });
+
+  it('accepts an error the server could not attribute (id null), e.g. a parse error', async () => {
+    const outcome = await start(answering(() => JSON.stringify(errorResponse(null, ErrorCode.ParseError))));
+
+    expect(outcome).toEqual({ kind: 'failure', code: ErrorCode.ParseError, message: 'Parse error', retryable: false });
+  });
+
+  it.each<[number, unknown, boolean]>([
+    [ErrorCode.ParseError, undefined, false],
+    [ErrorCode.Timeout, undefined, false],
+    [ErrorCode.TaskNotFound, undefined, false],
+    [ErrorCode.TaskCancelled, undefined, false],
+    [ErrorCode.InvalidRequest, undefined, false],
+    [ErrorCode.MethodNotFound, undefined, false],
+    [ErrorCode.InvalidParams, [{ path: 'text', message: 'required' }], false],
+    [ErrorCode.InternalError, undefined, false],
+    [ErrorCode.ModelRejected, { retryable: true }, false],
+    [ErrorCode.ModelThrottled, undefined, true],
+    [ErrorCode.ModelThrottled, { retryable: false }, false],
+    [ErrorCode.ModelUnavailable, { retryable: true }, true],
+    [ErrorCode.ModelUnavailable, { retryable: false }, false],
+  ])('execute_task error %d with data %j → retryable %s', async (code, data, retryable) => {
+    const outcome = await start(answering((request) => JSON.stringify(errorResponse(request.id as string, code, undefined, data))));
+
+    expect(outcome).toMatchObject({ kind: 'failure', code, retryable });
+  });
+
+  it('rejects a cancel answer it cannot read, so the caller can log it', async () => {
+    const transport = answering(() => 'not json');
+
+    await expect(protocol.cancel({ taskId: 'task-1' }, callContext(transport, requestId))).rejects.toBeInstanceOf(CancelError);
+  });
+
+  it('lets transport faults through; the execution agent turns them into the transport’s verdict', async () => {
+    const refused = new LoopbackFetchTransport('http://127.0.0.1:9/invocations');
+    const agent = new ExecutionAgent('default', protocol, refused);
+
+    await expect(start(refused)).rejects.toBeInstanceOf(TransportError);
+    const outcome: Outcome = await agent.start({ text: 'hi' }, { requestId });
+
+    expect(outcome).toMatchObject({ kind: 'failure', code: 'transport:connection', retryable: true });
+  });
+});

@@ -1,0 +1,73 @@
+import { randomUUID } from 'node:crypto';
+import { ExecutionAgent } from '../../src/protocols/execution-agent';
+import { ProtocolFailure } from '../../src/protocols/json-rpc-exchange';
+import { SimpleA2aProtocol } from '../../src/protocols/simple-a2a';
+import { startLegacyAgent, type LegacyTestAgent } from '../support/legacy-agent';
+import { LoopbackFetchTransport } from './support/fetch-transport';
+import { callContext } from './support/recording-transport';
+
+describe('SimpleA2aProtocol against a legacy agent', () => {
+  let agent: LegacyTestAgent;
+  let transport: LoopbackFetchTransport;
+  const protocol = new SimpleA2aProtocol();
+
+  beforeAll(async () => {
+    agent = await startLegacyAgent();
+    transport = new LoopbackFetchTransport(agent.url);
+  });
+  afterAll(() => agent.close());
+
+  const start = (text: string, requestId = randomUUID()) => protocol.start({ requestId, params: { text, channel: 'C1', user_id: 'U1' } }, callContext(transport, requestId));
+
+  it('sends {task_id: request id, input: the execute_task params}', async () => {
+    // Prepare
+    const requestId = randomUUID();
+
+    // Act
+    await start('hello', requestId);
+
+    // Assess
+    expect(agent.requests.at(-1)).toEqual({ task_id: requestId, input: { text: 'hello', channel: 'C1', user_id: 'U1' } });
+  });
+
+  it('answers with output.text and keeps the other output fields as extra', async () => {
+    expect(await start('hello')).toEqual({ kind: 'success', text: 'legacy: hello', extra: { model: 'legacy-test' } });
+  });
+
+  it.each([
+    ['output.response when there is no text', '#response', 'legacy response: #response'],
+    ['output.result when there is neither text nor response', '#result', 'legacy result: #result'],
+    ['the output as JSON when no field holds the text', '#json', '{"answer":42,"unit":"none"}'],
+  ])('answers with %s', async (_what, text, answer) => {
+    expect(await start(text)).toMatchObject({ kind: 'success', text: answer });
+  });
+
+  it('turns status error into simple-a2a:error with the agent’s reason, not retryable', async () => {
+    expect(await start('#error')).toEqual({ kind: 'failure', code: 'simple-a2a:error', message: 'the legacy agent could not answer', retryable: false });
+  });
+
+  it('refuses an answer for another task id', async () => {
+    expect(await start('#wrong-id')).toMatchObject({ kind: 'failure', code: ProtocolFailure.IdMismatch, retryable: false });
+  });
+
+  it('refuses a body that is not JSON, and an empty one', async () => {
+    expect(await start('#garbage')).toMatchObject({ kind: 'failure', code: ProtocolFailure.Malformed, retryable: false });
+    expect(await start('#empty')).toMatchObject({ kind: 'failure', code: ProtocolFailure.Empty, retryable: false });
+  });
+
+  it('leaves HTTP failures to the transport’s verdict', async () => {
+    const outcome = await new ExecutionAgent('legacy', protocol, transport).start({ text: '#http500' }, { requestId: randomUUID() });
+
+    expect(outcome).toMatchObject({ kind: 'failure', code: 'transport:server', retryable: true });
+  });
+
+  it('cannot poll (the format has no way to) and cancels as a no-op without a request', async () => {
+    const sentBefore = agent.requests.length;
+
+    const polled = await protocol.poll({ taskId: 't' }, callContext(transport, 'r'));
+    await protocol.cancel({ taskId: 't' }, callContext(transport, 'r'));
+
+    expect(polled).toMatchObject({ kind: 'failure', code: 'simple-a2a:no-polling', retryable: false });
+    expect(agent.requests).toHaveLength(sentBefore);
+  });
+});

@@ -1,0 +1,228 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import express from 'express';
+import { Role, TaskState, type AgentCard, type Message, type Part, type Task } from '@a2a-js/sdk';
+import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
+import { UserBuilder, agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
+import { readBody } from '../../src/execution/hosts/http-host';
+import { closeServer, listenOnLoopback } from './http';
+
+
+/**
+ * A2A test agents, reused by the protocol tests and the cross-transport conformance suite.
+ * Each one behaves according to directives in the message text, like the echo executor:
+ *
+ *   (none)        answer at once with a Message "a2a echo: <text>"
+ *   #task         a Task: submitted → working → (after #delay=<ms>, default 150) completed, with
+ *                 the answer "a2a done: <text>" as an artifact
+ *   #task-fail    a Task: submitted → (after the delay) failed, reason in the status message
+ *   #history      a completed Task whose only answer is an agent message in its history
+ *   #fail #reject #input #auth
+ *                 a Task that is at once failed / rejected / input-required / auth-required,
+ *                 with a reason in its status message
+ *   #slow         a Task that works for 10 s unless it is cancelled
+ */
+
+export type RecordedRequest = { headers: IncomingHttpHeaders; body: Record<string, unknown> };
+
+export type A2aTestAgent = {
+  /** The JSON-RPC endpoint. */
+  url: string;
+  cardUrl: string;
+  /** Every JSON-RPC request received, in order. */
+  requests: RecordedRequest[];
+  close(): Promise<void>;
+};
+
+export type SdkAgentOptions = {
+  /** Serve A2A 0.3 too (the SDK's compat layer: requests without `A2A-Version: 1.0`). */
+  legacyCompat?: boolean;
+};
+
+const DEFAULT_DELAY_MS = 150;
+
+/** A real @a2a-js/sdk 1.x agent (DefaultRequestHandler + InMemoryTaskStore) over express on 127.0.0.1. */
+export async function startSdkA2aAgent(options: SdkAgentOptions = {}): Promise<A2aTestAgent> {
+  const legacyCompat = options.legacyCompat ?? false;
+  const app = express();
+  const server = createServer(app);
+  const baseUrl = await listenOnLoopback(server);
+  const url = `${baseUrl}/a2a`;
+  const interfaces = (['1.0', ...(legacyCompat ? ['0.3'] : [])] as const).map((protocolVersion) => ({ url, protocolBinding: 'JSONRPC', tenant: '', protocolVersion }));
+  const card: AgentCard = {
+    name: 'sdk-test-agent',
+    description: 'An @a2a-js/sdk agent for protocol tests',
+    version: '1.0.0',
+    // The SDK refuses a dialect that the card does not list for JSON-RPC.
+    supportedInterfaces: interfaces,
+    provider: undefined,
+    capabilities: { streaming: false, pushNotifications: false, extensions: [] } as AgentCard['capabilities'],
+    securitySchemes: {},
+    securityRequirements: [],
+    defaultInputModes: ['text'],
+    defaultOutputModes: ['text'],
+    skills: [],
+    signatures: [],
+  };
+  const executor = new DirectiveExecutor();
+  const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
+  const requests: RecordedRequest[] = [];
+
+  app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: requestHandler, legacyCompat: { enabled: legacyCompat } }));
+  app.use('/a2a', express.json(), (req, _res, next) => {
+    requests.push({ headers: req.headers, body: req.body as Record<string, unknown> });
+    next();
+  });
+  app.use('/a2a', jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: legacyCompat } }));
+
+  return {
+    url,
+    cardUrl: `${baseUrl}/.well-known/agent-card.json`,
+    requests,
+    close: async () => {
+      executor.stopAll();
+      await closeServer(server);
+    },
+  };
+}
+
+class DirectiveExecutor implements AgentExecutor {
+  private readonly running = new Map<string, { controller: AbortController; contextId: string }>();
+
+  execute = async (ctx: RequestContext, bus: ExecutionEventBus): Promise<void> => {
+    const text = ctx.userMessage.parts.map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join('');
+    const delayMs = Number(/#delay=(\d+)/.exec(text)?.[1] ?? DEFAULT_DELAY_MS);
+    const immediate: Array<[string, TaskState, string]> = [
+      ['#fail', TaskState.TASK_STATE_FAILED, 'the model exploded'],
+      ['#reject', TaskState.TASK_STATE_REJECTED, 'this agent does not do that'],
+      ['#input', TaskState.TASK_STATE_INPUT_REQUIRED, 'which city do you mean?'],
+      ['#auth', TaskState.TASK_STATE_AUTH_REQUIRED, 'sign in first'],
+    ];
+    try {
+      if (text.includes('#task') || text.includes('#slow')) {
+        const controller = new AbortController();
+        this.running.set(ctx.taskId, { controller, contextId: ctx.contextId });
+        bus.publish(AgentEvent.task(taskOf(ctx, TaskState.TASK_STATE_SUBMITTED)));
+        bus.publish(statusOf(ctx, TaskState.TASK_STATE_WORKING));
+        await sleep(text.includes('#slow') ? 10_000 : delayMs, undefined, { signal: controller.signal }).catch(() => undefined);
+        if (controller.signal.aborted) return; // cancelTask published the final state
+        if (text.includes('#task-fail')) {
+          bus.publish(statusOf(ctx, TaskState.TASK_STATE_FAILED, agentMessage(ctx, 'the tool timed out')));
+        } else {
+          bus.publish(AgentEvent.artifactUpdate({ taskId: ctx.taskId, contextId: ctx.contextId, artifact: { artifactId: 'answer', name: '', description: '', parts: [textPart(`a2a done: ${text}`)], metadata: undefined, extensions: [] }, append: false, lastChunk: true, metadata: undefined }));
+          bus.publish(statusOf(ctx, TaskState.TASK_STATE_COMPLETED));
+        }
+        return;
+      }
+      if (text.includes('#history')) {
+        bus.publish(AgentEvent.task({ ...taskOf(ctx, TaskState.TASK_STATE_COMPLETED), history: [ctx.userMessage, agentMessage(ctx, `from history: ${text}`)] }));
+        return;
+      }
+      const failing = immediate.find(([directive]) => text.includes(directive));
+      if (failing) {
+        bus.publish(AgentEvent.task(taskOf(ctx, failing[1], agentMessage(ctx, failing[2]))));
+        return;
+      }
+      bus.publish(AgentEvent.message({ ...agentMessage(ctx, `a2a echo: ${text}`), taskId: '' }));
+    } finally {
+      this.running.delete(ctx.taskId);
+      bus.finished();
+    }
+  };
+
+  cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
+    const running = this.running.get(taskId);
+    running?.controller.abort();
+    bus.publish(AgentEvent.statusUpdate({ taskId, contextId: running?.contextId ?? '', status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() }, metadata: undefined }));
+  };
+
+  stopAll(): void {
+    for (const { controller } of this.running.values()) controller.abort();
+  }
+}
+
+function textPart(text: string): Part {
+  return { content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' };
+}
+
+function agentMessage(ctx: RequestContext, text: string): Message {
+  return { messageId: randomUUID(), contextId: ctx.contextId, taskId: ctx.taskId, role: Role.ROLE_AGENT, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] };
+}
+
+function taskOf(ctx: RequestContext, state: TaskState, message?: Message): Task {
+  return { id: ctx.taskId, contextId: ctx.contextId, status: { state, message, timestamp: new Date().toISOString() }, artifacts: [], history: [ctx.userMessage], metadata: undefined };
+}
+
+function statusOf(ctx: RequestContext, state: TaskState, message?: Message) {
+  return AgentEvent.statusUpdate({ taskId: ctx.taskId, contextId: ctx.contextId, status: { state, message, timestamp: new Date().toISOString() }, metadata: undefined });
+}
+
+/**
+ * A hand-written A2A 0.3 agent on plain node:http, the kind found in the field: no `kind`, no
+ * message ids, no context ids, and a poll answer without the task id. Directives:
+ *
+ *   (none)     a bare message {role, parts: [{text}]}
+ *   #task      {id, status: working}; tasks/get answers {status: completed, artifacts} once the
+ *              delay (#delay=<ms>, default 150) has passed — without repeating the id
+ *   #done      a completed task without an id whose answer is only in status.message
+ *   #fail      a failed task with the reason in status.message
+ *   #cancelled a task in the (British-spelt) cancelled state
+ *   #auth      an auth-required task
+ *   #noid      a working task without an id (nothing to poll by)
+ *   #wrong-id  a response carrying another request's id
+ *   #garbage   a body that is not JSON
+ * tasks/get of an unknown id answers -32001; tasks/cancel answers the task as canceled.
+ * The card at /.well-known/agent-card.json says protocolVersion 0.3.0.
+ */
+export async function startHandWrittenA2aAgent(): Promise<A2aTestAgent> {
+  const requests: RecordedRequest[] = [];
+  const tasks = new Map<string, { text: string; readyAt: number; canceled: boolean }>();
+  let counter = 0;
+  let baseUrl = '';
+
+  const server: Server = createServer(async (req, res) => {
+    const send = (status: number, body: string) => res.writeHead(status, { 'Content-Type': 'application/json' }).end(body);
+    if (req.method === 'GET' && req.url === '/.well-known/agent-card.json') {
+      return send(200, JSON.stringify({ name: 'hand-written', protocolVersion: '0.3.0', url: `${baseUrl}/`, capabilities: {}, skills: [] }));
+    }
+    const raw = await readBody(req, 1_000_000);
+    const call = JSON.parse(raw.toString()) as { id: unknown; method: string; params: Record<string, any> };
+    requests.push({ headers: req.headers, body: call as unknown as Record<string, unknown> });
+    const reply = (result: unknown, id = call.id) => send(200, JSON.stringify({ jsonrpc: '2.0', id, result }));
+    const error = (code: number, message: string) => send(200, JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code, message } }));
+
+    if (call.method === 'message/send') {
+      const text: string = (call.params.message?.parts ?? []).map((part: { text?: string }) => part.text ?? '').join('');
+      const delayMs = Number(/#delay=(\d+)/.exec(text)?.[1] ?? DEFAULT_DELAY_MS);
+      if (text.includes('#garbage')) return send(200, 'this is not JSON');
+      if (text.includes('#wrong-id')) return reply({ role: 'agent', parts: [{ text: 'not yours' }] }, 'someone-elses-request');
+      if (text.includes('#task')) {
+        const id = `hw-task-${++counter}`;
+        tasks.set(id, { text, readyAt: Date.now() + delayMs, canceled: false });
+        return reply({ id, status: { state: 'working' } });
+      }
+      if (text.includes('#done')) return reply({ status: { state: 'completed', message: { role: 'agent', parts: [{ text: `done: ${text}` }] } } });
+      if (text.includes('#fail')) return reply({ status: { state: 'failed', message: { role: 'agent', parts: [{ text: 'no model available' }] } } });
+      if (text.includes('#cancelled')) return reply({ id: 'hw-cancelled', status: { state: 'cancelled' } });
+      if (text.includes('#auth')) return reply({ id: 'hw-auth', status: { state: 'auth-required' } });
+      if (text.includes('#noid')) return reply({ status: { state: 'working' } });
+      return reply({ role: 'agent', parts: [{ text: `plain: ${text}` }] });
+    }
+    const task = tasks.get(String(call.params?.id));
+    if (call.method === 'tasks/get') {
+      if (!task) return error(-32001, 'Task not found');
+      if (task.canceled) return reply({ status: { state: 'canceled' } });
+      if (Date.now() < task.readyAt) return reply({ status: { state: 'working' } });
+      return reply({ status: { state: 'completed' }, artifacts: [{ parts: [{ kind: 'text', text: `hand-written done: ${task.text}` }] }] });
+    }
+    if (call.method === 'tasks/cancel') {
+      if (!task) return error(-32001, 'Task not found');
+      task.canceled = true;
+      return reply({ id: call.params.id, status: { state: 'canceled' } });
+    }
+    return error(-32601, 'Method not found');
+  });
+  baseUrl = await listenOnLoopback(server);
+  return { url: `${baseUrl}/`, cardUrl: `${baseUrl}/.well-known/agent-card.json`, requests, close: () => closeServer(server) };
+}
