@@ -1,0 +1,177 @@
+import { InvokeAgentRuntimeCommand, type BedrockAgentCoreClient } from '@aws-sdk/client-bedrock-agentcore';
+import { BodyTooLargeError, readBodyLimited } from './response-body';
+import { runtimeSessionId } from './session-id';
+import { TransportError, type SendOptions, type Transport, type TransportFaultReason, type TransportResponse } from './transport';
+
+/**
+ * The `agentcore` transport (ARCHITECTURE §4): Bedrock AgentCore `InvokeAgentRuntime`.
+ *
+ * Retries are the SDK's own (standard mode: throttling, 5xx, network errors; `maxAttempts` is
+ * set where the client is built, see factory.ts). What is left when the SDK gives up is
+ * classified into a TransportError so the pipeline can decide between "queue it again" and
+ * "tell the user".
+ *
+ * `correlationId` and protocol `headers` are not sent: AgentCore strips custom headers unless
+ * they carry the `X-Amzn-Bedrock-AgentCore-Runtime-Custom-` prefix and are allowlisted on the
+ * runtime (FACTS §2), and `traceId` belongs to X-Ray. The correlation id travels in the
+ * JSON-RPC params instead, where every transport carries it.
+ */
+export type AgentCoreTransportOptions = {
+  /** Built by the caller (factory.ts, tests), so tests can point it at the local emulator. */
+  client: BedrockAgentCoreClient;
+  runtimeArn: string;
+  /** The runtime endpoint name; omitted means the runtime's DEFAULT endpoint. */
+  qualifier?: string;
+  /** A deadline for the whole call, retries included; the caller's signal applies as well. */
+  timeoutMs?: number;
+  maxResponseBytes?: number;
+};
+
+export const AGENTCORE_DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
+
+export class AgentCoreTransport implements Transport {
+  readonly kind = 'agentcore' as const;
+  private readonly encoder = new TextEncoder();
+  private readonly maxResponseBytes: number;
+
+  constructor(private readonly options: AgentCoreTransportOptions) {
+    if (!options.runtimeArn) throw new TypeError('the agentcore transport needs a runtime ARN');
+    this.maxResponseBytes = options.maxResponseBytes ?? AGENTCORE_DEFAULT_MAX_RESPONSE_BYTES;
+  }
+
+  async send(body: string, options: SendOptions): Promise<TransportResponse> {
+    if (options.signal?.aborted) throw this.fault('the call was cancelled before it was sent', 'timeout', true);
+    const deadline = this.options.timeoutMs === undefined ? undefined : new AbortController();
+    const timer = deadline && setTimeout(() => deadline.abort(new Error('deadline passed')), this.options.timeoutMs);
+    const signals = [options.signal, deadline?.signal].filter((s): s is AbortSignal => s !== undefined);
+    const abortSignal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+    try {
+      const output = await this.options.client.send(
+        new InvokeAgentRuntimeCommand({
+          agentRuntimeArn: this.options.runtimeArn,
+          qualifier: this.options.qualifier,
+          runtimeSessionId: runtimeSessionId(options.sessionKey),
+          contentType: 'application/json',
+          accept: 'application/json',
+          payload: this.encoder.encode(body),
+        }),
+        { abortSignal },
+      );
+      // The SDK's handler keeps watching abortSignal while the body streams in, so a stalled body
+      // ends with the deadline too.
+      const text = await this.readResponse(output.response);
+      return text === '' ? undefined : text;
+    } catch (error) {
+      if (error instanceof TransportError) throw error;
+      if (options.signal?.aborted) throw this.fault('the call was cancelled before AgentCore answered', 'timeout', true, {}, error);
+      if (deadline?.signal.aborted) throw this.fault(`no answer from AgentCore within ${this.options.timeoutMs} ms`, 'timeout', true, {}, error);
+      throw this.classify(error);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The whole body, but never more than the limit in memory; an SSE answer is read the same way. */
+  private async readResponse(stream: unknown): Promise<string> {
+    if (stream === undefined || stream === null) return '';
+    try {
+      if (typeof stream === 'object' && Symbol.asyncIterator in stream) {
+        return await readBodyLimited(stream as AsyncIterable<Uint8Array>, this.maxResponseBytes);
+      }
+      // Other runtimes (browsers) give a blob-like payload: it is already in memory.
+      const text = await (stream as { transformToString(): Promise<string> }).transformToString();
+      if (Buffer.byteLength(text) > this.maxResponseBytes) throw new BodyTooLargeError(this.maxResponseBytes);
+      return text;
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) {
+        throw this.fault(`AgentCore's response is larger than ${this.maxResponseBytes} bytes`, 'too-large', false);
+      }
+      throw error;
+    }
+  }
+
+  private classify(error: unknown): TransportError {
+    const { name, message, status, attempts, requestId, code } = facts(error);
+    const [reason, retryable] = classifyAgentCoreFault(name, status, code);
+    const where = [status !== undefined ? `HTTP ${status}` : undefined, requestId ? `request id ${requestId}` : undefined, attempts && attempts > 1 ? `after ${attempts} attempts` : undefined]
+      .filter(Boolean)
+      .join(', ');
+    return this.fault(`AgentCore InvokeAgentRuntime failed: ${name}: ${message}${where ? ` (${where})` : ''}`, reason, retryable, { status }, error);
+  }
+
+  private fault(message: string, reason: TransportFaultReason, retryable: boolean, details: { status?: number } = {}, cause?: unknown): TransportError {
+    return new TransportError(message, reason, retryable, { ...details, transport: this.kind }, cause === undefined ? undefined : { cause });
+  }
+}
+
+const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * What is left after the SDK's retries, by error name first (the modelled errors of FACTS §1),
+ * then by HTTP status for anything unmodelled.
+ */
+export function classifyAgentCoreFault(name: string, status: number | undefined, code?: string): [TransportFaultReason, boolean] {
+  switch (name) {
+    case 'ThrottlingException':
+    case 'ThrottledException':
+      return ['throttled', true];
+    // 402: too many live sessions or microVMs in the account; they end by themselves.
+    case 'ServiceQuotaExceededException':
+      return ['throttled', true];
+    case 'InternalServerException':
+    case 'ServiceException':
+    case 'RetryableConflictException':
+      return ['server', true];
+    // 424: the agent container failed or answered non-2xx. Our runtime answers every JSON-RPC
+    // error with 200, so this means the container crashed, timed out or was being replaced.
+    // AgentCore starts a fresh one for the session, so a later try may well succeed; the SDK
+    // does not retry it, and the caller's queue gives it the time to recover.
+    case 'RuntimeClientError':
+      return ['runtime', true];
+    case 'ValidationException':
+    case 'ResourceNotFoundException':
+      return ['rejected', false];
+    case 'AccessDeniedException':
+    case 'UnauthorizedException':
+    case 'UnrecognizedClientException':
+    case 'InvalidSignatureException':
+    case 'SignatureDoesNotMatch':
+    case 'ExpiredTokenException':
+    case 'MissingAuthenticationTokenException':
+    case 'SubscriptionRequiredException':
+    case 'CredentialsProviderError':
+      return ['auth', false];
+    case 'AbortError':
+    case 'TimeoutError':
+      return ['timeout', true];
+  }
+  if (code && NETWORK_CODES.has(code)) return ['connection', true];
+  if (status === undefined) return ['connection', true];
+  if (status === 429) return ['throttled', true];
+  if (status >= 500) return ['server', true];
+  if (status === 401 || status === 403) return ['auth', false];
+  if (status === 413) return ['too-large', false];
+  return ['rejected', false];
+}
+
+function facts(error: unknown): { name: string; message: string; status?: number; attempts?: number; requestId?: string; code?: string } {
+  const e = (error ?? {}) as { name?: unknown; message?: unknown; $metadata?: { httpStatusCode?: number; attempts?: number; requestId?: string } };
+  return {
+    name: typeof e.name === 'string' ? e.name : 'Error',
+    message: typeof e.message === 'string' ? e.message : String(error),
+    status: e.$metadata?.httpStatusCode,
+    attempts: e.$metadata?.attempts,
+    requestId: e.$metadata?.requestId,
+    code: errnoCode(error),
+  };
+}
+
+/** The SDK wraps socket errors ("AWS SDK error wrapper for …"); the errno code is on a cause. */
+function errnoCode(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current && depth < 5; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}

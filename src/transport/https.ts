@@ -1,0 +1,358 @@
+import { ConfigError } from '../config/env';
+import { redactString, type Log } from '../observability/logger';
+import type { BearerTokenProvider } from './bearer-token';
+import { isLoopbackUrl } from './loopback';
+import { readBodyLimited, BodyTooLargeError } from './response-body';
+import { backoffDelay, parseRetryAfter, sleep as realSleep, type Sleep } from './retry';
+import { SigV4Signer, sigv4TargetOfHost, type SigV4Credentials } from './sigv4-signer';
+import { TransportError, type SendOptions, type Transport, type TransportFaultReason, type TransportResponse } from './transport';
+
+/**
+ * The `https` transport (ARCHITECTURE §4): one `fetch` POST per call to an execution endpoint,
+ * a Lambda function URL, an API Gateway route or any host that serves the zone contract.
+ *
+ * Retried here, with capped exponential backoff and full jitter: connection failures, 429 and
+ * 502/503/504, the faults of a proxy or a cold fleet that an immediate second try often gets
+ * past. Not retried here: a 500 (our runtime answers every JSON-RPC error with 200, so a 500
+ * means the host itself failed, and hammering it helps nobody; it is still reported retryable
+ * so the caller's queue tries again later), and our own per-attempt timeout (the endpoint may
+ * still be working on it; the caller's queue decides). Retrying a request that may have reached
+ * the runtime is safe because the execution zone treats a repeated request id as the same task.
+ */
+export type HttpsAuth =
+  | { kind: 'none' }
+  | {
+      kind: 'sigv4';
+      /** Default: the AWS SDK's default credential chain. */
+      credentials?: SigV4Credentials;
+      /** Overrides the service the host implies (`lambda`, `execute-api`). */
+      service?: string;
+      /** Overrides the region the host implies. */
+      region?: string;
+      /** Used when neither an override nor the host names a region (AWS_REGION). */
+      defaultRegion?: string;
+      /** The signing clock; injected by tests. */
+      now?: () => Date;
+    }
+  | { kind: 'bearer'; token: BearerTokenProvider };
+
+export type HttpsTransportOptions = {
+  url: string;
+  /** Default: `none` for a loopback URL, `sigv4` otherwise. */
+  auth?: HttpsAuth;
+  fetch?: typeof fetch;
+  /** Waits between retries; injected by tests to run fast and record the delays. */
+  sleep?: Sleep;
+  random?: () => number;
+  /** Per attempt, covering the response body too. */
+  timeoutMs?: number;
+  /** Attempts in all, the first included. */
+  maxAttempts?: number;
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  /**
+   * The longest `Retry-After` we wait for. An endpoint that asks for longer ends the retries
+   * here with a retryable `throttled` error: waiting less than asked is pointless, and a Lambda
+   * sleeping for minutes costs more than letting the queue bring the task back later.
+   */
+  maxRetryAfterMs?: number;
+  maxResponseBytes?: number;
+  log?: Pick<Log, 'warn'>;
+};
+
+type HttpsSettings = Record<'timeoutMs' | 'maxAttempts' | 'baseDelayMs' | 'maxDelayMs' | 'maxRetryAfterMs' | 'maxResponseBytes', number>;
+
+export const HTTPS_DEFAULTS: Readonly<HttpsSettings> = {
+  timeoutMs: 30_000,
+  maxAttempts: 3,
+  baseDelayMs: 200,
+  maxDelayMs: 5_000,
+  maxRetryAfterMs: 10_000,
+  maxResponseBytes: 10 * 1024 * 1024,
+};
+
+/** One attempt's result: a body, or a fault and whether this transport may try again. */
+type Attempt =
+  | { ok: true; body: TransportResponse }
+  | { ok: false; error: TransportError; retry: boolean; retryAfterMs?: number; tokenRejected?: boolean };
+
+const SNIPPET_BYTES = 200;
+
+export class HttpsTransport implements Transport {
+  readonly kind = 'https' as const;
+  readonly url: URL;
+  readonly authKind: HttpsAuth['kind'];
+  private readonly fetchImpl: typeof fetch;
+  private readonly sleep: Sleep;
+  private readonly random: () => number;
+  private readonly settings: HttpsSettings;
+  private readonly signer?: SigV4Signer;
+  private readonly bearer?: BearerTokenProvider;
+  private readonly log?: Pick<Log, 'warn'>;
+
+  constructor(options: HttpsTransportOptions) {
+    this.url = parseExecutionUrl(options.url);
+    const auth = options.auth ?? (isLoopbackUrl(this.url) ? { kind: 'none' } : { kind: 'sigv4' });
+    this.authKind = auth.kind;
+    if (auth.kind === 'sigv4') this.signer = createSigner(this.url, auth);
+    if (auth.kind === 'bearer') this.bearer = auth.token;
+    this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.sleep = options.sleep ?? realSleep;
+    this.random = options.random ?? Math.random;
+    this.log = options.log;
+    this.settings = {
+      timeoutMs: positive(options.timeoutMs, HTTPS_DEFAULTS.timeoutMs, 'timeoutMs'),
+      maxAttempts: positive(options.maxAttempts, HTTPS_DEFAULTS.maxAttempts, 'maxAttempts'),
+      baseDelayMs: positive(options.baseDelayMs, HTTPS_DEFAULTS.baseDelayMs, 'baseDelayMs', 0),
+      maxDelayMs: positive(options.maxDelayMs, HTTPS_DEFAULTS.maxDelayMs, 'maxDelayMs', 0),
+      maxRetryAfterMs: positive(options.maxRetryAfterMs, HTTPS_DEFAULTS.maxRetryAfterMs, 'maxRetryAfterMs', 0),
+      maxResponseBytes: positive(options.maxResponseBytes, HTTPS_DEFAULTS.maxResponseBytes, 'maxResponseBytes'),
+    };
+  }
+
+  async send(body: string, options: SendOptions): Promise<TransportResponse> {
+    const baseHeaders = this.baseHeaders(options);
+    let tokenRefreshed = false;
+    for (let attempt = 1; ; attempt++) {
+      if (options.signal?.aborted) throw this.cancelled();
+      const result = await this.attemptOnce(body, baseHeaders, options.signal);
+      if (result.ok) return result.body;
+
+      // A 401 with a cached bearer token is what rotation looks like: read the secret again and
+      // try once more, without spending one of the attempts meant for transient faults.
+      if (result.tokenRejected && !tokenRefreshed && this.bearer) {
+        tokenRefreshed = true;
+        if (await this.refreshToken()) {
+          attempt--;
+          continue;
+        }
+      }
+      if (!result.retry) throw result.error;
+      if (attempt >= this.settings.maxAttempts) throw withAttempts(result.error, attempt);
+      if (result.retryAfterMs !== undefined && result.retryAfterMs > this.settings.maxRetryAfterMs) {
+        throw new TransportError(
+          `${result.error.message}; the endpoint asked to wait ${Math.ceil(result.retryAfterMs / 1000)} s, longer than this transport waits`,
+          result.error.reason,
+          true,
+          result.error.details,
+        );
+      }
+      const delayMs = result.retryAfterMs ?? backoffDelay(attempt, this.settings, this.random);
+      this.log?.warn('execution endpoint call failed; retrying', { attempt, delay_ms: delayMs, reason: result.error.reason, status: result.error.details.status });
+      try {
+        await this.sleep(delayMs, options.signal);
+      } catch {
+        throw this.cancelled();
+      }
+    }
+  }
+
+  private baseHeaders(options: SendOptions): Record<string, string> {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(options.headers ?? {})) {
+      const key = name.toLowerCase();
+      // These belong to the transport: a protocol header must not replace our auth or framing.
+      if (key === 'authorization' || key === 'host' || key === 'content-length' || key.startsWith('x-amz-')) continue;
+      headers[key] = value;
+    }
+    headers['content-type'] = 'application/json';
+    headers.accept = 'application/json';
+    if (options.correlationId) headers['x-correlation-id'] = options.correlationId;
+    return headers;
+  }
+
+  private async attemptOnce(body: string, baseHeaders: Record<string, string>, callerSignal: AbortSignal | undefined): Promise<Attempt> {
+    let headers: Record<string, string>;
+    try {
+      headers = await this.authorize(baseHeaders, body);
+    } catch (error) {
+      return { ok: false, retry: false, error: this.fault(`could not obtain ${this.authKind} credentials: ${describe(error)}`, 'auth', this.authKind === 'bearer', {}, error) };
+    }
+
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(new Error('attempt timed out')), this.settings.timeoutMs);
+    const signal = callerSignal ? AbortSignal.any([callerSignal, timeout.signal]) : timeout.signal;
+    const aborted = (error: unknown): Attempt | undefined => {
+      if (callerSignal?.aborted) return { ok: false, retry: false, error: this.cancelled(error) };
+      if (timeout.signal.aborted) {
+        return { ok: false, retry: false, error: this.fault(`no answer from the execution endpoint within ${this.settings.timeoutMs} ms`, 'timeout', true, {}, error) };
+      }
+      return undefined;
+    };
+
+    try {
+      let response: Response;
+      try {
+        // Redirects are not followed: a signed request would not survive one, and a bearer
+        // token must not be carried to another host.
+        response = await this.fetchImpl(this.url, { method: 'POST', headers, body, signal, redirect: 'manual' });
+      } catch (error) {
+        return aborted(error) ?? { ok: false, retry: true, error: this.fault(`could not reach the execution endpoint (${connectionCode(error)})`, 'connection', true, {}, error) };
+      }
+
+      const { status } = response;
+      if (status >= 200 && status < 300) {
+        if (status === 204 || status === 205) {
+          await discard(response);
+          return { ok: true, body: undefined };
+        }
+        const declared = Number(response.headers.get('content-length'));
+        if (Number.isFinite(declared) && declared > this.settings.maxResponseBytes) {
+          await discard(response);
+          return { ok: false, retry: false, error: this.tooLarge(status) };
+        }
+        try {
+          const text = response.body ? await readBodyLimited(response.body as unknown as AsyncIterable<Uint8Array>, this.settings.maxResponseBytes) : '';
+          return { ok: true, body: text === '' ? undefined : text };
+        } catch (error) {
+          if (error instanceof BodyTooLargeError) return { ok: false, retry: false, error: this.tooLarge(status) };
+          return aborted(error) ?? { ok: false, retry: true, error: this.fault(`the response body broke off (${connectionCode(error)})`, 'connection', true, { status }, error) };
+        }
+      }
+
+      const snippet = await readSnippet(response);
+      const answered = `the execution endpoint answered HTTP ${status}${snippet ? `: ${snippet}` : ''}`;
+      const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+      const refusal = (reason: TransportFaultReason, retryable: boolean, retry = false): Extract<Attempt, { ok: false }> => ({
+        ok: false,
+        retry,
+        retryAfterMs: retry ? retryAfterMs : undefined,
+        error: this.fault(answered, reason, retryable, { status }),
+      });
+      if (status === 401) return { ...refusal('auth', false), tokenRejected: true };
+      if (status === 403) return refusal('auth', false);
+      if (status === 408) return refusal('timeout', true);
+      if (status === 413) return refusal('too-large', false);
+      if (status === 429) return refusal('throttled', true, true);
+      if (status === 502 || status === 503 || status === 504) return refusal('server', true, true);
+      // 501/505: this endpoint will never handle the request, however often it is sent.
+      if (status >= 500) return refusal('server', status !== 501 && status !== 505);
+      // Other 4xx, and 3xx: redirects are not followed (see the fetch call).
+      return refusal('rejected', false);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async authorize(headers: Record<string, string>, body: string): Promise<Record<string, string>> {
+    if (this.signer) {
+      const signed = await this.signer.sign({ url: this.url, method: 'POST', headers, body });
+      // fetch derives Host from the URL; it is the same value the signature covers.
+      const { host: _host, ...rest } = signed;
+      return rest;
+    }
+    if (this.bearer) return { ...headers, authorization: `Bearer ${await this.bearer()}` };
+    return headers;
+  }
+
+  /** True when the provider produced a token different from the one the endpoint refused. */
+  private async refreshToken(): Promise<boolean> {
+    if (!this.bearer) return false;
+    try {
+      const before = await this.bearer();
+      const after = await this.bearer({ forceRefresh: true });
+      return after !== before;
+    } catch {
+      return false;
+    }
+  }
+
+  private fault(message: string, reason: TransportFaultReason, retryable: boolean, details: { status?: number } = {}, cause?: unknown): TransportError {
+    return new TransportError(message, reason, retryable, { ...details, transport: this.kind }, cause === undefined ? undefined : { cause });
+  }
+
+  private tooLarge(status: number): TransportError {
+    return this.fault(`the execution endpoint's response is larger than ${this.settings.maxResponseBytes} bytes`, 'too-large', false, { status });
+  }
+
+  private cancelled(cause?: unknown): TransportError {
+    return this.fault('the call was cancelled before the execution endpoint answered', 'timeout', true, {}, cause);
+  }
+}
+
+/** Plain http:// reaches only this machine; anything else must be TLS (ARCHITECTURE §4). */
+function parseExecutionUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`EXECUTION_URL is not a valid URL: ${JSON.stringify(raw)}`);
+  }
+  if (url.username || url.password) throw new ConfigError('EXECUTION_URL must not carry credentials; use EXECUTION_AUTH');
+  if (url.protocol === 'https:') return url;
+  if (url.protocol === 'http:' && isLoopbackUrl(url)) return url;
+  if (url.protocol === 'http:') {
+    throw new ConfigError(`EXECUTION_URL ${url.origin} uses plain http:// to a host that is not loopback; use https:// (http:// is allowed only for 127.0.0.0/8, ::1 and localhost)`);
+  }
+  throw new ConfigError(`EXECUTION_URL must be an https:// URL, not ${url.protocol}//`);
+}
+
+function createSigner(url: URL, auth: Extract<HttpsAuth, { kind: 'sigv4' }>): SigV4Signer {
+  const fromHost = sigv4TargetOfHost(url.hostname);
+  const service = auth.service ?? fromHost.service;
+  const region = auth.region ?? fromHost.region ?? auth.defaultRegion;
+  if (!service) {
+    throw new ConfigError(`cannot tell the SigV4 service from the host ${url.hostname}: set EXECUTION_SIGV4_SERVICE (lambda for a function URL, execute-api for API Gateway)`);
+  }
+  if (!region) throw new ConfigError(`cannot tell the SigV4 region from the host ${url.hostname}: set AWS_REGION`);
+  return new SigV4Signer({ service, region }, auth.credentials ?? defaultCredentials(), auth.now);
+}
+
+/**
+ * The SDK's default chain (environment, SSO, profiles, container and instance roles), loaded on
+ * first use so transports that never sign do not load it, and created once so its cache of
+ * temporary credentials survives between calls.
+ */
+function defaultCredentials(): SigV4Credentials {
+  let provider: Promise<() => Promise<unknown>> | undefined;
+  return (async () => {
+    provider ??= import('@aws-sdk/credential-provider-node').then(({ defaultProvider }) => defaultProvider());
+    return (await provider)();
+  }) as SigV4Credentials;
+}
+
+function positive(value: number | undefined, fallback: number, name: string, min = 1): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value < min) throw new ConfigError(`https transport option ${name} must be a number ≥ ${min}`);
+  return value;
+}
+
+function withAttempts(error: TransportError, attempts: number): TransportError {
+  return new TransportError(`${error.message} (gave up after ${attempts} attempts)`, error.reason, error.retryable, error.details, { cause: error.cause });
+}
+
+/** The errno-style code of a fetch failure (undici hides it in `cause`). */
+function connectionCode(error: unknown): string {
+  for (let current = error, depth = 0; current && depth < 5; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return error instanceof Error ? error.message : 'unknown error';
+}
+
+function describe(error: unknown): string {
+  return redactString(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+}
+
+/** The start of an error body, for the operator; tokens and signatures are masked. */
+async function readSnippet(response: Response): Promise<string> {
+  if (!response.body) return '';
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      chunks.push(Buffer.from(chunk));
+      size += chunk.byteLength;
+      if (size >= SNIPPET_BYTES) break;
+    }
+  } catch {
+    // The status is what matters; a body that breaks off adds nothing.
+  }
+  const text = Buffer.concat(chunks).toString('utf8').slice(0, SNIPPET_BYTES).replace(/\s+/g, ' ').trim();
+  return redactString(text);
+}
+
+async function discard(response: Response): Promise<void> {
+  await response.body?.cancel().catch(() => undefined);
+}

@@ -1,0 +1,166 @@
+import { ConfigError } from '../../src/config/env';
+import { startAgentCoreEmulator } from '../../src/local/agentcore-emulator';
+import { AgentCoreTransport } from '../../src/transport/agentcore';
+import { createTransport, parseTransportConfig, transportConfigFromEnv } from '../../src/transport/factory';
+import { HttpsTransport } from '../../src/transport/https';
+import { InProcessTransport } from '../../src/transport/in-process';
+import { startExecutionRuntime } from '../support/execution-runtime';
+import { executeTask, json, startTestServer } from './fixtures';
+
+const ARN = 'arn:aws:bedrock-agentcore:eu-west-1:123456789012:runtime/slack_zone_exec-AbCdEf1234';
+
+describe('transportConfigFromEnv', () => {
+  it('defaults to agentcore, which needs a runtime ARN', () => {
+    expect(() => transportConfigFromEnv({})).toThrow(new ConfigError('TRANSPORT=agentcore needs AGENTCORE_RUNTIME_ARN'));
+    expect(transportConfigFromEnv({ AGENTCORE_RUNTIME_ARN: ARN, AGENTCORE_QUALIFIER: 'prod', AWS_REGION: 'us-east-1' })).toEqual({
+      kind: 'agentcore',
+      runtimeArn: ARN,
+      qualifier: 'prod',
+      region: 'us-east-1',
+      maxAttempts: 3,
+      maxResponseBytes: 10 * 1024 * 1024,
+    });
+  });
+
+  it('names the variable when a value is wrong', () => {
+    expect(() => transportConfigFromEnv({ AGENTCORE_RUNTIME_ARN: 'my-runtime' })).toThrow(/AGENTCORE_RUNTIME_ARN: must be an AgentCore runtime ARN/);
+    expect(() => transportConfigFromEnv({ TRANSPORT: 'carrier-pigeon' })).toThrow(/TRANSPORT/);
+    expect(() => transportConfigFromEnv({ TRANSPORT: 'https', EXECUTION_URL: 'https://x.example', EXECUTION_MAX_ATTEMPTS: '0' })).toThrow(/EXECUTION_MAX_ATTEMPTS/);
+    expect(() => transportConfigFromEnv({ TRANSPORT: 'https', EXECUTION_URL: 'https://x.example', EXECUTION_AUTH: 'basic' })).toThrow(/EXECUTION_AUTH/);
+  });
+
+  it('reads the https settings, with defaults, and treats empty variables as unset', () => {
+    expect(transportConfigFromEnv({ TRANSPORT: 'https', EXECUTION_URL: 'http://127.0.0.1:8080/invocations', EXECUTION_AUTH: '', EXECUTION_TIMEOUT_MS: '5000' })).toEqual({
+      kind: 'https',
+      url: 'http://127.0.0.1:8080/invocations',
+      timeoutMs: 5000,
+      maxAttempts: 3,
+      baseDelayMs: 200,
+      maxDelayMs: 5000,
+      maxRetryAfterMs: 10_000,
+      maxResponseBytes: 10 * 1024 * 1024,
+    });
+    expect(() => transportConfigFromEnv({ TRANSPORT: 'https' })).toThrow(/TRANSPORT=https needs EXECUTION_URL/);
+  });
+
+  it('bearer auth needs a token or the ARN of a secret holding one', () => {
+    expect(() => transportConfigFromEnv({ TRANSPORT: 'https', EXECUTION_URL: 'https://x.example', EXECUTION_AUTH: 'bearer' })).toThrow(
+      /EXECUTION_AUTH=bearer needs EXECUTION_BEARER_TOKEN or EXECUTION_BEARER_SECRET_ARN/,
+    );
+  });
+
+  it("takes one agent's address over the variables, keeping the shared settings", () => {
+    const env = { TRANSPORT: 'agentcore', AGENTCORE_RUNTIME_ARN: ARN, EXECUTION_TIMEOUT_MS: '7000', EXECUTION_BEARER_TOKEN: 'shared' };
+    expect(transportConfigFromEnv(env, { kind: 'https', url: 'https://agent-b.example/a2a', auth: 'bearer' })).toMatchObject({
+      kind: 'https',
+      url: 'https://agent-b.example/a2a',
+      auth: 'bearer',
+      bearerToken: 'shared',
+      timeoutMs: 7000,
+    });
+    expect(transportConfigFromEnv(env, { qualifier: 'canary' })).toMatchObject({ kind: 'agentcore', runtimeArn: ARN, qualifier: 'canary' });
+  });
+
+  it('parseTransportConfig validates a hand-written config the same way', () => {
+    expect(parseTransportConfig({ kind: 'https', url: 'https://x.example', maxAttempts: 5 })).toMatchObject({ kind: 'https', maxAttempts: 5, timeoutMs: 30_000 });
+    expect(() => parseTransportConfig({ kind: 'agentcore', runtimeArn: 'nope' })).toThrow(ConfigError);
+  });
+});
+
+describe('createTransport', () => {
+  it('https to a loopback URL: no auth; to a function URL: sigv4', () => {
+    const local = createTransport(transportConfigFromEnv({ TRANSPORT: 'https', EXECUTION_URL: 'http://127.0.0.1:8080/invocations' }));
+    expect(local).toBeInstanceOf(HttpsTransport);
+    expect((local as HttpsTransport).authKind).toBe('none');
+    const remote = createTransport(transportConfigFromEnv({ TRANSPORT: 'https', EXECUTION_URL: 'https://abc.lambda-url.us-east-1.on.aws/' }));
+    expect((remote as HttpsTransport).authKind).toBe('sigv4');
+  });
+
+  it('https with plain http:// to another host fails as a configuration error', () => {
+    expect(() => createTransport(transportConfigFromEnv({ TRANSPORT: 'https', EXECUTION_URL: 'http://exec.internal:8080/invocations' }))).toThrow(ConfigError);
+  });
+
+  it('https with a custom domain and sigv4 needs EXECUTION_SIGV4_SERVICE, then signs with it in AWS_REGION', async () => {
+    const env = { TRANSPORT: 'https', EXECUTION_URL: 'https://agent.example.com/invocations', EXECUTION_AUTH: 'sigv4', AWS_REGION: 'ap-southeast-2' };
+    expect(() => createTransport(transportConfigFromEnv(env))).toThrow(/EXECUTION_SIGV4_SERVICE/);
+    let authorization: string | null = null;
+    const transport = createTransport(transportConfigFromEnv({ ...env, EXECUTION_SIGV4_SERVICE: 'execute-api' }), {
+      credentials: { accessKeyId: 'AKIDFACTORY', secretAccessKey: 's' },
+      fetch: async (_url, init) => {
+        authorization = new Headers(init?.headers).get('authorization');
+        return new Response('{"ok":true}', { status: 200 });
+      },
+    });
+    await transport.send('{}', { sessionKey: 'k' });
+    expect(authorization).toMatch(/Credential=AKIDFACTORY\/\d{8}\/ap-southeast-2\/execute-api\/aws4_request/);
+  });
+
+  it('https with a bearer token from the environment, over a real loopback server', async () => {
+    const server = await startTestServer((req, res) => json(res, 200, { auth: req.headers.authorization }));
+    try {
+      const transport = createTransport(
+        transportConfigFromEnv({ TRANSPORT: 'https', EXECUTION_URL: server.url, EXECUTION_AUTH: 'bearer', EXECUTION_BEARER_TOKEN: 'tok-from-env' }),
+      );
+      expect(await transport.send('{}', { sessionKey: 'k' })).toBe('{"auth":"Bearer tok-from-env"}');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('https with a bearer secret uses the injected token provider instead of AWS', async () => {
+    const server = await startTestServer((req, res) => json(res, 200, { auth: req.headers.authorization }));
+    try {
+      const config = transportConfigFromEnv({
+        TRANSPORT: 'https',
+        EXECUTION_URL: server.url,
+        EXECUTION_AUTH: 'bearer',
+        EXECUTION_BEARER_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:exec-token',
+      });
+      const transport = createTransport(config, { bearerTokenProvider: async () => 'tok-from-provider' });
+      expect(await transport.send('{}', { sessionKey: 'k' })).toBe('{"auth":"Bearer tok-from-provider"}');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('agentcore builds its own client in the region of the runtime ARN, honouring the endpoint override', async () => {
+    // Prepare
+    const runtime = await startExecutionRuntime();
+    const emulator = await startAgentCoreEmulator({ runtimes: { [ARN]: runtime.baseUrl } });
+    const previous = process.env.AWS_ENDPOINT_URL_BEDROCK_AGENTCORE;
+    process.env.AWS_ENDPOINT_URL_BEDROCK_AGENTCORE = emulator.endpoint;
+    try {
+      const transport = createTransport(transportConfigFromEnv({ TRANSPORT: 'agentcore', AGENTCORE_RUNTIME_ARN: ARN, AWS_REGION: 'us-east-1' }));
+      expect(transport).toBeInstanceOf(AgentCoreTransport);
+      // Act
+      const body = await transport.send(executeTask('from the factory'), { sessionKey: 'f47ac10b-58cc-4372-a567-0e02b2c3d479' });
+      // Assess
+      expect(body).toContain('echo: from the factory');
+      expect(emulator.invocations[0]).toMatchObject({ signingRegion: 'eu-west-1', signingService: 'bedrock-agentcore' });
+
+      // AGENTCORE_MAX_ATTEMPTS reaches the SDK's retry strategy.
+      const impatient = createTransport(transportConfigFromEnv({ AGENTCORE_RUNTIME_ARN: ARN, AGENTCORE_MAX_ATTEMPTS: '2' }));
+      emulator.injectFaults(...Array.from({ length: 3 }, () => ({ status: 429, type: 'ThrottlingException' })));
+      await expect(impatient.send(executeTask('x'), { sessionKey: 'k' })).rejects.toMatchObject({ reason: 'throttled', retryable: true });
+      expect(emulator.invocations.slice(1).map((i) => i.status)).toEqual([429, 429]);
+    } finally {
+      if (previous === undefined) delete process.env.AWS_ENDPOINT_URL_BEDROCK_AGENTCORE;
+      else process.env.AWS_ENDPOINT_URL_BEDROCK_AGENTCORE = previous;
+      await emulator.close();
+      await runtime.close();
+    }
+  });
+
+  it('agentcore uses an injected client', () => {
+    const client = { send: jest.fn() } as never;
+    expect(createTransport(transportConfigFromEnv({ AGENTCORE_RUNTIME_ARN: ARN }), { agentCoreClient: client })).toBeInstanceOf(AgentCoreTransport);
+  });
+
+  it('in-process needs the dispatcher from whoever wires the stack, and fails clearly without it', async () => {
+    const config = transportConfigFromEnv({ TRANSPORT: 'in-process' });
+    expect(() => createTransport(config)).toThrow(/TRANSPORT=in-process .* local runs and tests only/);
+    const transport = createTransport(config, { inProcess: async (body) => `got ${new TextDecoder().decode(body)}` });
+    expect(transport).toBeInstanceOf(InProcessTransport);
+    await expect(transport.send('{"a":1}', { sessionKey: 'k' })).resolves.toBe('got {"a":1}');
+  });
+});
