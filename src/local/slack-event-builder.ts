@@ -1,0 +1,60 @@
+import { slackSignatureHeaders } from '../verification/slack-signature';
+
+/**
+ * Builds Slack Events API payloads the way Slack would send them, for the local CLI, the
+ * playground, the demo and tests: an `app_mention` in a channel, signed with the signing secret.
+ */
+export type MentionOptions = {
+  text: string;
+  teamId?: string;
+  userId?: string;
+  channel?: string;
+  botUserId?: string;
+  threadTs?: string;
+  eventId?: string;
+  ts?: string;
+};
+
+let sequence = 0;
+
+/** A Slack-like message timestamp ("seconds.micro"), unique within this process. */
+export function slackTs(now = Date.now()): string {
+  sequence = (sequence + 1) % 1000;
+  return `${Math.floor(now / 1000)}.${String((now % 1000) * 1000 + sequence).padStart(6, '0')}`;
+}
+
+export function appMentionEnvelope(options: MentionOptions): { body: string; eventId: string; ts: string } {
+  const botUserId = options.botUserId ?? 'UBOTLOCAL';
+  const ts = options.ts ?? slackTs();
+  const eventId = options.eventId ?? `Ev${globalThis.crypto.randomUUID().replace(/-/g, '').slice(0, 10).toUpperCase()}`;
+  const event = {
+    type: 'app_mention',
+    user: options.userId ?? 'ULOCALUSER',
+    text: `<@${botUserId}> ${options.text}`,
+    ts,
+    channel: options.channel ?? 'CLOCAL',
+    event_ts: ts,
+    ...(options.threadTs ? { thread_ts: options.threadTs } : {}),
+  };
+  const envelope = {
+    token: 'local',
+    team_id: options.teamId ?? 'TLOCAL',
+    api_app_id: 'ALOCAL',
+    type: 'event_callback',
+    event_id: eventId,
+    event_time: Math.floor(Date.now() / 1000),
+    event,
+    authorizations: [{ team_id: options.teamId ?? 'TLOCAL', user_id: botUserId, is_bot: true }],
+  };
+  return { body: JSON.stringify(envelope), eventId, ts };
+}
+
+/** POSTs a body to a Slack ingress URL, signed as Slack signs it. */
+export async function postSignedEvent(url: string, body: string, signingSecret: string, extraHeaders: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...slackSignatureHeaders(signingSecret, body), ...extraHeaders },
+    body,
+  });
+  return { status: response.status, text: await response.text() };
+}

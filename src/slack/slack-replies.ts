@@ -1,0 +1,214 @@
+import { ErrorCode, LogLevel, WebClient, WebClientEvent, type Logger as SlackSdkLogger, type RetryOptions } from '@slack/web-api';
+import { ConfigError } from '../config/env';
+import { redactString, type Log } from '../observability/logger';
+import { isLoopbackUrl } from '../transport/loopback';
+
+/**
+ * Posting replies and reactions over the Slack Web API (`@slack/web-api`). The pipeline sees only
+ * the `SlackReplies` port; this file is the one adapter that holds a `WebClient`.
+ */
+
+export type ReactionTarget = {
+  channel: string;
+  /** The `ts` of the message to react to. */
+  timestamp: string;
+  /** Emoji name without colons, e.g. `eyes`. */
+  name: string;
+};
+
+export interface SlackReplies {
+  /** Posts `text` in the thread whose parent is `threadTs`; resolves with the new message's `ts`. */
+  post(message: { channel: string; threadTs: string; text: string }): Promise<{ ts: string }>;
+  /** Adding a reaction that is already there, or to a deleted message, is not an error. */
+  addReaction(reaction: ReactionTarget): Promise<void>;
+  /** Removing a reaction that is not there, or from a deleted message, is not an error. */
+  removeReaction(reaction: ReactionTarget): Promise<void>;
+}
+
+/** A Slack Web API call that failed; `code` is Slack's error string (or a transport-level code). */
+export class SlackApiError extends Error {
+  override name = 'SlackApiError';
+  constructor(
+    message: string,
+    /** Slack's `error` (e.g. `channel_not_found`), `ratelimited`, `http_<status>` or `request_error`. */
+    readonly code: string,
+    /** True when the same call may succeed later: rate limits, Slack 5xx, network faults. */
+    readonly retryable: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Slack errors that describe a passing state of Slack, not of the request. */
+const TRANSIENT_PLATFORM_ERRORS = new Set(['ratelimited', 'internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']);
+
+/** Reactions are decoration: these mean "already as asked" or "nothing left to decorate". */
+const IGNORED_REACTION_ERRORS = new Set(['already_reacted', 'no_reaction', 'message_not_found']);
+
+/** Turns whatever `@slack/web-api` threw into a SlackApiError (the SDK's own messages carry no token). */
+export function toSlackApiError(error: unknown, method: string): SlackApiError {
+  if (error instanceof SlackApiError) return error;
+  const sdk = error as { code?: unknown; data?: { error?: unknown }; statusCode?: unknown; original?: unknown } | undefined;
+  switch (sdk?.code) {
+    case ErrorCode.PlatformError: {
+      const code = typeof sdk.data?.error === 'string' ? sdk.data.error : 'unknown_error';
+      return new SlackApiError(`${method} failed: ${code}`, code, TRANSIENT_PLATFORM_ERRORS.has(code), { cause: error });
+    }
+    case ErrorCode.HTTPError: {
+      const status = Number(sdk.statusCode);
+      return new SlackApiError(`${method} failed with HTTP ${status}`, `http_${status}`, status >= 500 || status === 408 || status === 429, { cause: error });
+    }
+    case ErrorCode.RequestError:
+      // WebClient.makeRequest wraps its own "A rate limit was exceeded …" (a 429 that outlasted the retries) in this.
+      if (isRateLimitMessage(sdk.original)) return new SlackApiError(`${method} failed: rate limited`, 'ratelimited', true, { cause: error });
+      return new SlackApiError(`${method} failed: the request did not complete`, 'request_error', true, { cause: error });
+    case ErrorCode.RateLimitedError:
+      return new SlackApiError(`${method} failed: rate limited`, 'ratelimited', true, { cause: error });
+  }
+  // A 429 whose Retry-After is unreadable surfaces as a plain Error ("Retry header did not contain …").
+  if (isRateLimitMessage(error)) {
+    return new SlackApiError(`${method} failed: rate limited`, 'ratelimited', true, { cause: error });
+  }
+  const detail = error instanceof Error ? error.message : String(error);
+  return new SlackApiError(`${method} failed: ${redactString(detail)}`, 'unknown_error', false, { cause: error });
+}
+
+function isRateLimitMessage(error: unknown): boolean {
+  return error instanceof Error && /rate limit was exceeded|Retry header did not contain/i.test(error.message);
+}
+
+export type SlackRepliesLog = Pick<Log, 'info' | 'warn'>;
+
+/** SlackReplies over a `WebClient` (build one with `createSlackWebClient`). */
+export class WebApiSlackReplies implements SlackReplies {
+  constructor(
+    private readonly client: WebClient,
+    private readonly options: { log?: SlackRepliesLog } = {},
+  ) {}
+
+  async post({ channel, threadTs, text }: { channel: string; threadTs: string; text: string }): Promise<{ ts: string }> {
+    try {
+      const result = await this.client.chat.postMessage({
+        channel,
+        thread_ts: threadTs,
+        text,
+        // An answer full of links would otherwise be followed by previews the user did not ask for.
+        unfurl_links: false,
+        unfurl_media: false,
+        mrkdwn: true,
+      });
+      return { ts: result.ts ?? '' };
+    } catch (error) {
+      throw toSlackApiError(error, 'chat.postMessage');
+    }
+  }
+
+  async addReaction(reaction: ReactionTarget): Promise<void> {
+    await this.react('reactions.add', reaction, () => this.client.reactions.add(reaction));
+  }
+
+  async removeReaction(reaction: ReactionTarget): Promise<void> {
+    await this.react('reactions.remove', reaction, () => this.client.reactions.remove(reaction));
+  }
+
+  private async react(method: string, reaction: ReactionTarget, call: () => Promise<unknown>): Promise<void> {
+    try {
+      await call();
+    } catch (error) {
+      const failure = toSlackApiError(error, method);
+      if (!IGNORED_REACTION_ERRORS.has(failure.code)) throw failure;
+      this.options.log?.info('reaction left as it is', { method, reaction: reaction.name, code: failure.code });
+    }
+  }
+}
+
+export const DEFAULT_SLACK_API_URL = 'https://slack.com/api/';
+
+export type SlackWebClientOptions = {
+  token: string;
+  /** SLACK_API_URL: Slack's, or a local fake's. Method names are appended to it. */
+  apiUrl?: string;
+  /** Retries of 429s, Slack 5xx and network faults within one call. @default 3 */
+  retries?: number;
+  /** Per-attempt HTTP timeout. @default 10000 */
+  timeoutMs?: number;
+  /** Where the SDK's own warnings and errors go; without it they are dropped. */
+  log?: Pick<Log, 'warn' | 'error'>;
+};
+
+/**
+ * A WebClient set up for a Lambda function. Verified against @slack/web-api 8.2.0
+ * (`WebClient.makeRequest`): `rejectRateLimitedCalls` defaults to false, and then a 429 with
+ * `Retry-After` pauses the client's queue for that many seconds and counts as a failed attempt of
+ * `retryConfig` (p-retry), so the call is retried after the wait plus the policy's backoff; a 429
+ * without the header and `ok:false` answers are not retried; non-200 answers and network faults are.
+ * The SDK's default policy (10 retries over about 30 minutes) would outlive any Lambda, hence a
+ * few quick retries here — SQS redelivery covers longer outages.
+ */
+export function createSlackWebClient(options: SlackWebClientOptions): WebClient {
+  const apiUrl = slackApiUrl(options.apiUrl ?? DEFAULT_SLACK_API_URL);
+  const client = new WebClient(options.token, {
+    slackApiUrl: apiUrl,
+    logger: sdkLogger(options.log),
+    retryConfig: lambdaRetryPolicy(options.retries ?? 3),
+    timeout: options.timeoutMs ?? 10_000,
+    rejectRateLimitedCalls: false,
+    // The token goes with every call; never to a URL other than the configured API.
+    allowAbsoluteUrls: false,
+  });
+  client.on(WebClientEvent.RATE_LIMITED, (retryAfterSeconds: number, request: { url?: string }) => {
+    options.log?.warn('Slack rate-limited a call; waiting for Retry-After before retrying', {
+      method: request.url?.startsWith(apiUrl) ? request.url.slice(apiUrl.length) : undefined,
+      retry_after_seconds: retryAfterSeconds,
+    });
+  });
+  return client;
+}
+
+export function lambdaRetryPolicy(retries: number): RetryOptions {
+  return { retries, factor: 2, minTimeout: 250, maxTimeout: 2_000, randomize: true };
+}
+
+/**
+ * Refuses plain http:// except to loopback (the bot token travels with every call), and ends the
+ * URL with '/' because the SDK appends method names to it.
+ */
+export function slackApiUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('SLACK_API_URL is not a valid URL');
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackUrl(url))) {
+    throw new ConfigError('SLACK_API_URL must use https:// (plain http:// is allowed only to a loopback host)');
+  }
+  if (url.search || url.hash) throw new ConfigError('SLACK_API_URL must not have a query or fragment');
+  return url.href.endsWith('/') ? url.href : `${url.href}/`;
+}
+
+/**
+ * The SDK's logger interface over ours, at WARN: its debug and info lines (request bodies, "http
+ * request url …") are dropped, and what is left goes through our redacting logger.
+ */
+function sdkLogger(log: Pick<Log, 'warn' | 'error'> | undefined): SlackSdkLogger {
+  const text = (parts: unknown[]) => redactString(parts.map((part) => (typeof part === 'string' ? part : safeJson(part))).join(' '));
+  return {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: (...parts: unknown[]) => log?.warn(`@slack/web-api: ${text(parts)}`),
+    error: (...parts: unknown[]) => log?.error(`@slack/web-api: ${text(parts)}`),
+    setLevel: () => undefined,
+    getLevel: () => LogLevel.WARN,
+    setName: () => undefined,
+  };
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

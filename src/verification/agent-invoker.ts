@@ -1,0 +1,140 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { ExecuteTaskParams } from '../contract';
+import { taskLogger } from '../observability/logger';
+import type { PipelineMetrics } from '../observability/metrics';
+import type { ExecutionAgent } from '../protocols/execution-agent';
+import type { DeliveryHandler, Queue } from '../queue/queue';
+import { userMessageForFailure } from './failure-messages';
+import { withLastReceiveApology } from './last-receive';
+import { pollDelaySeconds, type PollSchedule } from './poll-schedule';
+import { PoisonMessageError } from './poison-message';
+import { TaskMessageSchema, replyThreadTs, type PollMessage, type ReplyMessage, type SlackThread, type TaskMessage } from './queue-messages';
+import type { SecretSource } from './secret-source';
+import { noTrace, type Tracer } from './trace';
+import type { UserMessages } from './user-messages';
+
+export type AgentInvokerOptions = {
+  agent: ExecutionAgent;
+  polls: Queue<PollMessage>;
+  replies: Queue<ReplyMessage>;
+  messages: UserMessages;
+  schedule: PollSchedule;
+  /** The task queue's maxReceiveCount: on that receive, a retryable failure still gets the user a reply. */
+  maxReceiveCount: number;
+  log: Logger;
+  metrics?: PipelineMetrics;
+  trace?: Tracer;
+  /** Called once a task is about to be sent (e.g. the 👀 reaction). Failures are logged, never fatal. */
+  onTaskStarted?: (thread: SlackThread) => Promise<void>;
+  /** Only when the operator opts in: the bot token travels to the execution zone in `bot_token`. */
+  botTokenForExecution?: SecretSource;
+  now?: () => number;
+};
+
+/** A retryable failure: the record fails so SQS delivers it again (same request id, same task). */
+export class RetryableTaskError extends Error {
+  override name = 'RetryableTaskError';
+  constructor(
+    message: string,
+    /** True when the user was already told (the last receive): no second, generic apology. */
+    readonly userNotified = false,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The agent-invoker function: one task message → one `execute_task` through the default agent.
+ * success → reply; pending → first poll message; permanent failure → safe error reply;
+ * transient failure → SQS retry, and on the last receive the user is told.
+ */
+export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandler {
+  const now = options.now ?? Date.now;
+  const trace = options.trace ?? noTrace;
+
+  const invoke: DeliveryHandler = async (delivery, { signal }) => {
+    const task = parseTask(delivery.body);
+    const log = taskLogger(options.log, { request_id: task.request_id, correlation_id: task.request_id, event_id: task.event_id });
+    const thread: SlackThread = { team_id: task.team_id, channel: task.channel, ts: task.ts, ...(task.thread_ts ? { thread_ts: task.thread_ts } : {}) };
+
+    if (delivery.receiveCount === 1 && options.onTaskStarted) {
+      await options.onTaskStarted(thread).catch((error: unknown) => log.warn('could not mark the task as started', { error: error as Error }));
+    }
+    const params: ExecuteTaskParams = {
+      text: task.text,
+      channel: task.channel,
+      thread_ts: replyThreadTs(task),
+      correlation_id: task.request_id,
+      team_id: task.team_id,
+      user_id: task.user_id,
+    };
+    if (options.botTokenForExecution) params.bot_token = await options.botTokenForExecution.get();
+
+    const sentAt = now();
+    trace({ requestId: task.request_id, hop: 'execute-sent', at: sentAt, detail: { agent: options.agent.name, transport: options.agent.transport, protocol: options.agent.protocol, attempt: delivery.receiveCount } });
+    options.metrics?.taskSent(options.agent.protocol, options.agent.transport);
+    const outcome = await options.agent.start(params, { requestId: task.request_id, correlationId: task.request_id, signal });
+    options.metrics?.latency('execute', now() - sentAt);
+    options.metrics?.outcome('execute', outcome.kind, outcome.kind === 'failure' ? outcome.code : undefined);
+
+    switch (outcome.kind) {
+      case 'success':
+        log.info('task answered', { duration_ms: now() - sentAt });
+        await reply(task, thread, 'answer', outcome.text || options.messages.executionFailed);
+        return;
+      case 'pending': {
+        const delaySeconds = pollDelaySeconds(options.schedule, 0);
+        await options.polls.send(
+          { ...thread, request_id: task.request_id, event_id: task.event_id, user_id: task.user_id, handle: outcome.handle, attempt: 0, accepted_at: now(), received_at: task.received_at },
+          { delaySeconds, attributes: { request_id: task.request_id } },
+        );
+        log.info('task accepted; first poll queued', { task_id: outcome.handle.taskId, delay_seconds: delaySeconds });
+        trace({ requestId: task.request_id, hop: 'accepted', at: now(), detail: { task_id: outcome.handle.taskId, next_poll_s: delaySeconds } });
+        return;
+      }
+      case 'failure':
+        if (!outcome.retryable) {
+          log.warn('task failed', { code: outcome.code, message: outcome.message });
+          trace({ requestId: task.request_id, hop: 'failed', at: now(), detail: { code: outcome.code } });
+          await reply(task, thread, 'error', options.messages[userMessageForFailure(outcome.code)]);
+          return;
+        }
+        log.warn('transient failure; the task will be retried', { code: outcome.code, message: outcome.message, receive_count: delivery.receiveCount });
+        trace({ requestId: task.request_id, hop: 'retry', at: now(), detail: { code: outcome.code, receive_count: delivery.receiveCount } });
+        if (delivery.receiveCount >= options.maxReceiveCount) {
+          // The last try: tell the user now with the specific reason; the DLQ keeps the record.
+          await reply(task, thread, 'error', options.messages[userMessageForFailure(outcome.code)]);
+          throw new RetryableTaskError(`giving up after ${delivery.receiveCount} attempts: ${outcome.code}`, true);
+        }
+        throw new RetryableTaskError(`transient failure ${outcome.code}`);
+    }
+  };
+
+  async function reply(task: TaskMessage, thread: SlackThread, kind: ReplyMessage['kind'], text: string): Promise<void> {
+    await options.replies.send({ ...thread, request_id: task.request_id, kind, text, received_at: task.received_at });
+    trace({ requestId: task.request_id, hop: 'reply-queued', at: now(), detail: { kind } });
+  }
+
+  // A retryable failure on the last receive has already replied with its reason; only unexpected
+  // errors (poison bodies, queue outages) need the generic apology.
+  return withLastReceiveApology(invoke, {
+    maxReceiveCount: options.maxReceiveCount,
+    replies: options.replies,
+    apology: options.messages.internalError,
+    log: options.log,
+    trace,
+    skip: (error) => error instanceof RetryableTaskError && error.userNotified,
+  });
+}
+
+function parseTask(body: string): TaskMessage {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch (error) {
+    throw new PoisonMessageError('task message is not JSON', { cause: error });
+  }
+  const parsed = TaskMessageSchema.safeParse(json);
+  if (!parsed.success) throw new PoisonMessageError(`task message is malformed: ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}`);
+  return parsed.data;
+}

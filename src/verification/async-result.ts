@@ -1,0 +1,92 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { taskLogger } from '../observability/logger';
+import type { PipelineMetrics } from '../observability/metrics';
+import type { ExecutionAgent } from '../protocols/execution-agent';
+import type { DeliveryHandler, Queue } from '../queue/queue';
+import { userMessageForFailure } from './failure-messages';
+import { withLastReceiveApology } from './last-receive';
+import { pollDelaySeconds, type PollSchedule } from './poll-schedule';
+import { PoisonMessageError } from './poison-message';
+import { PollMessageSchema, type PollMessage, type ReplyMessage } from './queue-messages';
+import { noTrace, type Tracer } from './trace';
+import type { UserMessages } from './user-messages';
+
+export type AsyncResultOptions = {
+  agent: ExecutionAgent;
+  polls: Queue<PollMessage>;
+  replies: Queue<ReplyMessage>;
+  messages: UserMessages;
+  schedule: PollSchedule;
+  maxReceiveCount: number;
+  log: Logger;
+  metrics?: PipelineMetrics;
+  trace?: Tracer;
+  now?: () => number;
+};
+
+/**
+ * The async-result function: one poll per invocation. Still pending (or a transient fault) →
+ * the next poll message with the next backoff delay; done → reply; past the deadline → cancel
+ * the task in the execution zone, so it stops spending model time, and tell the user.
+ * Nothing sleeps here: the wait between polls is an SQS message timer.
+ */
+export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler {
+  const now = options.now ?? Date.now;
+  const trace = options.trace ?? noTrace;
+  const deadlineMs = options.schedule.deadlineSeconds * 1000;
+
+  const poll: DeliveryHandler = async (delivery, { signal }) => {
+    const message = parsePoll(delivery.body);
+    const log = taskLogger(options.log, { request_id: message.request_id, correlation_id: message.request_id, event_id: message.event_id, task_id: message.handle.taskId });
+    const call = { requestId: message.request_id, correlationId: message.request_id, signal };
+    const started = now();
+    const outcome = await options.agent.poll(message.handle, call);
+    options.metrics?.latency('poll', now() - started);
+    options.metrics?.outcome('poll', outcome.kind, outcome.kind === 'failure' ? outcome.code : undefined);
+    const attempt = message.attempt + 1;
+    trace({ requestId: message.request_id, hop: 'poll', at: now(), detail: { attempt, outcome: outcome.kind, ...(outcome.kind === 'pending' && outcome.state ? { state: outcome.state } : {}) } });
+
+    if (outcome.kind === 'success') {
+      log.info('task finished', { polls: attempt, since_accepted_ms: now() - message.accepted_at });
+      return reply(message, 'answer', outcome.text || options.messages.executionFailed);
+    }
+    if (outcome.kind === 'failure' && !outcome.retryable) {
+      log.warn('task failed', { code: outcome.code, message: outcome.message, polls: attempt });
+      trace({ requestId: message.request_id, hop: 'failed', at: now(), detail: { code: outcome.code } });
+      return reply(message, 'error', options.messages[userMessageForFailure(outcome.code)]);
+    }
+    if (outcome.kind === 'failure') log.warn('transient failure while polling; polling on', { code: outcome.code, message: outcome.message });
+
+    const elapsed = now() - message.accepted_at;
+    if (elapsed >= deadlineMs) {
+      log.warn('task passed the poll deadline: cancelling it', { deadline_s: options.schedule.deadlineSeconds, polls: attempt });
+      const cancelFailure = await options.agent.cancel(message.handle, call);
+      if (cancelFailure) log.warn('cancel_task failed; the execution zone will expire the task', { code: cancelFailure.kind === 'failure' ? cancelFailure.code : undefined });
+      return reply(message, 'error', options.messages.timedOut);
+    }
+    // Never wait past the deadline: the last poll lands on it.
+    const delaySeconds = Math.min(pollDelaySeconds(options.schedule, attempt), Math.ceil((deadlineMs - elapsed) / 1000));
+    await options.polls.send({ ...message, attempt }, { delaySeconds, attributes: { request_id: message.request_id } });
+    log.debug('still pending; next poll queued', { attempt, delay_seconds: delaySeconds });
+  };
+
+  async function reply(message: PollMessage, kind: ReplyMessage['kind'], text: string): Promise<void> {
+    const { team_id, channel, ts, thread_ts } = message;
+    await options.replies.send({ team_id, channel, ts, ...(thread_ts ? { thread_ts } : {}), request_id: message.request_id, kind, text, received_at: message.received_at });
+    trace({ requestId: message.request_id, hop: 'reply-queued', at: now(), detail: { kind } });
+  }
+
+  return withLastReceiveApology(poll, { maxReceiveCount: options.maxReceiveCount, replies: options.replies, apology: options.messages.internalError, log: options.log, trace });
+}
+
+function parsePoll(body: string): PollMessage {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch (error) {
+    throw new PoisonMessageError('poll message is not JSON', { cause: error });
+  }
+  const parsed = PollMessageSchema.safeParse(json);
+  if (!parsed.success) throw new PoisonMessageError(`poll message is malformed: ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}`);
+  return parsed.data;
+}

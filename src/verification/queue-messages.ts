@@ -1,0 +1,58 @@
+import { z } from 'zod';
+
+/**
+ * The verification zone's three queue message shapes: tasks (slack-events → agent-invoker),
+ * polls (→ async-result) and replies (→ slack-poster). Every one carries where the reply goes.
+ */
+
+/** Where in Slack the reply belongs, and which message to react to. */
+export const SlackThreadSchema = z.object({
+  team_id: z.string(),
+  channel: z.string().min(1),
+  /** The user's message. */
+  ts: z.string().min(1),
+  /** The thread the user's message is in, if any. Replies go to `thread_ts ?? ts`. */
+  thread_ts: z.string().optional(),
+});
+export type SlackThread = z.infer<typeof SlackThreadSchema>;
+
+export const TaskMessageSchema = SlackThreadSchema.extend({
+  /** UUID v4 made once when the event was accepted; the JSON-RPC id of execute_task on every retry. */
+  request_id: z.uuid(),
+  event_id: z.string().min(1),
+  user_id: z.string(),
+  text: z.string().min(1),
+  /** Epoch ms when slack-events accepted the event. */
+  received_at: z.number(),
+});
+export type TaskMessage = z.infer<typeof TaskMessageSchema>;
+
+export const PollMessageSchema = SlackThreadSchema.extend({
+  request_id: z.uuid(),
+  event_id: z.string(),
+  user_id: z.string(),
+  /** The protocol's pending handle (task id and extras). */
+  handle: z.object({ taskId: z.string().min(1) }).catchall(z.string()),
+  /** Polls made so far. */
+  attempt: z.number().int().nonnegative(),
+  /** Epoch ms when the task was accepted: the poll deadline counts from here. */
+  accepted_at: z.number(),
+  received_at: z.number(),
+});
+export type PollMessage = z.infer<typeof PollMessageSchema>;
+
+export const ReplyKindSchema = z.enum(['answer', 'error', 'notice']);
+
+export const ReplyMessageSchema = SlackThreadSchema.extend({
+  request_id: z.string().min(1),
+  text: z.string().min(1),
+  /** answer: the task's result; error: a safe failure message; notice: refusals and hints. */
+  kind: ReplyKindSchema,
+  received_at: z.number().optional(),
+});
+export type ReplyMessage = z.infer<typeof ReplyMessageSchema>;
+
+/** Replies go in the user's thread: the thread it was in, or a new one under the message. */
+export function replyThreadTs(thread: Pick<SlackThread, 'ts' | 'thread_ts'>): string {
+  return thread.thread_ts ?? thread.ts;
+}

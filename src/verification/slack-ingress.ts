@@ -1,0 +1,153 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { newRequestId } from '../contract';
+import { taskLogger } from '../observability/logger';
+import type { PipelineMetrics } from '../observability/metrics';
+import type { Queue } from '../queue/queue';
+import type { ReplyMessage, TaskMessage } from './queue-messages';
+import type { RateLimiter } from './rate-limiter';
+import type { SecretSource } from './secret-source';
+import { classifyEvent, SlackEnvelopeSchema } from './slack-event';
+import { verifySlackSignature } from './slack-signature';
+import type { ClaimStore } from './stores/claim-store';
+import { noTrace, type Tracer } from './trace';
+import { fill, type UserMessages } from './user-messages';
+
+export type IngressRequest = { headers: Readonly<Record<string, string | undefined>>; body: Buffer | string };
+export type IngressResponse = { statusCode: number; headers: Record<string, string>; body: string };
+
+export type SlackIngressOptions = {
+  signingSecret: SecretSource;
+  claims: ClaimStore;
+  rateLimiter: RateLimiter;
+  tasks: Queue<TaskMessage>;
+  replies: Queue<ReplyMessage>;
+  messages: UserMessages;
+  allowedTeamIds?: readonly string[];
+  allowedUserIds?: readonly string[];
+  allowedChannelIds?: readonly string[];
+  maxTextLength: number;
+  claimTtlSeconds: number;
+  botUserId?: string;
+  log: Logger;
+  metrics?: PipelineMetrics;
+  trace?: Tracer;
+  now?: () => number;
+};
+
+const text = (statusCode: number, body: string): IngressResponse => ({ statusCode, headers: { 'Content-Type': 'text/plain' }, body });
+const OK = () => text(200, '');
+
+/**
+ * The slack-events function: verify, filter, authorize, rate-limit, claim the event id, enqueue,
+ * acknowledge. No Slack API call and no execution-zone call happen here, so it answers well
+ * inside Slack's 3 seconds; anything that needs Slack goes through the replies queue.
+ */
+export function createSlackIngress(options: SlackIngressOptions): (request: IngressRequest) => Promise<IngressResponse> {
+  const now = options.now ?? Date.now;
+  const trace = options.trace ?? noTrace;
+  const lists = {
+    team: options.allowedTeamIds && new Set(options.allowedTeamIds),
+    user: options.allowedUserIds && new Set(options.allowedUserIds),
+    channel: options.allowedChannelIds && new Set(options.allowedChannelIds),
+  };
+
+  async function verified(request: IngressRequest): Promise<boolean> {
+    const input = {
+      timestamp: header(request, 'x-slack-request-timestamp'),
+      signature: header(request, 'x-slack-signature'),
+      rawBody: request.body,
+      nowSeconds: Math.floor(now() / 1000),
+    };
+    const first = verifySlackSignature({ ...input, secret: await options.signingSecret.get() });
+    if (first.ok) return true;
+    // A mismatch may mean the secret was rotated since we cached it: read it once more.
+    if (first.reason === 'mismatch') {
+      const second = verifySlackSignature({ ...input, secret: await options.signingSecret.refresh() });
+      if (second.ok) return true;
+    }
+    options.log.warn('refused a request with a bad Slack signature', { reason: first.reason });
+    options.metrics?.refused(`signature-${first.reason}`);
+    return false;
+  }
+
+  return async function handle(request) {
+    const started = now();
+    if (!(await verified(request))) return text(401, 'invalid signature');
+
+    let envelope;
+    try {
+      envelope = SlackEnvelopeSchema.parse(JSON.parse(request.body.toString()));
+    } catch {
+      options.log.warn('acknowledged a signed payload that is not a known Slack event envelope');
+      return OK();
+    }
+    if (envelope.type === 'url_verification') return { statusCode: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ challenge: envelope.challenge }) };
+
+    const log = taskLogger(options.log, { event_id: envelope.event_id });
+    const decision = classifyEvent(envelope, options.botUserId);
+    if (decision.kind === 'ignore') {
+      log.debug('ignored event', { reason: decision.reason, type: envelope.event.type });
+      return OK();
+    }
+
+    // Claim first: a Slack retry (same event_id) is acknowledged here without a second task or reply.
+    const claimKey = `event#${envelope.event_id}`;
+    if (!(await options.claims.claim(claimKey, options.claimTtlSeconds))) {
+      log.info('duplicate event acknowledged', { retry_num: header(request, 'x-slack-retry-num'), retry_reason: header(request, 'x-slack-retry-reason') });
+      return OK();
+    }
+
+    const requestId = newRequestId();
+    const thread = { team_id: envelope.team_id, channel: decision.channel, ts: decision.ts, ...(decision.thread_ts ? { thread_ts: decision.thread_ts } : {}) };
+    const taskLog = taskLogger(log, { request_id: requestId, correlation_id: requestId });
+    trace({ requestId, hop: 'ingress', at: started, detail: { event_id: envelope.event_id, user: decision.user, channel: decision.channel } });
+
+    try {
+      const refusal = await refusalFor(envelope.team_id, decision.user, decision.channel, decision.text, started);
+      if (refusal === 'silent') {
+        trace({ requestId, hop: 'refused', at: now(), detail: { replied: false } });
+      } else if (refusal) {
+        await options.replies.send({ ...thread, request_id: requestId, kind: 'notice', text: refusal.text, received_at: started });
+        options.metrics?.refused(refusal.reason);
+        taskLog.info('event refused with a notice', { reason: refusal.reason });
+        trace({ requestId, hop: 'refused', at: now(), detail: { reason: refusal.reason } });
+      } else {
+        await options.tasks.send(
+          { ...thread, request_id: requestId, event_id: envelope.event_id, user_id: decision.user, text: decision.text, received_at: started },
+          { attributes: { request_id: requestId, event_id: envelope.event_id } },
+        );
+        taskLog.info('task queued', { text_length: decision.text.length });
+        trace({ requestId, hop: 'queued', at: now() });
+      }
+    } catch (error) {
+      // Nothing was queued: give the claim back so Slack's retry can succeed.
+      await options.claims.release(claimKey).catch((releaseError: unknown) => taskLog.error('could not release the event claim', { error: releaseError as Error }));
+      taskLog.error('could not queue the event; asking Slack to retry', { error: error as Error });
+      return text(500, 'temporarily unavailable');
+    }
+    options.metrics?.latency('ack', now() - started);
+    return OK();
+  };
+
+  /** A notice to send instead of a task, 'silent' for a refusal already announced, or undefined to go ahead. */
+  async function refusalFor(teamId: string, userId: string, channel: string, taskText: string, at: number): Promise<{ reason: string; text: string } | 'silent' | undefined> {
+    const notAllowed = (lists.team && !lists.team.has(teamId)) || (lists.user && !lists.user.has(userId)) || (lists.channel && !lists.channel.has(channel));
+    if (notAllowed) {
+      const window = Math.floor(at / 60_000);
+      const first = await options.claims.claim(`notice#not-allowed#${teamId}#${userId}#${window}`, 120);
+      return first ? { reason: 'not-allowed', text: options.messages.notAllowed } : 'silent';
+    }
+    const rate = await options.rateLimiter.check({ teamId, userId }, at);
+    if (!rate.allowed) return rate.firstRefusalInWindow ? { reason: 'rate-limited', text: options.messages.rateLimited } : 'silent';
+    if (!taskText) return { reason: 'empty', text: options.messages.emptyText };
+    if (taskText.length > options.maxTextLength) return { reason: 'too-long', text: fill(options.messages.tooLong, { limit: options.maxTextLength }) };
+    return undefined;
+  }
+}
+
+function header(request: IngressRequest, name: string): string | undefined {
+  const direct = request.headers[name];
+  if (direct !== undefined) return direct;
+  const found = Object.keys(request.headers).find((key) => key.toLowerCase() === name);
+  return found ? request.headers[found] : undefined;
+}

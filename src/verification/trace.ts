@@ -1,0 +1,22 @@
+/**
+ * Hops of one request through the pipeline, for the local playground and the demo's table.
+ * In Lambda nothing listens; the same facts are in the structured logs, keyed by request_id.
+ */
+export type TraceHop =
+  | 'ingress'
+  | 'queued'
+  | 'refused'
+  | 'execute-sent'
+  | 'accepted'
+  | 'poll'
+  | 'failed'
+  | 'retry'
+  | 'reply-queued'
+  | 'reply-posted'
+  | 'dead-lettered';
+
+export type TraceEvent = { requestId: string; hop: TraceHop; at: number; detail?: Record<string, unknown> };
+
+export type Tracer = (event: TraceEvent) => void;
+
+export const noTrace: Tracer = () => undefined;

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+
+/**
+ * Every text the verification zone writes to a Slack user, in one table (English). None carries
+ * protocol detail or a stack trace. Operators may override any entry with USER_MESSAGES_JSON.
+ */
+export const DEFAULT_USER_MESSAGES = {
+  emptyText: "Hi! Mention me with a question or a task, and I'll answer in this thread.",
+  tooLong: 'That message is too long for me ({limit} characters at most). Could you shorten it?',
+  notAllowed: "Sorry, I'm not enabled for you here. Please ask your workspace admin.",
+  rateLimited: "You're sending requests faster than I can take them. Please try again in a minute.",
+  executionFailed: "Sorry, I couldn't complete that request. Please try again, or rephrase it.",
+  modelBusy: "I'm getting a lot of requests right now. Please try again in a few minutes.",
+  unavailable: "Sorry, I can't reach my assistant service right now. Please try again in a few minutes.",
+  timedOut: 'Sorry, that took too long and I stopped working on it. Please try a smaller request.',
+  cancelled: 'That request was cancelled before it finished.',
+  internalError: 'Sorry, something went wrong on my side and I could not answer. The team has been notified.',
+} as const;
+
+export type UserMessageKey = keyof typeof DEFAULT_USER_MESSAGES;
+export type UserMessages = Record<UserMessageKey, string>;
+
+const OverridesSchema = z.partialRecord(z.enum(Object.keys(DEFAULT_USER_MESSAGES) as [UserMessageKey, ...UserMessageKey[]]), z.string().min(1));
+
+/** The table with operator overrides applied; unknown keys in the overrides are refused. */
+export function userMessages(overridesJson?: string): UserMessages {
+  if (!overridesJson) return { ...DEFAULT_USER_MESSAGES };
+  const overrides = OverridesSchema.parse(JSON.parse(overridesJson));
+  return { ...DEFAULT_USER_MESSAGES, ...overrides };
+}
+
+/** Fills `{name}` placeholders. */
+export function fill(template: string, values: Record<string, string | number>): string {
+  return template.replace(/\{(\w+)\}/g, (match, name: string) => (name in values ? String(values[name]) : match));
+}

@@ -1,0 +1,145 @@
+import { createServer } from 'node:http';
+import { ConfigError } from '../../src/config/env';
+import { SlackApiError, WebApiSlackReplies, createSlackWebClient, slackApiUrl, toSlackApiError } from '../../src/slack/slack-replies';
+import { startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
+import { closeServer, listenOnLoopback } from '../support/http';
+
+/** A log that remembers what it was given, for asserting where the SDK's own lines end up. */
+function recordingLog() {
+  const lines: Array<{ level: string; message: string; extra: unknown[] }> = [];
+  const at =
+    (level: string) =>
+    (message: string, ...extra: unknown[]) =>
+      void lines.push({ level, message, extra });
+  return { lines, info: at('info'), warn: at('warn'), error: at('error') } as unknown as { lines: typeof lines; info: jest.Mock; warn: jest.Mock; error: jest.Mock };
+}
+
+describe('WebApiSlackReplies over the real WebClient', () => {
+  let slack: FakeSlackApi;
+  beforeEach(async () => {
+    slack = await startFakeSlackApi();
+  });
+  afterEach(async () => {
+    await slack.close();
+  });
+
+  const repliesFor = (options: { token?: string; retries?: number } = {}, log = recordingLog()) =>
+    new WebApiSlackReplies(createSlackWebClient({ token: options.token ?? slack.token, apiUrl: slack.apiUrl, retries: options.retries ?? 2, log }), { log });
+
+  it('posts in the thread without link previews, form-encoded with a bearer token, and returns the ts', async () => {
+    // Act
+    const { ts } = await repliesFor().post({ channel: 'C1', threadTs: '1700000000.000100', text: 'Hello *world* <https://example.com>' });
+
+    // Assess
+    expect(slack.posts).toEqual([{ channel: 'C1', thread_ts: '1700000000.000100', text: 'Hello *world* <https://example.com>', ts }]);
+    const [request] = slack.requests;
+    expect(request?.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(request?.headers.authorization).toBe(`Bearer ${slack.token}`);
+    expect(request?.body).toMatchObject({ unfurl_links: 'false', unfurl_media: 'false', mrkdwn: 'true' });
+  });
+
+  it('retries a Slack 5xx and posts once', async () => {
+    slack.failNext('chat.postMessage', { status: 503, times: 2 });
+    await repliesFor({ retries: 2 }).post({ channel: 'C1', threadTs: '1.1', text: 'hi' });
+    expect(slack.requests.filter((r) => r.method === 'chat.postMessage')).toHaveLength(3);
+    expect(slack.posts).toHaveLength(1);
+  });
+
+  it('reports a Slack API error as a non-retryable SlackApiError with Slack’s code, without retrying', async () => {
+    const error = await repliesFor({ token: 'xoxb-wrong' })
+      .post({ channel: 'C1', threadTs: '1.1', text: 'hi' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SlackApiError);
+    expect(error).toMatchObject({ code: 'invalid_auth', retryable: false });
+    expect(slack.requests).toHaveLength(1);
+    expect(slack.posts).toHaveLength(0);
+  });
+
+  it('reports a 429 that outlasts the retries as a retryable ratelimited error', async () => {
+    slack.failNext('chat.postMessage', { retryAfterSeconds: 0, times: 5 });
+    const error = await repliesFor({ retries: 1 })
+      .post({ channel: 'C1', threadTs: '1.1', text: 'hi' })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'SlackApiError', code: 'ratelimited', retryable: true });
+    expect(slack.requests).toHaveLength(2);
+  });
+
+  it('reports a 429 without Retry-After as ratelimited at once (the SDK does not guess a wait)', async () => {
+    slack.failNext('chat.postMessage', { status: 429, error: 'ratelimited' });
+    const error = await repliesFor({ retries: 2 })
+      .post({ channel: 'C1', threadTs: '1.1', text: 'hi' })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'ratelimited', retryable: true });
+    expect(slack.requests).toHaveLength(1);
+  });
+
+  it('reports an unreachable API as a retryable request_error and routes the SDK’s warning through our log', async () => {
+    // A port that was just free: nothing listens there.
+    const server = createServer();
+    const url = `${await listenOnLoopback(server)}/api/`;
+    await closeServer(server);
+    const log = recordingLog();
+    const replies = new WebApiSlackReplies(createSlackWebClient({ token: slack.token, apiUrl: url, retries: 0, log }), { log });
+
+    const error = await replies.post({ channel: 'C1', threadTs: '1.1', text: 'hi' }).catch((e: unknown) => e);
+
+    expect(error).toMatchObject({ name: 'SlackApiError', code: 'request_error', retryable: true });
+    expect(log.lines).toContainEqual(expect.objectContaining({ level: 'warn', message: expect.stringContaining('@slack/web-api: http request failed') }));
+  });
+
+  it('treats already_reacted and no_reaction as done, logging them at info', async () => {
+    const log = recordingLog();
+    const replies = repliesFor({}, log);
+    const target = { channel: 'C1', timestamp: '1.1', name: 'eyes' };
+
+    await replies.addReaction(target);
+    await replies.addReaction(target); // already_reacted
+    await replies.removeReaction(target);
+    await replies.removeReaction(target); // no_reaction
+
+    expect(slack.reactions.map((r) => r.op)).toEqual(['add', 'remove']);
+    expect(log.lines.filter((l) => l.level === 'info').map((l) => (l.extra[0] as { code: string }).code)).toEqual(['already_reacted', 'no_reaction']);
+  });
+
+  it('treats message_not_found on a reaction as done, and throws other reaction errors', async () => {
+    const replies = repliesFor();
+    slack.failNext('reactions.add', { error: 'message_not_found' });
+    await expect(replies.addReaction({ channel: 'C1', timestamp: '9.9', name: 'eyes' })).resolves.toBeUndefined();
+    slack.failNext('reactions.add', { error: 'too_many_reactions' });
+    await expect(replies.addReaction({ channel: 'C1', timestamp: '9.9', name: 'eyes' })).rejects.toMatchObject({ code: 'too_many_reactions', retryable: false });
+  });
+
+  it('warns through our log when Slack rate-limits a call, naming the method', async () => {
+    const log = recordingLog();
+    slack.failNext('reactions.add', { retryAfterSeconds: 0 });
+    await repliesFor({}, log).addReaction({ channel: 'C1', timestamp: '1.1', name: 'eyes' });
+    expect(log.lines).toContainEqual(expect.objectContaining({ level: 'warn', extra: [{ method: 'reactions.add', retry_after_seconds: 0 }] }));
+  });
+});
+
+describe('slackApiUrl', () => {
+  it('ends the URL with a slash, since the SDK appends method names to it', () => {
+    expect(slackApiUrl('http://127.0.0.1:3001/api')).toBe('http://127.0.0.1:3001/api/');
+    expect(slackApiUrl('https://slack.com/api/')).toBe('https://slack.com/api/');
+  });
+
+  it('refuses plain http to anything but loopback, since the token travels with every call', () => {
+    expect(() => slackApiUrl('http://slack.example.com/api/')).toThrow(ConfigError);
+    expect(() => slackApiUrl('not a url')).toThrow(ConfigError);
+    expect(slackApiUrl('http://localhost:9/api/')).toBe('http://localhost:9/api/');
+  });
+});
+
+describe('toSlackApiError', () => {
+  it('classifies HTTP statuses: 5xx retryable, 4xx not', () => {
+    const http = (statusCode: number) => Object.assign(new Error('x'), { code: 'slack_webapi_http_error', statusCode });
+    expect(toSlackApiError(http(502), 'chat.postMessage')).toMatchObject({ code: 'http_502', retryable: true });
+    expect(toSlackApiError(http(404), 'chat.postMessage')).toMatchObject({ code: 'http_404', retryable: false });
+  });
+
+  it('keeps a token that slipped into an unknown error out of the message', () => {
+    const error = toSlackApiError(new Error('boom xoxb-123-456-secret'), 'chat.postMessage');
+    expect(error).toMatchObject({ code: 'unknown_error', retryable: false });
+    expect(error.message).not.toContain('xoxb-123-456-secret');
+  });
+});

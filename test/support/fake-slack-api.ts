@@ -1,0 +1,254 @@
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { closeServer, listenOnLoopback } from './http';
+
+/**
+ * A loopback fake of the Slack Web API, for the real `@slack/web-api` client (point
+ * `slackApiUrl` at `apiUrl`). It answers `chat.postMessage`, `reactions.add`, `reactions.remove`
+ * and `auth.test` the way Slack does — `{ok:false,error}` with HTTP 200 for API errors, 429 with
+ * `Retry-After` when rate limiting — and records what it was sent.
+ *
+ * Bodies: @slack/web-api 8 sends `application/x-www-form-urlencoded` (objects as JSON strings
+ * inside the form) with the token in `Authorization: Bearer`; other clients send JSON. Both are
+ * read, and so are query parameters. Like Slack, a form body may carry the token as `token`.
+ * The token is checked but never stored outside the recorded request headers.
+ */
+
+export type FakeSlackPost = { channel: string; thread_ts?: string; text: string; ts: string };
+export type FakeSlackReaction = { op: 'add' | 'remove'; channel: string; timestamp: string; name: string };
+export type FakeSlackRequest = { method: string; headers: IncomingHttpHeaders; body: Record<string, unknown> };
+
+export type FakeSlackFailure = {
+  /** HTTP status; 429 when `retryAfterSeconds` is set, else 200 (an API error). */
+  status?: number;
+  /** Slack's `error` string: `ratelimited` for 429s, `internal_error` otherwise. */
+  error?: string;
+  /** Sent as `Retry-After`. */
+  retryAfterSeconds?: number;
+  /** How many calls in a row fail. @default 1 */
+  times?: number;
+};
+
+export type FakeSlackApi = {
+  /** Ends with '/', as the SDK's `slackApiUrl` must. */
+  apiUrl: string;
+  /** The bot token the fake accepts. */
+  token: string;
+  botUserId: string;
+  /** Successful posts, in the order Slack accepted them. */
+  posts: FakeSlackPost[];
+  /** Successful reaction changes, in order. */
+  reactions: FakeSlackReaction[];
+  /** Every request that reached the fake, failed ones included. */
+  requests: FakeSlackRequest[];
+  /** Makes the next call(s) of `method` fail; failures queue in the order given. */
+  failNext(method: string, failure?: FakeSlackFailure): void;
+  /** Resolves with the posts once there are at least `count`. */
+  waitForPosts(count: number, timeoutMs?: number): Promise<FakeSlackPost[]>;
+  /** Forgets posts, reactions, requests and pending failures. */
+  reset(): void;
+  close(): Promise<void>;
+};
+
+export const FAKE_BOT_TOKEN = 'xoxb-000000000000-fake-slack-api-token';
+export const FAKE_BOT_USER_ID = 'U0FAKEBOT';
+const FAKE_BOT_ID = 'B0FAKEBOT';
+const FAKE_TEAM_ID = 'T0FAKE';
+
+type Answer = { status: number; body: Record<string, unknown>; headers?: Record<string, string> };
+
+export async function startFakeSlackApi(options: { botToken?: string } = {}): Promise<FakeSlackApi> {
+  const token = options.botToken ?? FAKE_BOT_TOKEN;
+  const posts: FakeSlackPost[] = [];
+  const reactions: FakeSlackReaction[] = [];
+  const requests: FakeSlackRequest[] = [];
+  const failures = new Map<string, Array<Required<Pick<FakeSlackFailure, 'times'>> & FakeSlackFailure>>();
+  /** Reactions currently on messages, so a repeat add or a stray remove errors as on Slack. */
+  const present = new Set<string>();
+  const waiters = new Set<{ count: number; resolve: (posts: FakeSlackPost[]) => void; timer: NodeJS.Timeout }>();
+  const tsSeconds = Math.floor(Date.now() / 1000);
+  let tsCounter = 0;
+
+  const nextTs = () => `${tsSeconds}.${String((tsCounter += 1)).padStart(6, '0')}`;
+
+  const notifyWaiters = () => {
+    for (const waiter of waiters) {
+      if (posts.length >= waiter.count) {
+        clearTimeout(waiter.timer);
+        waiters.delete(waiter);
+        waiter.resolve(posts.slice());
+      }
+    }
+  };
+
+  const takeFailure = (method: string): FakeSlackFailure | undefined => {
+    const queue = failures.get(method);
+    const failure = queue?.[0];
+    if (!queue || !failure) return undefined;
+    failure.times -= 1;
+    if (failure.times <= 0) queue.shift();
+    return failure;
+  };
+
+  const authorized = (headers: IncomingHttpHeaders, body: Record<string, unknown>, isForm: boolean): string | undefined => {
+    const header = headers.authorization;
+    const presented = header?.startsWith('Bearer ') ? header.slice('Bearer '.length) : isForm && typeof body.token === 'string' ? body.token : undefined;
+    if (presented === undefined) return 'not_authed';
+    return presented === token ? undefined : 'invalid_auth';
+  };
+
+  const handlers: Record<string, (body: Record<string, unknown>) => Answer> = {
+    'auth.test': () => ok({ url: 'https://fake-workspace.slack.com/', team: 'Fake Workspace', user: 'fake-bot', team_id: FAKE_TEAM_ID, user_id: FAKE_BOT_USER_ID, bot_id: FAKE_BOT_ID, is_enterprise_install: false }),
+    'chat.postMessage': (body) => {
+      const channel = stringArg(body.channel);
+      if (!channel) return apiError('channel_not_found');
+      const text = stringArg(body.text);
+      if (!text && body.blocks === undefined && body.attachments === undefined) return apiError('no_text');
+      const threadTs = stringArg(body.thread_ts);
+      const ts = nextTs();
+      posts.push({ channel, ...(threadTs ? { thread_ts: threadTs } : {}), text: text ?? '', ts });
+      notifyWaiters();
+      return ok({
+        channel,
+        ts,
+        message: { type: 'message', user: FAKE_BOT_USER_ID, bot_id: FAKE_BOT_ID, team: FAKE_TEAM_ID, text: text ?? '', ts, ...(threadTs ? { thread_ts: threadTs } : {}) },
+      });
+    },
+    'reactions.add': (body) => react('add', body),
+    'reactions.remove': (body) => react('remove', body),
+  };
+
+  function react(op: 'add' | 'remove', body: Record<string, unknown>): Answer {
+    const channel = stringArg(body.channel);
+    const timestamp = stringArg(body.timestamp);
+    const name = stringArg(body.name);
+    if (!channel) return apiError('channel_not_found');
+    if (!timestamp) return apiError('bad_timestamp');
+    if (!name || name.includes(':')) return apiError('invalid_name');
+    const key = `${channel}/${timestamp}/${name}`;
+    if (op === 'add' && present.has(key)) return apiError('already_reacted');
+    if (op === 'remove' && !present.has(key)) return apiError('no_reaction');
+    if (op === 'add') present.add(key);
+    else present.delete(key);
+    reactions.push({ op, channel, timestamp, name });
+    return ok({});
+  }
+
+  const server = createServer((request, response) => {
+    void handle(request, response).catch((error: unknown) => {
+      send(response, { status: 500, body: { ok: false, error: 'fake_slack_api_error', detail: String(error) } });
+    });
+  });
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+    const match = /^\/api\/([\w.]+)$/.exec(url.pathname);
+    if (!match) return send(response, { status: 404, body: { ok: false, error: 'unknown_path' } });
+    const method = match[1]!;
+    const raw = await readBody(request);
+    const contentType = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    const isForm = contentType === '' || contentType === 'application/x-www-form-urlencoded';
+
+    let body: Record<string, unknown> = Object.fromEntries(url.searchParams);
+    if (contentType === 'application/json') {
+      try {
+        const parsed: unknown = raw ? JSON.parse(raw) : {};
+        if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
+        body = { ...body, ...(parsed as Record<string, unknown>) };
+      } catch {
+        requests.push({ method, headers: request.headers, body: { raw } });
+        return send(response, apiError('invalid_json'));
+      }
+    } else if (isForm) {
+      body = { ...body, ...Object.fromEntries(new URLSearchParams(raw)) };
+    } else {
+      requests.push({ method, headers: request.headers, body: {} });
+      return send(response, apiError('invalid_form_data'));
+    }
+    // The token may arrive in a form field; it is checked, never recorded.
+    const { token: _bodyToken, ...recorded } = body;
+    requests.push({ method, headers: request.headers, body: recorded });
+
+    const authError = authorized(request.headers, body, isForm);
+    if (authError) return send(response, apiError(authError));
+
+    const failure = takeFailure(method);
+    if (failure) return send(response, failureAnswer(failure));
+
+    const handler = handlers[method];
+    send(response, handler ? handler(recorded) : apiError('unknown_method'));
+  }
+
+  const apiUrl = `${await listenOnLoopback(server)}/api/`;
+
+  return {
+    apiUrl,
+    token,
+    botUserId: FAKE_BOT_USER_ID,
+    posts,
+    reactions,
+    requests,
+    failNext(method, failure = {}) {
+      const queue = failures.get(method) ?? [];
+      queue.push({ ...failure, times: failure.times ?? 1 });
+      failures.set(method, queue);
+    },
+    waitForPosts(count, timeoutMs = 5000) {
+      if (posts.length >= count) return Promise.resolve(posts.slice());
+      return new Promise((resolve, reject) => {
+        const waiter = {
+          count,
+          resolve,
+          timer: setTimeout(() => {
+            waiters.delete(waiter);
+            reject(new Error(`fake Slack API: expected ${count} post(s) within ${timeoutMs} ms, got ${posts.length}: ${JSON.stringify(posts.map((p) => p.text.slice(0, 60)))}`));
+          }, timeoutMs),
+        };
+        waiters.add(waiter);
+      });
+    },
+    reset() {
+      posts.length = 0;
+      reactions.length = 0;
+      requests.length = 0;
+      failures.clear();
+      present.clear();
+    },
+    async close() {
+      for (const waiter of waiters) clearTimeout(waiter.timer);
+      waiters.clear();
+      await closeServer(server);
+    },
+  };
+}
+
+function ok(fields: Record<string, unknown>): Answer {
+  return { status: 200, body: { ok: true, ...fields } };
+}
+
+/** Slack answers API errors with HTTP 200 and `ok: false`. */
+function apiError(error: string): Answer {
+  return { status: 200, body: { ok: false, error } };
+}
+
+function failureAnswer(failure: FakeSlackFailure): Answer {
+  if (failure.retryAfterSeconds !== undefined) {
+    return { status: failure.status ?? 429, body: { ok: false, error: failure.error ?? 'ratelimited' }, headers: { 'retry-after': String(failure.retryAfterSeconds) } };
+  }
+  return { status: failure.status ?? 200, body: { ok: false, error: failure.error ?? 'internal_error' } };
+}
+
+function stringArg(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+function send(response: ServerResponse, answer: Answer): void {
+  const payload = JSON.stringify(answer.body);
+  response.writeHead(answer.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload), ...answer.headers });
+  response.end(payload);
+}
+
+async function readBody(request: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,153 @@
+import { MemoryQueue } from '../../src/queue/memory-queue';
+import { createLogger } from '../../src/observability/logger';
+import type { ReplyMessage, TaskMessage } from '../../src/verification/queue-messages';
+import { RateLimiter } from '../../src/verification/rate-limiter';
+import { staticSecret, type SecretSource } from '../../src/verification/secret-source';
+import { createSlackIngress, type SlackIngressOptions } from '../../src/verification/slack-ingress';
+import { slackSignatureHeaders } from '../../src/verification/slack-signature';
+import { MemoryClaimStore } from '../../src/verification/stores/memory-claim-store';
+import { MemoryCounterStore } from '../../src/verification/stores/memory-counter-store';
+import { DEFAULT_USER_MESSAGES } from '../../src/verification/user-messages';
+import { appMentionEnvelope } from '../../src/local/slack-event-builder';
+
+const SECRET = 'ingress-test-secret';
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+function setup(overrides: Partial<SlackIngressOptions> = {}) {
+  const tasks = new MemoryQueue<TaskMessage>({ name: 'tasks' });
+  const replies = new MemoryQueue<ReplyMessage>({ name: 'replies' });
+  const claims = new MemoryClaimStore();
+  const handle = createSlackIngress({
+    signingSecret: staticSecret(SECRET),
+    claims,
+    rateLimiter: new RateLimiter({ counters: new MemoryCounterStore(), perMinute: 3 }),
+    tasks,
+    replies,
+    messages: { ...DEFAULT_USER_MESSAGES },
+    maxTextLength: 50,
+    claimTtlSeconds: 3600,
+    log: createLogger('test'),
+    ...overrides,
+  });
+  const tasksSent = () => tasks.peek().map((body) => JSON.parse(body) as TaskMessage);
+  const repliesSent = () => replies.peek().map((body) => JSON.parse(body) as ReplyMessage);
+  return { handle, tasks, replies, claims, tasksSent, repliesSent };
+}
+
+const signed = (body: string, extra: Record<string, string> = {}, secret = SECRET) => ({ headers: { ...slackSignatureHeaders(secret, body), ...extra }, body });
+
+describe('slack-events ingress', () => {
+  it('answers url_verification with the challenge', async () => {
+    const { handle } = setup();
+    const response = await handle(signed(JSON.stringify({ type: 'url_verification', token: 't', challenge: 'abc123' })));
+    expect(response.statusCode).toBe(200);
+    expect(JSON.parse(response.body)).toEqual({ challenge: 'abc123' });
+  });
+
+  it('queues one task with a UUID v4 request id and the Slack context, then acks', async () => {
+    const { handle, tasksSent } = setup();
+    const { body, eventId, ts } = appMentionEnvelope({ text: 'what is up?', threadTs: '111.222', channel: 'C9', userId: 'U9', teamId: 'T9' });
+    const response = await handle(signed(body));
+    expect(response).toMatchObject({ statusCode: 200, body: '' });
+    expect(tasksSent()).toEqual([
+      { request_id: expect.stringMatching(UUID_V4), event_id: eventId, team_id: 'T9', user_id: 'U9', channel: 'C9', ts, thread_ts: '111.222', text: 'what is up?', received_at: expect.any(Number) },
+    ]);
+  });
+
+  it('decodes nothing itself: a base64-decoded Buffer body verifies the same as text', async () => {
+    const { handle, tasksSent } = setup();
+    const { body } = appMentionEnvelope({ text: 'bytes' });
+    const response = await handle({ headers: slackSignatureHeaders(SECRET, body), body: Buffer.from(body) });
+    expect(response.statusCode).toBe(200);
+    expect(tasksSent()).toHaveLength(1);
+  });
+
+  it.each([
+    ['unsigned', () => ({ headers: {}, body: appMentionEnvelope({ text: 'x' }).body })],
+    ['forged', () => signed(appMentionEnvelope({ text: 'x' }).body, {}, 'wrong-secret')],
+    ['stale', () => {
+      const { body } = appMentionEnvelope({ text: 'x' });
+      return { headers: slackSignatureHeaders(SECRET, body, Math.floor(Date.now() / 1000) - 301), body };
+    }],
+    ['tampered', () => {
+      const { body } = appMentionEnvelope({ text: 'x' });
+      return { headers: slackSignatureHeaders(SECRET, body), body: body.replace('x', 'y') };
+    }],
+  ])('refuses a %s request with 401 and queues nothing', async (_label, make) => {
+    const { handle, tasks, replies } = setup();
+    const response = await handle(make());
+    expect(response.statusCode).toBe(401);
+    expect(tasks.size + replies.size).toBe(0);
+  });
+
+  it('re-reads a rotated signing secret once before refusing', async () => {
+    let current = 'old-secret';
+    const rotating: SecretSource = { get: async () => current, refresh: async () => (current = SECRET) };
+    const { handle, tasksSent } = setup({ signingSecret: rotating });
+    expect((await handle(signed(appMentionEnvelope({ text: 'hi' }).body))).statusCode).toBe(200);
+    expect(tasksSent()).toHaveLength(1);
+  });
+
+  it('acknowledges Slack retries of the same event without a second task', async () => {
+    const { handle, tasksSent } = setup();
+    const { body } = appMentionEnvelope({ text: 'once please' });
+    for (let retry = 0; retry < 4; retry += 1) {
+      const headers: Record<string, string> = retry ? { 'x-slack-retry-num': String(retry), 'x-slack-retry-reason': 'http_timeout' } : {};
+      expect((await handle(signed(body, headers))).statusCode).toBe(200);
+    }
+    expect(tasksSent()).toHaveLength(1);
+  });
+
+  it('releases the claim and answers 500 when the enqueue fails, so Slack\'s retry succeeds', async () => {
+    const { handle, tasks, tasksSent } = setup();
+    const realSend = tasks.send.bind(tasks);
+    let failures = 1;
+    tasks.send = async (message, options) => {
+      if (failures-- > 0) throw new Error('SQS is down');
+      return realSend(message, options);
+    };
+    const { body } = appMentionEnvelope({ text: 'eventually' });
+    expect((await handle(signed(body))).statusCode).toBe(500);
+    expect((await handle(signed(body, { 'x-slack-retry-num': '1' }))).statusCode).toBe(200);
+    expect(tasksSent()).toHaveLength(1);
+  });
+
+  it('answers empty and over-long text with a friendly notice instead of a task', async () => {
+    const { handle, tasksSent, repliesSent } = setup();
+    await handle(signed(appMentionEnvelope({ text: '   ' }).body));
+    await handle(signed(appMentionEnvelope({ text: 'x'.repeat(51) }).body));
+    expect(tasksSent()).toHaveLength(0);
+    expect(repliesSent().map((r) => [r.kind, r.text])).toEqual([
+      ['notice', DEFAULT_USER_MESSAGES.emptyText],
+      ['notice', expect.stringContaining('50 characters')],
+    ]);
+  });
+
+  it('refuses users outside the allow-lists, with one notice per window', async () => {
+    const { handle, tasksSent, repliesSent } = setup({ allowedTeamIds: ['TOK'], allowedUserIds: ['UOK'] });
+    await handle(signed(appMentionEnvelope({ text: 'a', teamId: 'TOK', userId: 'UOK' }).body));
+    await handle(signed(appMentionEnvelope({ text: 'b', teamId: 'TOK', userId: 'UBAD' }).body));
+    await handle(signed(appMentionEnvelope({ text: 'c', teamId: 'TOK', userId: 'UBAD' }).body));
+    await handle(signed(appMentionEnvelope({ text: 'd', teamId: 'TBAD', userId: 'UOK' }).body));
+    expect(tasksSent().map((t) => t.text)).toEqual(['a']);
+    expect(repliesSent().map((r) => r.text)).toEqual([DEFAULT_USER_MESSAGES.notAllowed, DEFAULT_USER_MESSAGES.notAllowed]);
+  });
+
+  it('rate-limits per team and user, with one polite notice per window', async () => {
+    const { handle, tasksSent, repliesSent } = setup();
+    for (let i = 0; i < 6; i += 1) await handle(signed(appMentionEnvelope({ text: `q${i}`, userId: 'UFAST' }).body));
+    await handle(signed(appMentionEnvelope({ text: 'other user', userId: 'UCALM' }).body));
+    expect(tasksSent().map((t) => t.text)).toEqual(['q0', 'q1', 'q2', 'other user']);
+    expect(repliesSent().map((r) => r.text)).toEqual([DEFAULT_USER_MESSAGES.rateLimited]);
+  });
+
+  it('acknowledges but ignores bot messages and other event types', async () => {
+    const { handle, tasks, replies } = setup();
+    const envelope = JSON.parse(appMentionEnvelope({ text: 'x' }).body);
+    envelope.event.bot_id = 'B1';
+    expect((await handle(signed(JSON.stringify(envelope)))).statusCode).toBe(200);
+    envelope.event = { type: 'reaction_added', user: 'U1' };
+    expect((await handle(signed(JSON.stringify(envelope)))).statusCode).toBe(200);
+    expect(tasks.size + replies.size).toBe(0);
+  });
+});
