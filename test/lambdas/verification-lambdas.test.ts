@@ -1,0 +1,134 @@
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { APIGatewayProxyEvent, SQSEvent } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { appMentionEnvelope } from '../../src/local/slack-event-builder';
+import { slackSignatureHeaders } from '../../src/verification/slack-signature';
+import { createTable, startLocalDynamoDb, type LocalDynamoDb } from '../support/dynalite';
+import { startExecutionRuntime, type RunningRuntime } from '../support/execution-runtime';
+import { startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
+import { lambdaContext } from '../support/lambda-context';
+
+/**
+ * The Lambda handlers as deployed: configuration from the environment, DynamoDB through the real
+ * SDK against dynalite, the execution zone over the https transport on loopback, Slack through
+ * @slack/web-api against the fake Slack API. Only SQS sends are stubbed (no local SQS exists);
+ * what the handlers send is asserted.
+ */
+const sqs = mockClient(SQSClient);
+let db: LocalDynamoDb;
+let runtime: RunningRuntime;
+let slack: FakeSlackApi;
+const SECRET = 'lambda-test-signing-secret';
+const saved = { ...process.env };
+
+beforeAll(async () => {
+  db = await startLocalDynamoDb();
+  await createTable(db.client, 'state', 'pk', 'expires_at');
+  runtime = await startExecutionRuntime({ SYNC_BUDGET_MS: '1000' });
+  slack = await startFakeSlackApi();
+  Object.assign(process.env, {
+    AWS_ENDPOINT_URL_DYNAMODB: db.endpoint,
+    STATE_TABLE_NAME: 'state',
+    TASK_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/tasks',
+    POLL_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/polls',
+    REPLY_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/replies',
+    SLACK_SIGNING_SECRET: SECRET,
+    SLACK_BOT_TOKEN: slack.token,
+    SLACK_API_URL: slack.apiUrl,
+    TRANSPORT: 'https',
+    EXECUTION_URL: runtime.invocationsUrl,
+  });
+});
+afterAll(async () => {
+  process.env = saved;
+  await Promise.all([db.close(), runtime.close(), slack.close()]);
+});
+beforeEach(() => {
+  sqs.reset();
+  sqs.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
+});
+
+const sentTo = (queue: string) =>
+  sqs.commandCalls(SendMessageCommand).filter((call) => call.args[0].input.QueueUrl?.endsWith(`/${queue}`)).map((call) => JSON.parse(call.args[0].input.MessageBody!));
+
+function apiGatewayEvent(body: string, headers: Record<string, string>): APIGatewayProxyEvent {
+  return { body, headers, isBase64Encoded: false, httpMethod: 'POST', path: '/slack/events' } as unknown as APIGatewayProxyEvent;
+}
+
+function sqsEvent(bodies: unknown[], receiveCount = 1): SQSEvent {
+  return {
+    Records: bodies.map((body, index) => ({
+      messageId: `msg-${index}`,
+      receiptHandle: 'r',
+      body: JSON.stringify(body),
+      attributes: { ApproximateReceiveCount: String(receiveCount) },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:q',
+      awsRegion: 'us-east-1',
+    })),
+  } as unknown as SQSEvent;
+}
+
+describe('lambdas/slack-events', () => {
+  it('queues a verified mention once, however often Slack delivers it, and refuses unsigned requests', async () => {
+    const { handler } = await import('../../lambdas/slack-events');
+    const { body } = appMentionEnvelope({ text: 'from lambda' });
+    const first = await handler(apiGatewayEvent(body, slackSignatureHeaders(SECRET, body)), lambdaContext());
+    const retry = await handler(apiGatewayEvent(body, { ...slackSignatureHeaders(SECRET, body), 'X-Slack-Retry-Num': '1' }), lambdaContext());
+    const unsigned = await handler(apiGatewayEvent(body, {}), lambdaContext());
+    expect([first.statusCode, retry.statusCode, unsigned.statusCode]).toEqual([200, 200, 401]);
+    expect(sentTo('tasks')).toEqual([expect.objectContaining({ text: 'from lambda', channel: 'CLOCAL' })]);
+  });
+
+  it('decodes a base64 body before checking the signature', async () => {
+    const { handler } = await import('../../lambdas/slack-events');
+    const { body } = appMentionEnvelope({ text: 'encoded' });
+    const event = { ...apiGatewayEvent(Buffer.from(body).toString('base64'), slackSignatureHeaders(SECRET, body)), isBase64Encoded: true };
+    expect((await handler(event, lambdaContext())).statusCode).toBe(200);
+    expect(sentTo('tasks')).toHaveLength(1);
+  });
+});
+
+const task = (text: string) => ({
+  request_id: globalThis.crypto.randomUUID(),
+  event_id: 'Ev1',
+  team_id: 'T1',
+  user_id: 'U1',
+  channel: 'C1',
+  ts: '1700000000.000100',
+  text,
+  received_at: Date.now(),
+});
+
+describe('lambdas/agent-invoker', () => {
+  it('sends the task to the execution zone and queues the answer; a malformed record fails only itself', async () => {
+    const { handler } = await import('../../lambdas/agent-invoker');
+    const good = task('ping');
+    const result = await handler(sqsEvent([good, { not: 'a task' }]), lambdaContext());
+    expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'msg-1' }]);
+    expect(sentTo('replies')).toEqual([expect.objectContaining({ request_id: good.request_id, kind: 'answer', text: 'echo: ping', channel: 'C1' })]);
+  });
+
+  it('queues the first poll with a delay for an accepted task', async () => {
+    const { handler } = await import('../../lambdas/agent-invoker');
+    const slow = task('slow #sleep=1500');
+    const result = await handler(sqsEvent([slow]), lambdaContext());
+    expect(result.batchItemFailures).toEqual([]);
+    const polls = sqs.commandCalls(SendMessageCommand).filter((c) => c.args[0].input.QueueUrl?.endsWith('/polls'));
+    expect(polls).toHaveLength(1);
+    expect(polls[0]!.args[0].input.DelaySeconds).toBe(2);
+    expect(JSON.parse(polls[0]!.args[0].input.MessageBody!)).toMatchObject({ request_id: slow.request_id, attempt: 0, handle: { taskId: expect.stringMatching(/^task-/) } });
+  });
+});
+
+describe('lambdas/slack-poster', () => {
+  it('posts the reply in the thread once, even when SQS delivers it twice', async () => {
+    const { handler } = await import('../../lambdas/slack-poster');
+    const reply = { request_id: globalThis.crypto.randomUUID(), team_id: 'T1', channel: 'C1', ts: '1700000000.000100', kind: 'answer', text: 'hello from the poster' };
+    expect((await handler(sqsEvent([reply]), lambdaContext())).batchItemFailures).toEqual([]);
+    expect((await handler(sqsEvent([reply], 2), lambdaContext())).batchItemFailures).toEqual([]);
+    expect(slack.posts).toEqual([expect.objectContaining({ channel: 'C1', thread_ts: '1700000000.000100', text: 'hello from the poster' })]);
+  });
+});
