@@ -1,6 +1,7 @@
 /**
- * One transform for the whole repo: @swc/jest compiles our TypeScript and the ESM-only
- * packages (@middy) to CommonJS, so jest runs without --experimental-vm-modules.
+ * One transform for the whole repo (test/support/esbuild-jest-transform.js): esbuild compiles our
+ * TypeScript and the ESM-only packages (@middy, jose) to CommonJS, so jest runs without
+ * --experimental-vm-modules.
  * @type {import('jest').Config}
  */
 module.exports = {
@@ -8,7 +9,7 @@ module.exports = {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: {
-    '^.+\\.(t|j|mj)s$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
+    '^.+\\.(t|j|mj)s$': '<rootDir>/test/support/esbuild-jest-transform.js',
   },
   transformIgnorePatterns: ['/node_modules/(?!(@middy|jose)/)'],
   setupFiles: ['<rootDir>/test/support/jest-env.ts'],
