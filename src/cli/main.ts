@@ -1,8 +1,11 @@
 import type { Command } from './command';
+import { sayCommand } from './say';
 import { serveCommand } from './serve';
+import { startCommand } from './start';
+import { conformanceCommand } from './conformance';
 
 /** The `zone` command: one entry point for running, trying and checking both zones. */
-const commands: Command[] = [serveCommand];
+const commands: Command[] = [startCommand, sayCommand, serveCommand, conformanceCommand];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

@@ -100,7 +100,7 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
     const requestId = newRequestId();
     const thread = { team_id: envelope.team_id, channel: decision.channel, ts: decision.ts, ...(decision.thread_ts ? { thread_ts: decision.thread_ts } : {}) };
     const taskLog = taskLogger(log, { request_id: requestId, correlation_id: requestId });
-    trace({ requestId, hop: 'ingress', at: started, detail: { event_id: envelope.event_id, user: decision.user, channel: decision.channel } });
+    trace({ requestId, hop: 'ingress', at: started, detail: { event_id: envelope.event_id, user: decision.user, channel: decision.channel, ts: decision.ts, thread_ts: decision.thread_ts } });
 
     try {
       const refusal = await refusalFor(envelope.team_id, decision.user, decision.channel, decision.text, started);
@@ -112,12 +112,13 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
         taskLog.info('event refused with a notice', { reason: refusal.reason });
         trace({ requestId, hop: 'refused', at: now(), detail: { reason: refusal.reason } });
       } else {
+        // Traced before the send: an in-memory consumer may start on the task before send returns.
+        trace({ requestId, hop: 'queued', at: now() });
         await options.tasks.send(
           { ...thread, request_id: requestId, event_id: envelope.event_id, user_id: decision.user, text: decision.text, received_at: started },
           { attributes: { request_id: requestId, event_id: envelope.event_id } },
         );
         taskLog.info('task queued', { text_length: decision.text.length });
-        trace({ requestId, hop: 'queued', at: now() });
       }
     } catch (error) {
       // Nothing was queued: give the claim back so Slack's retry can succeed.

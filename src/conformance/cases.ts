@@ -1,0 +1,402 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  CancelTaskResultSchema,
+  ErrorCode,
+  ExecuteTaskResultSchema,
+  GetTaskResultResultSchema,
+  Method,
+  cancelTaskRequest,
+  executeTaskRequest,
+  getTaskResultRequest,
+  newRequestId,
+  type JsonRpcId,
+} from '../contract';
+import type { TransportKind } from '../transport/transport';
+import {
+  NotApplicable,
+  NotExercised,
+  asResponse,
+  bodyJson,
+  expectError,
+  expectErrorIn,
+  expectInvalidParamsData,
+  expectNoResponse,
+  expectResult,
+  expectResultIn,
+  fail,
+  show,
+} from './checks';
+import type { Exchange, Probe } from './probe';
+
+/**
+ * The zone contract's cases (ARCHITECTURE §3), as data: what is sent, what must come back, and
+ * why it matters to the verification zone. A case resolves (optionally with a note for the
+ * report), or throws CaseFailure, NotExercised or NotApplicable (see checks.ts).
+ */
+export type ConformanceSettings = {
+  /** An execute_task text that takes longer than the agent's sync budget. */
+  slowText: string;
+  pollIntervalMs: number;
+  pollTimeoutMs: number;
+};
+
+/** What earlier cases learned that later ones build on. */
+export type SharedState = { acceptedTaskId?: string };
+
+export type CaseContext = {
+  transport: TransportKind;
+  settings: ConformanceSettings;
+  send(body: string): Promise<Exchange>;
+  sendBytes?: Probe['sendBytes'];
+  shared: SharedState;
+  signal?: AbortSignal;
+};
+
+export type ConformanceCase = {
+  id: string;
+  /** What the agent must do, in one short line. */
+  expectation: string;
+  /** Why it matters, shown when the case fails. */
+  why: string;
+  /** A failing optional case only warns. */
+  required: boolean;
+  /** Only meaningful when the agent answers `accepted` for the slow text. */
+  async?: boolean;
+  run(ctx: CaseContext): Promise<string | void>;
+};
+
+const UNKNOWN_METHOD = 'conformance_no_such_method';
+
+/** A JSON-RPC request body; without an id it is a notification (no `id` member at all). */
+function rpc(method: string, params: unknown, ...id: [JsonRpcId] | []): string {
+  return JSON.stringify({ jsonrpc: '2.0', method, ...(params === undefined ? {} : { params }), ...(id.length ? { id: id[0] } : {}) });
+}
+
+/** A random id, so a rerun against the same agent never meets a task remembered by id. */
+function randomNumberId(): number {
+  return Math.floor(Math.random() * 2 ** 31) + 1;
+}
+
+async function sendRequest(ctx: CaseContext, body: unknown): Promise<Exchange> {
+  return ctx.send(JSON.stringify(body));
+}
+
+/** Polls get_task_result until the task succeeds, checking every answer on the way. */
+async function pollUntilSuccess(ctx: CaseContext, taskId: string): Promise<{ polls: number; seen: string[]; responseText: string }> {
+  const deadline = Date.now() + ctx.settings.pollTimeoutMs;
+  const seen: string[] = [];
+  for (let polls = 1; ; polls++) {
+    const id = newRequestId();
+    const result = expectResult(await sendRequest(ctx, getTaskResultRequest(taskId, id)), GetTaskResultResultSchema, id, 'a get_task_result result (accepted, working or success)');
+    if (seen.at(-1) !== result.status) seen.push(result.status);
+    if (result.status === 'success') return { polls, seen, responseText: result.response_text };
+    if (result.task_id !== taskId) fail(`expected result.task_id ${show(taskId)} while pending, got ${show(result.task_id)}`);
+    if (Date.now() > deadline) fail(`expected success within ${ctx.settings.pollTimeoutMs} ms, the task was still ${result.status} after ${polls} polls`);
+    await sleep(ctx.settings.pollIntervalMs, undefined, { signal: ctx.signal });
+  }
+}
+
+/** Sends the slow text; the task id when the agent answered `accepted`. */
+async function startSlowTask(ctx: CaseContext, suffix: string): Promise<string> {
+  const id = newRequestId();
+  const result = expectResult(await sendRequest(ctx, executeTaskRequest({ text: `${ctx.settings.slowText}${suffix}` }, id)), ExecuteTaskResultSchema, id, 'an execute_task result (success or accepted)');
+  if (result.status === 'success') {
+    throw new NotExercised('the slow task was answered with success at once, within the agent\'s sync budget; pass a longer --slow-ms (or a --slow-text that takes longer)');
+  }
+  return result.task_id;
+}
+
+function expectNonEmpty(text: string, where: string): void {
+  if (text.trim() === '') fail(`expected a non-empty response_text ${where}, got ${show(text)}`);
+}
+
+export const CASES: readonly ConformanceCase[] = [
+  {
+    id: 'execute_task.success',
+    expectation: 'short text → success, response_text, string id echoed',
+    why: 'this is the answer the verification zone posts in the Slack thread',
+    required: true,
+    async run(ctx) {
+      const id = newRequestId();
+      const result = expectResult(await sendRequest(ctx, executeTaskRequest({ text: 'conformance check: hello' }, id)), ExecuteTaskResultSchema, id, 'an execute_task result (success or accepted)');
+      if (result.status === 'success') {
+        expectNonEmpty(result.response_text, 'in the result');
+        return;
+      }
+      const polled = await pollUntilSuccess(ctx, result.task_id);
+      expectNonEmpty(polled.responseText, 'once polled to success');
+      return `answered accepted; success after ${polled.polls} polls`;
+    },
+  },
+  {
+    id: 'execute_task.accepted',
+    expectation: 'slow text → accepted with a task_id',
+    why: 'work past the sync budget must be handed back as accepted, or the transport times out',
+    required: true,
+    async: true,
+    async run(ctx) {
+      ctx.shared.acceptedTaskId = await startSlowTask(ctx, '');
+      return `task_id ${ctx.shared.acceptedTaskId}`;
+    },
+  },
+  {
+    id: 'get_task_result.polling',
+    expectation: 'accepted task → accepted/working, then success',
+    why: 'the verification zone polls accepted tasks until they finish, then posts the answer',
+    required: true,
+    async: true,
+    async run(ctx) {
+      const taskId = ctx.shared.acceptedTaskId;
+      if (!taskId) throw new NotExercised('no task was accepted, so there was nothing to poll');
+      const polled = await pollUntilSuccess(ctx, taskId);
+      expectNonEmpty(polled.responseText, 'once the task succeeded');
+      return `${polled.seen.join(' → ')} after ${polled.polls} polls`;
+    },
+  },
+  {
+    id: 'cancel_task.accepted',
+    expectation: 'cancel accepted task → cancelled, then polled → -32003',
+    why: 'the verification zone cancels tasks it gave up on, so no model time is spent on them',
+    required: true,
+    async: true,
+    async run(ctx) {
+      const taskId = await startSlowTask(ctx, ' (to be cancelled)');
+      const cancelId = newRequestId();
+      const cancelled = expectResult(await sendRequest(ctx, cancelTaskRequest(taskId, cancelId)), CancelTaskResultSchema, cancelId, 'a cancel_task result (cancelled)');
+      if (cancelled.status === 'success') throw new NotExercised('the task had already finished when cancel_task arrived');
+      if (cancelled.task_id !== taskId) fail(`expected result.task_id ${show(taskId)}, got ${show(cancelled.task_id)}`);
+      const pollId = newRequestId();
+      expectError(await sendRequest(ctx, getTaskResultRequest(taskId, pollId)), ErrorCode.TaskCancelled, pollId);
+    },
+  },
+  {
+    id: 'get_task_result.unknown',
+    expectation: 'unknown task_id → -32002, id echoed',
+    why: 'a poll of an expired task must end the polling with a clear error',
+    required: true,
+    async run(ctx) {
+      const id = newRequestId();
+      expectError(await sendRequest(ctx, getTaskResultRequest(`conformance-unknown-${newRequestId()}`, id)), ErrorCode.TaskNotFound, id);
+    },
+  },
+  {
+    id: 'cancel_task.unknown',
+    expectation: 'cancel unknown task_id → -32002, id echoed',
+    why: 'cancelling an expired task must not look like a success',
+    required: true,
+    async run(ctx) {
+      const id = newRequestId();
+      expectError(await sendRequest(ctx, cancelTaskRequest(`conformance-unknown-${newRequestId()}`, id)), ErrorCode.TaskNotFound, id);
+    },
+  },
+  {
+    id: 'error.parse',
+    expectation: 'body that is not JSON → -32700, id null',
+    why: 'JSON-RPC 2.0 requires it; an HTML error page or a crash tells the caller nothing',
+    required: true,
+    async run(ctx) {
+      // A request cut off mid-way, as a broken proxy or a truncated write would leave it.
+      const truncated = rpc(Method.ExecuteTask, { text: 'hello' }, newRequestId()).slice(0, -1);
+      expectError(await ctx.send(truncated), ErrorCode.ParseError, null);
+    },
+  },
+  {
+    id: 'error.invalid-request.jsonrpc',
+    expectation: 'jsonrpc "1.0" → -32600, id null',
+    why: 'only JSON-RPC 2.0 is spoken across the zone boundary',
+    required: true,
+    async run(ctx) {
+      const body = JSON.stringify({ jsonrpc: '1.0', method: Method.ExecuteTask, params: { text: 'hello' }, id: newRequestId() });
+      expectError(await ctx.send(body), ErrorCode.InvalidRequest, null);
+    },
+  },
+  {
+    id: 'error.invalid-request.id',
+    expectation: 'id {} → -32600, id null',
+    why: 'an id that cannot be echoed means the request is invalid, not a task to run',
+    required: true,
+    async run(ctx) {
+      const body = JSON.stringify({ jsonrpc: '2.0', method: Method.ExecuteTask, params: { text: 'hello' }, id: {} });
+      expectError(await ctx.send(body), ErrorCode.InvalidRequest, null);
+    },
+  },
+  {
+    id: 'error.invalid-request.method',
+    expectation: 'no method member → -32600, id null',
+    why: 'a request without a method is invalid, not an unknown method',
+    required: true,
+    async run(ctx) {
+      const body = JSON.stringify({ jsonrpc: '2.0', params: { text: 'hello' }, id: newRequestId() });
+      expectError(await ctx.send(body), ErrorCode.InvalidRequest, null);
+    },
+  },
+  {
+    id: 'error.method-not-found',
+    expectation: 'unknown method → -32601, id echoed',
+    why: 'the caller must tell "this agent does not speak execute_task" from a failed task',
+    required: true,
+    async run(ctx) {
+      const id = newRequestId();
+      expectError(await ctx.send(rpc(UNKNOWN_METHOD, {}, id)), ErrorCode.MethodNotFound, id);
+    },
+  },
+  {
+    id: 'error.invalid-params.text',
+    expectation: 'execute_task without text → -32602, data names "text"',
+    why: 'data ({path, message} per field) is how the caller learns what it got wrong',
+    required: true,
+    async run(ctx) {
+      const id = newRequestId();
+      expectInvalidParamsData(expectError(await ctx.send(rpc(Method.ExecuteTask, { channel: 'C0CONFORM' }, id)), ErrorCode.InvalidParams, id), 'text');
+    },
+  },
+  {
+    id: 'error.invalid-params.empty-text',
+    expectation: 'execute_task with text "" → -32602, data names "text"',
+    why: 'an empty task would cost model time and post an empty reply',
+    required: true,
+    async run(ctx) {
+      const id = newRequestId();
+      expectInvalidParamsData(expectError(await ctx.send(rpc(Method.ExecuteTask, { text: '' }, id)), ErrorCode.InvalidParams, id), 'text');
+    },
+  },
+  {
+    id: 'error.invalid-params.task_id',
+    expectation: 'get_task_result {} → -32602, data names "task_id"',
+    why: 'a poll without a task id is the caller\'s mistake, not an unknown task',
+    required: true,
+    async run(ctx) {
+      const id = newRequestId();
+      expectInvalidParamsData(expectError(await ctx.send(rpc(Method.GetTaskResult, {}, id)), ErrorCode.InvalidParams, id), 'task_id');
+    },
+  },
+  {
+    id: 'http.status-200',
+    expectation: 'a JSON-RPC error travels with HTTP 200, application/json',
+    why: 'behind AgentCore a non-2xx answer becomes RuntimeClientError and the JSON-RPC error is lost',
+    required: true,
+    async run(ctx) {
+      const id = newRequestId();
+      const exchange = await ctx.send(rpc(UNKNOWN_METHOD, {}, id));
+      expectError(exchange, ErrorCode.MethodNotFound, id);
+      if (exchange.httpStatus === undefined) return `the error came back through ${ctx.transport} intact`;
+      if (!/^application\/json\b/i.test(exchange.contentType ?? '')) fail(`expected Content-Type application/json, got ${show(exchange.contentType ?? 'none')}`);
+      return `HTTP ${exchange.httpStatus}, ${exchange.contentType}`;
+    },
+  },
+  {
+    id: 'notification.execute_task',
+    expectation: 'request without id → no response (HTTP 204)',
+    why: 'JSON-RPC 2.0 forbids answering notifications',
+    required: true,
+    async run(ctx) {
+      return expectNoResponse(await ctx.send(rpc(Method.ExecuteTask, { text: 'conformance notification' })));
+    },
+  },
+  {
+    id: 'notification.unknown-method',
+    expectation: 'unknown-method notification → no response, no -32601',
+    why: 'even errors are not reported for notifications',
+    required: true,
+    async run(ctx) {
+      return expectNoResponse(await ctx.send(rpc(UNKNOWN_METHOD, {})));
+    },
+  },
+  {
+    id: 'batch.mixed',
+    expectation: 'batch → array of responses, none for its notification',
+    why: 'JSON-RPC 2.0 batches: one response per request member, matched by id',
+    required: true,
+    async run(ctx) {
+      const taskId = newRequestId();
+      const unknownId = newRequestId();
+      const batch = [
+        executeTaskRequest({ text: 'conformance batch member' }, taskId),
+        { jsonrpc: '2.0', method: Method.ExecuteTask, params: { text: 'conformance batch notification' } },
+        { jsonrpc: '2.0', method: UNKNOWN_METHOD, id: unknownId },
+        1,
+      ];
+      const value = bodyJson(await ctx.send(JSON.stringify(batch)));
+      if (!Array.isArray(value)) fail(`expected an array of responses, got ${show(value)}`);
+      if (value.length !== 3) fail(`expected 3 responses (the notification gets none), got ${value.length}: ${show(value, 160)}`);
+      const withId = (id: JsonRpcId) => value.find((entry: unknown) => typeof entry === 'object' && entry !== null && (entry as { id?: unknown }).id === id);
+      expectResultIn(asResponse(withId(taskId) ?? fail(`expected a response with id ${show(taskId)} for the execute_task member, got ${show(value, 160)}`), taskId), ExecuteTaskResultSchema, 'an execute_task result');
+      expectErrorIn(asResponse(withId(unknownId) ?? fail(`expected a -32601 response with id ${show(unknownId)}, got ${show(value, 160)}`), unknownId), ErrorCode.MethodNotFound);
+      expectErrorIn(asResponse(withId(null) ?? fail(`expected a -32600 response with id null for the member 1, got ${show(value, 160)}`), null), ErrorCode.InvalidRequest);
+    },
+  },
+  {
+    id: 'batch.empty',
+    expectation: 'empty array → one -32600 error object (not an array)',
+    why: 'JSON-RPC 2.0 answers an empty batch with a single Invalid Request',
+    required: true,
+    async run(ctx) {
+      const value = bodyJson(await ctx.send('[]'));
+      if (Array.isArray(value)) fail(`expected a single -32600 error object, got an array: ${show(value)}`);
+      expectErrorIn(asResponse(value, null), ErrorCode.InvalidRequest);
+    },
+  },
+  {
+    id: 'batch.notifications',
+    expectation: 'batch of notifications only → no response',
+    why: 'an all-notification batch has nothing to answer, not even []',
+    required: true,
+    async run(ctx) {
+      const batch = [
+        { jsonrpc: '2.0', method: Method.ExecuteTask, params: { text: 'conformance batch notification 1' } },
+        { jsonrpc: '2.0', method: UNKNOWN_METHOD },
+      ];
+      return expectNoResponse(await ctx.send(JSON.stringify(batch)));
+    },
+  },
+  {
+    id: 'id.number',
+    expectation: 'numeric id → the same number echoed (not a string)',
+    why: 'a response is matched to its request by id, type included',
+    required: true,
+    async run(ctx) {
+      const id = randomNumberId();
+      expectResult(await sendRequest(ctx, executeTaskRequest({ text: 'conformance numeric id' }, id)), ExecuteTaskResultSchema, id, 'an execute_task result');
+    },
+  },
+  {
+    id: 'id.numeric-string',
+    expectation: 'id "<digits>" → the same string echoed (not a number)',
+    why: 'a response is matched to its request by id, type included',
+    required: true,
+    async run(ctx) {
+      const id = String(randomNumberId());
+      expectResult(await sendRequest(ctx, executeTaskRequest({ text: 'conformance string id' }, id)), ExecuteTaskResultSchema, id, 'an execute_task result');
+    },
+  },
+  {
+    id: 'id.null',
+    expectation: 'id null → a response with id null (not a notification)',
+    why: 'the contract accepts any valid JSON-RPC id, null included',
+    required: true,
+    async run(ctx) {
+      expectResult(await sendRequest(ctx, executeTaskRequest({ text: 'conformance null id' }, null)), ExecuteTaskResultSchema, null, 'an execute_task result');
+    },
+  },
+  {
+    id: 'malformed.bare-number',
+    expectation: 'body 42 (JSON, not a request) → -32600, id null',
+    why: 'valid JSON that is not a Request object is invalid, not a parse error',
+    required: true,
+    async run(ctx) {
+      expectError(await ctx.send('42'), ErrorCode.InvalidRequest, null);
+    },
+  },
+  {
+    id: 'malformed.non-utf8',
+    expectation: 'body with non-UTF-8 bytes → -32700, id null (https only)',
+    why: 'JSON text is UTF-8; an agent must refuse other bytes cleanly, not crash',
+    required: true,
+    async run(ctx) {
+      if (!ctx.sendBytes) throw new NotApplicable(`needs raw HTTP bytes; the ${ctx.transport} transport carries text (or the request must be SigV4-signed)`);
+      const [head, tail] = rpc(Method.ExecuteTask, { text: 'BYTES' }, newRequestId()).split('BYTES') as [string, string];
+      const body = Buffer.concat([Buffer.from(head), Buffer.from([0xff, 0xfe, 0xc3, 0x28]), Buffer.from(tail)]);
+      expectError(await ctx.sendBytes(body, ctx.signal), ErrorCode.ParseError, null);
+    },
+  },
+];

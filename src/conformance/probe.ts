@@ -1,0 +1,167 @@
+import { randomUUID } from 'node:crypto';
+import { BedrockAgentCoreClient } from '@aws-sdk/client-bedrock-agentcore';
+import { regionOfArn } from '../transport/arn';
+import { createTransport, parseTransportConfig } from '../transport/factory';
+import { HttpsTransport } from '../transport/https';
+import { TransportError, type Transport, type TransportKind } from '../transport/transport';
+
+/**
+ * How the conformance kit reaches an agent: through the same transports the verification zone
+ * uses, so an agent that passes here is reachable by the pipeline the same way. Only the https
+ * transport lets the kit see HTTP itself (status, content type), and only there can it send
+ * bytes that are not UTF-8, since a transport carries a string body.
+ */
+export type Exchange = {
+  /** The response body; undefined for "no content" (HTTP 204, an empty body or payload). */
+  body: string | undefined;
+  /** The HTTP status, where the kit can see it (https). */
+  httpStatus?: number;
+  contentType?: string;
+  /** Why no usable response came back (non-2xx, RuntimeClientError, connection refused, …). */
+  fault?: TransportError;
+};
+
+export type Probe = {
+  readonly transport: TransportKind;
+  /** What is being checked, for the report's header. */
+  readonly target: string;
+  send(body: string, signal?: AbortSignal): Promise<Exchange>;
+  /** Raw bytes over HTTP; absent where the kit cannot send them (agentcore, SigV4, in-process). */
+  sendBytes?: (body: Uint8Array, signal?: AbortSignal) => Promise<Exchange>;
+  close(): void;
+};
+
+export type ConformanceTarget =
+  | {
+      kind: 'https';
+      url: string;
+      /** Unset: `none` for a loopback URL, `sigv4` otherwise (as the https transport decides). */
+      auth?: 'none' | 'bearer' | 'sigv4';
+      bearerToken?: string;
+      timeoutMs?: number;
+      fetch?: typeof fetch;
+    }
+  | {
+      kind: 'agentcore';
+      runtimeArn: string;
+      qualifier?: string;
+      /** The SDK endpoint; unset, AWS_ENDPOINT_URL_BEDROCK_AGENTCORE (or AWS itself) applies. */
+      endpoint?: string;
+      region?: string;
+      timeoutMs?: number;
+      client?: BedrockAgentCoreClient;
+    }
+  /** Any transport a caller wired (in-process in tests, a custom one). */
+  | { kind: 'transport'; transport: Transport; target?: string };
+
+export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
+
+export function createProbe(target: ConformanceTarget): Probe {
+  // One session for the whole run: behind AgentCore each session is its own microVM, and
+  // get_task_result must reach the one that accepted the task.
+  const sessionKey = `conformance-${randomUUID()}`;
+  switch (target.kind) {
+    case 'https':
+      return httpsProbe(target, sessionKey);
+    case 'agentcore':
+      return agentCoreProbe(target, sessionKey);
+    case 'transport':
+      return { transport: target.transport.kind, target: target.target ?? target.transport.kind, send: viaTransport(target.transport, sessionKey), close: () => undefined };
+  }
+}
+
+function viaTransport(transport: Transport, sessionKey: string, before: () => void = () => undefined, after: () => Partial<Exchange> = () => ({})) {
+  return async (body: string, signal?: AbortSignal): Promise<Exchange> => {
+    before();
+    try {
+      const answer = await transport.send(body, { sessionKey, signal });
+      return { body: answer, ...after() };
+    } catch (error) {
+      if (error instanceof TransportError) return { body: undefined, fault: error, ...after() };
+      throw error;
+    }
+  };
+}
+
+function httpsProbe(target: Extract<ConformanceTarget, { kind: 'https' }>, sessionKey: string): Probe {
+  const timeoutMs = target.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  const config = parseTransportConfig({
+    kind: 'https',
+    url: target.url,
+    auth: target.auth,
+    bearerToken: target.bearerToken,
+    timeoutMs,
+    // Each case is one exchange: a retry would hide the very fault the kit is looking for.
+    maxAttempts: 1,
+  });
+  const baseFetch = target.fetch ?? globalThis.fetch.bind(globalThis);
+  // Cases run one after another, so "the last response seen" belongs to the call in flight.
+  let seen: Pick<Exchange, 'httpStatus' | 'contentType'> = {};
+  const recordingFetch: typeof fetch = async (input, init) => {
+    const response = await baseFetch(input, init);
+    seen = { httpStatus: response.status, contentType: response.headers.get('content-type') ?? undefined };
+    return response;
+  };
+  const transport = createTransport(config, { fetch: recordingFetch });
+  const authKind = transport instanceof HttpsTransport ? transport.authKind : undefined;
+  const url = new URL(target.url);
+  // A raw request cannot be SigV4-signed here (the signer takes a string body).
+  const canSendRaw = authKind === 'none' || (authKind === 'bearer' && target.bearerToken !== undefined);
+
+  const sendBytes = async (body: Uint8Array, signal?: AbortSignal): Promise<Exchange> => {
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+    if (authKind === 'bearer' && target.bearerToken) headers.authorization = `Bearer ${target.bearerToken}`;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    try {
+      const response = await baseFetch(url, {
+        method: 'POST',
+        headers,
+        body: body as unknown as BodyInit,
+        redirect: 'manual',
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      });
+      const text = await response.text();
+      return { body: text === '' ? undefined : text, httpStatus: response.status, contentType: response.headers.get('content-type') ?? undefined };
+    } catch (error) {
+      const fault = new TransportError(`could not reach the agent: ${(error as Error).message}`, 'connection', true, { transport: 'https' }, { cause: error });
+      return { body: undefined, fault };
+    }
+  };
+
+  return {
+    transport: 'https',
+    target: url.href,
+    send: viaTransport(transport, sessionKey, () => (seen = {}), () => seen),
+    ...(canSendRaw ? { sendBytes } : {}),
+    close: () => undefined,
+  };
+}
+
+function agentCoreProbe(target: Extract<ConformanceTarget, { kind: 'agentcore' }>, sessionKey: string): Probe {
+  const config = parseTransportConfig({
+    kind: 'agentcore',
+    runtimeArn: target.runtimeArn,
+    qualifier: target.qualifier,
+    timeoutMs: target.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
+    maxAttempts: 1,
+  });
+  const ownClient = target.client === undefined;
+  const client =
+    target.client ??
+    new BedrockAgentCoreClient({
+      // The runtime is called in its own region, wherever the kit runs.
+      region: regionOfArn(target.runtimeArn) ?? target.region ?? process.env.AWS_REGION,
+      maxAttempts: 1,
+      ...(target.endpoint ? { endpoint: target.endpoint } : {}),
+    });
+  const transport = createTransport(config, { agentCoreClient: client });
+  const where = target.qualifier ? `${target.runtimeArn} (qualifier ${target.qualifier})` : target.runtimeArn;
+  return {
+    transport: 'agentcore',
+    target: target.endpoint ? `${where} via ${target.endpoint}` : where,
+    send: viaTransport(transport, sessionKey),
+    close: () => {
+      if (ownClient) client.destroy();
+    },
+  };
+}

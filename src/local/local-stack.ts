@@ -1,0 +1,224 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { BedrockAgentCoreClient } from '@aws-sdk/client-bedrock-agentcore';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { readBody } from '../execution/hosts/http-host';
+import { createExecutionHttpServer } from '../execution/hosts/http-host';
+import { runtimeFromEnv } from '../execution/runtime-from-env';
+import type { ExecutionRuntime } from '../execution/runtime';
+import { createLogger } from '../observability/logger';
+import { executionAgentsFromEnv } from '../protocols/agents-from-env';
+import type { ExecutionAgent } from '../protocols/execution-agent';
+import { createSlackWebClient, WebApiSlackReplies, type SlackReplies } from '../slack/slack-replies';
+import type { TransportDeps } from '../transport/factory';
+import { startAgentCoreEmulator, type AgentCoreEmulator } from './agentcore-emulator';
+import { ConsoleSlackReplies } from './console-slack-replies';
+import { createLocalPipeline, type LocalPipeline } from './local-pipeline';
+import { PLAYGROUND_HTML } from './playground-page';
+import { appMentionEnvelope, postSignedEvent } from './slack-event-builder';
+import { TraceRecorder } from './trace-recorder';
+
+export const LOCAL_RUNTIME_ARN = 'arn:aws:bedrock-agentcore:us-east-1:000000000000:runtime/local_runtime-0000000000';
+
+export type LocalStackOptions = {
+  env?: NodeJS.ProcessEnv;
+  host?: string;
+  /** Overrides VERIFICATION_PORT (3000); 0 picks a free port. */
+  verificationPort?: number;
+  /** Overrides EXECUTION_PORT (8080); 0 picks a free port. */
+  executionPort?: number;
+  /** Multiplies queue delays (tests and the demo run faster than real time). */
+  timeScale?: number;
+  /** Replaces the reply sink (tests). */
+  slack?: SlackReplies;
+  /** Where terminal replies are written (default stdout); tests and the demo pass their own. */
+  replyWriter?: (line: string) => void;
+  log?: Logger;
+};
+
+export type LocalStack = {
+  ingressUrl: string;
+  playgroundUrl: string;
+  /** The local execution runtime's /invocations, when one runs here. */
+  executionUrl?: string;
+  agentCoreEndpoint?: string;
+  agent: ExecutionAgent;
+  signingSecret: string;
+  signingSecretGenerated: boolean;
+  /** Set when replies go to the terminal (no SLACK_BOT_TOKEN). */
+  consoleReplies?: ConsoleSlackReplies;
+  traces: TraceRecorder;
+  pipeline: LocalPipeline;
+  runtime?: ExecutionRuntime;
+  /** Signs an app_mention like Slack would and posts it to the local ingress over HTTP. */
+  say(text: string, options?: { threadTs?: string }): Promise<{ status: number; eventId: string; ts: string }>;
+  stop(): Promise<void>;
+};
+
+/**
+ * Both zones on loopback in one process (ARCHITECTURE §7): the execution runtime on
+ * EXECUTION_PORT, the Slack ingress and playground on VERIFICATION_PORT, the four verification
+ * functions wired with in-memory queues and stores. The transport comes from TRANSPORT (default
+ * https to the local runtime); with `agentcore` and no endpoint override, the local AgentCore
+ * emulator stands in for AWS.
+ */
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const env = { ...(options.env ?? process.env) };
+  const host = options.host ?? '127.0.0.1';
+  const log = options.log ?? createLogger('local');
+  const transportKind = env.TRANSPORT || 'https';
+  const externalAgent = Boolean(env.EXECUTION_URL || env.EXECUTION_AGENTS) && transportKind !== 'in-process';
+  const closers: Array<() => Promise<void>> = [];
+
+  try {
+    // The execution zone, unless the operator pointed us at another agent.
+    let runtime: ExecutionRuntime | undefined;
+    let executionBase: string | undefined;
+    if (!externalAgent || transportKind === 'agentcore') {
+      runtime = runtimeFromEnv(env);
+      const server = createExecutionHttpServer(runtime);
+      executionBase = await listen(server, options.executionPort ?? Number(env.EXECUTION_PORT ?? 8080), host);
+      closers.push(() => close(server));
+    }
+
+    const agentEnv: NodeJS.ProcessEnv = { ...env, TRANSPORT: transportKind };
+    const deps: TransportDeps = {};
+    let emulator: AgentCoreEmulator | undefined;
+    if (transportKind === 'https' && !env.EXECUTION_URL && !env.EXECUTION_AGENTS) agentEnv.EXECUTION_URL = `${executionBase}/invocations`;
+    if (transportKind === 'in-process') deps.inProcess = runtime!.dispatch;
+    if (transportKind === 'agentcore') {
+      agentEnv.AGENTCORE_RUNTIME_ARN ||= LOCAL_RUNTIME_ARN;
+      if (!env.AWS_ENDPOINT_URL_BEDROCK_AGENTCORE) {
+        emulator = await startAgentCoreEmulator({ runtimes: { [agentEnv.AGENTCORE_RUNTIME_ARN]: executionBase! }, host });
+        closers.push(() => emulator!.close());
+        // The real SDK client, pointed at the emulator, with placeholder credentials it signs with.
+        deps.agentCoreClient = new BedrockAgentCoreClient({
+          endpoint: emulator.endpoint,
+          region: 'us-east-1',
+          credentials: { accessKeyId: 'LOCALEMULATOR', secretAccessKey: 'local-emulator-placeholder' },
+        });
+      }
+    }
+    const agent = executionAgentsFromEnv(agentEnv, deps).default;
+
+    const consoleReplies = options.slack || env.SLACK_BOT_TOKEN ? undefined : new ConsoleSlackReplies(options.replyWriter);
+    const slack = options.slack ?? consoleReplies ?? new WebApiSlackReplies(createSlackWebClient({ token: env.SLACK_BOT_TOKEN!, apiUrl: env.SLACK_API_URL }));
+
+    const signingSecretGenerated = !env.SLACK_SIGNING_SECRET;
+    const signingSecret = env.SLACK_SIGNING_SECRET || randomBytes(16).toString('hex');
+    const traces = new TraceRecorder();
+    const pipeline = createLocalPipeline({ agent, slack, signingSecret, env, timeScale: options.timeScale, log, trace: traces.tracer });
+    closers.push(() => pipeline.stop());
+
+    let ingressUrl = '';
+    const say: LocalStack['say'] = async (text, sayOptions = {}) => {
+      const { body, eventId, ts } = appMentionEnvelope({ text, threadTs: sayOptions.threadTs, botUserId: env.SLACK_BOT_USER_ID });
+      const response = await postSignedEvent(ingressUrl, body, signingSecret);
+      return { status: response.status, eventId, ts };
+    };
+
+    const verification = createServer((req, res) => {
+      routeVerification(req, res, { pipeline, traces, consoleReplies, say }).catch((error: unknown) => {
+        log.error('local ingress failure', { error: error as Error });
+        if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
+      });
+    });
+    const verificationBase = await listen(verification, options.verificationPort ?? Number(env.VERIFICATION_PORT ?? 3000), host);
+    closers.push(() => close(verification));
+    ingressUrl = `${verificationBase}/slack/events`;
+
+    return {
+      ingressUrl,
+      playgroundUrl: `${verificationBase}/`,
+      ...(executionBase ? { executionUrl: `${executionBase}/invocations` } : {}),
+      ...(emulator ? { agentCoreEndpoint: emulator.endpoint } : {}),
+      agent,
+      signingSecret,
+      signingSecretGenerated,
+      ...(consoleReplies ? { consoleReplies } : {}),
+      traces,
+      pipeline,
+      ...(runtime ? { runtime } : {}),
+      say,
+      stop: () => stopAll(closers),
+    };
+  } catch (error) {
+    await stopAll(closers);
+    throw error;
+  }
+}
+
+type Routes = {
+  pipeline: LocalPipeline;
+  traces: TraceRecorder;
+  consoleReplies?: ConsoleSlackReplies;
+  say: LocalStack['say'];
+};
+
+async function routeVerification(req: IncomingMessage, res: ServerResponse, routes: Routes): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://local');
+  if (req.method === 'POST' && url.pathname === '/slack/events') {
+    const body = await readBody(req, 1_048_576);
+    if (body === 'too-large') return sendJson(res, 413, { error: 'payload too large' });
+    const headers = Object.fromEntries(Object.entries(req.headers).map(([key, value]) => [key, Array.isArray(value) ? value.join(',') : value]));
+    const answer = await routes.pipeline.ingress({ headers, body });
+    res.writeHead(answer.statusCode, answer.headers).end(answer.body);
+    return;
+  }
+  if (req.method === 'GET' && url.pathname === '/') {
+    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(PLAYGROUND_HTML);
+    return;
+  }
+  if (req.method === 'POST' && url.pathname === '/api/say') {
+    const body = await readBody(req, 65_536);
+    if (body === 'too-large') return sendJson(res, 413, { error: 'payload too large' });
+    const { text, thread_ts } = JSON.parse(body.toString() || '{}') as { text?: string; thread_ts?: string };
+    if (typeof text !== 'string') return sendJson(res, 400, { error: 'text is required' });
+    const sent = await routes.say(text, { threadTs: thread_ts });
+    return sendJson(res, 200, { status: sent.status, event_id: sent.eventId, ts: sent.ts });
+  }
+  if (req.method === 'GET' && url.pathname.startsWith('/api/events/')) {
+    const eventId = decodeURIComponent(url.pathname.slice('/api/events/'.length));
+    const trace = routes.traces.byEventId(eventId);
+    return sendJson(res, trace ? 200 : 404, trace ? withReplies(trace, routes) : { error: 'unknown event id' });
+  }
+  if (req.method === 'GET' && url.pathname === '/api/state') {
+    return sendJson(res, 200, { requests: routes.traces.all().map((trace) => withReplies(trace, routes)), replies_to_terminal: Boolean(routes.consoleReplies) });
+  }
+  sendJson(res, 404, { error: 'not found' });
+}
+
+function withReplies(trace: ReturnType<TraceRecorder['all']>[number], routes: Routes) {
+  const ingress = trace.events.find((e) => e.hop === 'ingress');
+  const ts = typeof ingress?.detail?.ts === 'string' ? ingress.detail.ts : undefined;
+  const threadTs = typeof ingress?.detail?.thread_ts === 'string' ? ingress.detail.thread_ts : ts;
+  const replies = routes.consoleReplies?.posted.filter((reply) => reply.threadTs === threadTs) ?? [];
+  return { ...trace, replies };
+}
+
+function sendJson(res: ServerResponse, status: number, value: unknown): void {
+  const text = JSON.stringify(value);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
+}
+
+function listen(server: Server, port: number, host: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(`http://${host}:${(server.address() as AddressInfo).port}`);
+    });
+  });
+}
+
+function close(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+async function stopAll(closers: Array<() => Promise<void>>): Promise<void> {
+  for (const closeOne of closers.reverse()) await closeOne().catch(() => undefined);
+}

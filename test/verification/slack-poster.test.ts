@@ -1,0 +1,256 @@
+import { createLogger } from '../../src/observability/logger';
+import type { Delivery } from '../../src/queue/queue';
+import { SlackApiError, WebApiSlackReplies, createSlackWebClient, type SlackReplies } from '../../src/slack/slack-replies';
+import { splitForSlack } from '../../src/slack/split-message';
+import { PoisonMessageError } from '../../src/verification/poison-message';
+import type { ReplyMessage } from '../../src/verification/queue-messages';
+import { acknowledgeReceipt, createSlackPoster, type SlackPosterOptions } from '../../src/verification/slack-poster';
+import { MemoryClaimStore } from '../../src/verification/stores/memory-claim-store';
+import { startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
+
+// Not shaped like a Slack token on purpose: the logger masks xox… tokens, which would hide a leak
+// from the assertion below instead of preventing it.
+const BOT_TOKEN = 'test-bot-token-7f3a9c21';
+
+const USER_TS = '1700000000.000200';
+const THREAD_TS = '1700000000.000100';
+
+function replyMessage(overrides: Partial<ReplyMessage> = {}): ReplyMessage {
+  return { team_id: 'T1', channel: 'C1', ts: USER_TS, request_id: 'req-1', kind: 'answer', text: 'The answer is 42.', ...overrides };
+}
+
+function delivery(body: unknown, receiveCount = 1): Delivery {
+  return { messageId: `m-${receiveCount}`, body: typeof body === 'string' ? body : JSON.stringify(body), receiveCount, attributes: {} };
+}
+
+const paragraph = (word: string, count: number) => `${Array.from({ length: count }, () => word).join(' ')}.`;
+
+describe('createSlackPoster', () => {
+  let slack: FakeSlackApi;
+  let replies: SlackReplies;
+  let claims: MemoryClaimStore;
+
+  beforeEach(async () => {
+    slack = await startFakeSlackApi({ botToken: BOT_TOKEN });
+    replies = new WebApiSlackReplies(createSlackWebClient({ token: BOT_TOKEN, apiUrl: slack.apiUrl, retries: 2 }));
+    claims = new MemoryClaimStore();
+  });
+  afterEach(async () => {
+    await slack.close();
+  });
+
+  const poster = (overrides: Partial<SlackPosterOptions> = {}) => createSlackPoster({ replies, claims, reactions: false, log: createLogger('test'), ...overrides });
+  const postRequests = () => slack.requests.filter((r) => r.method === 'chat.postMessage');
+  const reactionRequests = () => slack.requests.filter((r) => r.method.startsWith('reactions.'));
+
+  it('replies in the thread the user wrote in, or starts one under the user’s message', async () => {
+    // Prepare
+    const post = poster();
+
+    // Act
+    await post(delivery(replyMessage({ request_id: 'in-thread', thread_ts: THREAD_TS })));
+    await post(delivery(replyMessage({ request_id: 'top-level' })));
+
+    // Assess
+    expect(slack.posts).toEqual([
+      { channel: 'C1', thread_ts: THREAD_TS, text: 'The answer is 42.', ts: expect.any(String) },
+      { channel: 'C1', thread_ts: USER_TS, text: 'The answer is 42.', ts: expect.any(String) },
+    ]);
+  });
+
+  it('posts a long answer as ordered chunks under Slack’s limit, all in the same thread', async () => {
+    const text = [paragraph('alpha', 500), paragraph('bravo', 500), paragraph('charlie', 400)].join('\n\n');
+
+    await poster()(delivery(replyMessage({ text })));
+
+    expect(slack.posts.map((p) => p.text)).toEqual(splitForSlack(text));
+    expect(slack.posts).toHaveLength(3);
+    expect(slack.posts.map((p) => p.text.split(' ')[0])).toEqual(['alpha', 'bravo', 'charlie']);
+    for (const post of slack.posts) {
+      expect(post.text.length).toBeLessThanOrEqual(3900);
+      expect(post.thread_ts).toBe(USER_TS);
+    }
+  });
+
+  it('posts nothing new when SQS delivers the same reply again', async () => {
+    const body = replyMessage({ text: [paragraph('one', 900), paragraph('two', 900)].join('\n\n') });
+    const post = poster();
+
+    await post(delivery(body, 1));
+    const afterFirst = postRequests().length;
+    await post(delivery(body, 2));
+
+    expect(afterFirst).toBe(2);
+    expect(postRequests()).toHaveLength(afterFirst);
+    expect(slack.posts).toHaveLength(2);
+    // The documented keys, so an operator can find (or clear) them in the state table.
+    expect(await claims.claim('reply#req-1#0', 60)).toBe(false);
+    expect(await claims.claim('reply#req-1#1', 60)).toBe(false);
+  });
+
+  it('waits out a 429 for its Retry-After and then posts exactly once', async () => {
+    slack.failNext('chat.postMessage', { retryAfterSeconds: 1 });
+    const startedAt = Date.now();
+
+    await poster()(delivery(replyMessage()));
+
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(990);
+    expect(postRequests()).toHaveLength(2);
+    expect(slack.posts).toHaveLength(1);
+  });
+
+  it('releases the claim of a chunk whose post failed, so the redelivery posts it — and only it', async () => {
+    // Slack fails the second chunk's post: the first is out, the second is not.
+    let calls = 0;
+    const flaky: SlackReplies = {
+      ...replies,
+      addReaction: (r) => replies.addReaction(r),
+      removeReaction: (r) => replies.removeReaction(r),
+      post: async (message) => {
+        if ((calls += 1) === 2) slack.failNext('chat.postMessage', { error: 'service_unavailable' });
+        return replies.post(message);
+      },
+    };
+    const body = replyMessage({ text: [paragraph('first', 500), paragraph('second', 400)].join('\n\n') });
+    expect(splitForSlack(body.text)).toHaveLength(2);
+    const post = poster({ replies: flaky });
+
+    const failure = await post(delivery(body, 1)).catch((e: unknown) => e);
+    const postedBeforeRetry = slack.posts.map((p) => p.text.split(' ')[0]);
+    await post(delivery(body, 2));
+
+    expect(failure).toBeInstanceOf(SlackApiError);
+    expect(failure).toMatchObject({ code: 'service_unavailable', retryable: true });
+    expect(postedBeforeRetry).toEqual(['first']);
+    expect(slack.posts.map((p) => p.text.split(' ')[0])).toEqual(['first', 'second']);
+  });
+
+  it('throws PoisonMessageError for a body that is not a reply message, and calls Slack for nothing', async () => {
+    const post = poster();
+
+    await expect(post(delivery('{not json'))).rejects.toBeInstanceOf(PoisonMessageError);
+    await expect(post(delivery({ channel: 'C1', text: 'no thread, no id' }))).rejects.toThrow(/malformed: .*ts.*request_id/);
+    await expect(post(delivery({ ...replyMessage(), kind: 'shout' }))).rejects.toMatchObject({ name: 'PoisonMessageError' });
+    expect(slack.requests).toHaveLength(0);
+  });
+
+  it('posts nothing for a reply with no visible text, and does not ask for a retry', async () => {
+    await expect(poster()(delivery(replyMessage({ text: ' \n\t ' })))).resolves.toBeUndefined();
+    expect(slack.requests).toHaveLength(0);
+  });
+
+  it('stops before the next chunk when the Lambda is out of time, leaving it for the redelivery', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const body = replyMessage();
+
+    await expect(poster()(delivery(body, 1), { signal: controller.signal })).rejects.toThrow();
+    await poster()(delivery(body, 2));
+
+    expect(slack.posts).toHaveLength(1);
+  });
+
+  it('builds a lazily-made SlackReplies once, and again only after a failed build', async () => {
+    const factory = jest.fn<Promise<SlackReplies>, []>().mockRejectedValueOnce(new Error('secret not readable')).mockResolvedValue(replies);
+    const post = poster({ replies: factory });
+
+    await expect(post(delivery(replyMessage({ request_id: 'a' })))).rejects.toThrow('secret not readable');
+    await post(delivery(replyMessage({ request_id: 'a' }), 2));
+    await post(delivery(replyMessage({ request_id: 'b' })));
+
+    expect(factory).toHaveBeenCalledTimes(2);
+    expect(slack.posts).toHaveLength(2);
+  });
+
+  describe('reactions', () => {
+    const thread = { channel: 'C1', ts: USER_TS };
+
+    it('swaps 👀 for ✅ on the user’s message once an answer is posted', async () => {
+      await acknowledgeReceipt(replies, thread);
+      await poster({ reactions: true })(delivery(replyMessage({ thread_ts: THREAD_TS })));
+
+      expect(slack.reactions).toEqual([
+        { op: 'add', channel: 'C1', timestamp: USER_TS, name: 'eyes' },
+        { op: 'remove', channel: 'C1', timestamp: USER_TS, name: 'eyes' },
+        { op: 'add', channel: 'C1', timestamp: USER_TS, name: 'white_check_mark' },
+      ]);
+    });
+
+    it('swaps 👀 for ⚠️ after an error reply', async () => {
+      await acknowledgeReceipt(async () => replies, thread);
+      await poster({ reactions: true })(delivery(replyMessage({ kind: 'error', text: 'Sorry, something went wrong.' })));
+
+      expect(slack.reactions.map((r) => `${r.op} ${r.name}`)).toEqual(['add eyes', 'remove eyes', 'add warning']);
+    });
+
+    it('leaves a notice without reactions, since no task ever started', async () => {
+      await poster({ reactions: true })(delivery(replyMessage({ kind: 'notice', text: 'Please ask your admin.' })));
+      expect(slack.posts).toHaveLength(1);
+      expect(reactionRequests()).toHaveLength(0);
+    });
+
+    it('does not touch reactions when they are off', async () => {
+      await poster({ reactions: false })(delivery(replyMessage()));
+      expect(slack.posts).toHaveLength(1);
+      expect(reactionRequests()).toHaveLength(0);
+    });
+
+    it('never fails a posted reply because a reaction failed', async () => {
+      slack.failNext('reactions.remove', { error: 'invalid_name' });
+      slack.failNext('reactions.add', { error: 'too_many_reactions' });
+
+      await expect(poster({ reactions: true })(delivery(replyMessage()))).resolves.toBeUndefined();
+
+      expect(slack.posts).toHaveLength(1);
+      expect(reactionRequests().map((r) => r.method)).toEqual(['reactions.remove', 'reactions.add']);
+    });
+  });
+
+  describe('the bot token', () => {
+    const previousLevel = process.env.POWERTOOLS_LOG_LEVEL;
+    let output: string[];
+    let spies: jest.SpyInstance[];
+    beforeEach(() => {
+      process.env.POWERTOOLS_LOG_LEVEL = 'DEBUG';
+      output = [];
+      spies = [process.stdout, process.stderr].map((stream) =>
+        jest.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => {
+          output.push(String(chunk));
+          return true;
+        }),
+      );
+    });
+    afterEach(() => {
+      for (const spy of spies) spy.mockRestore();
+      process.env.POWERTOOLS_LOG_LEVEL = previousLevel;
+    });
+
+    it('travels only in the Authorization header, and never reaches a log line', async () => {
+      // Prepare: a client that logs through ours, and calls that make it log (429s, a failure).
+      const log = createLogger('slack-poster-test');
+      const logged = new WebApiSlackReplies(createSlackWebClient({ token: BOT_TOKEN, apiUrl: slack.apiUrl, retries: 1, log }), { log });
+      const post = poster({ replies: logged, reactions: true, log });
+      slack.failNext('chat.postMessage', { retryAfterSeconds: 0 });
+      slack.failNext('reactions.add', { error: 'already_reacted' });
+
+      // Act
+      await acknowledgeReceipt(logged, { channel: 'C1', ts: USER_TS });
+      await post(delivery(replyMessage({ text: [paragraph('x', 1000), paragraph('y', 1000)].join('\n\n') })));
+      slack.failNext('chat.postMessage', { error: 'channel_not_found' });
+      await post(delivery(replyMessage({ request_id: 'req-2' }))).catch(() => undefined);
+
+      // Assess
+      expect(slack.requests.length).toBeGreaterThan(4);
+      for (const request of slack.requests) {
+        expect(request.headers.authorization).toBe(`Bearer ${BOT_TOKEN}`);
+        const { authorization: _, ...otherHeaders } = request.headers;
+        expect(JSON.stringify({ ...request, headers: otherHeaders })).not.toContain(BOT_TOKEN);
+      }
+      expect(JSON.stringify([slack.posts, slack.reactions])).not.toContain(BOT_TOKEN);
+      const logText = output.join('');
+      expect(logText).toContain('reply posted');
+      expect(logText).toContain('rate-limited');
+      expect(logText).not.toContain(BOT_TOKEN);
+    });
+  });
+});
