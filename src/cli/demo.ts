@@ -1,0 +1,69 @@
+import { parseArgs } from 'node:util';
+import { startLocalStack } from '../local/local-stack';
+import type { RequestTrace } from '../local/trace-recorder';
+import type { Command } from './command';
+
+const SCENARIOS = [
+  { name: 'quick answer', text: 'hello, zones', expect: 'answer' },
+  { name: 'long task (accepted, polled)', text: 'write a long report #sleep=3500', expect: 'answer' },
+  { name: 'failure in the execution zone', text: 'please #fail', expect: 'error' },
+] as const;
+
+export const demoCommand: Command = {
+  name: 'demo',
+  summary: 'run three signed events through the local stack and print every hop (npm run demo)',
+  usage: `zone demo [--transport https|in-process|agentcore]
+
+Starts both zones in this process (echo executor), sends a quick task, a slow one that goes
+\`accepted\` and is polled, and one that fails in the execution zone; prints each hop with its time
+and exits 0 only if each got exactly one reply.`,
+  async run(args) {
+    const { values } = parseArgs({ args, options: { transport: { type: 'string' } } });
+    process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
+    const env = { ...process.env, TRANSPORT: values.transport ?? process.env.TRANSPORT ?? 'https', SYNC_BUDGET_MS: '1000', POLL_FIRST_DELAY_S: '1', POLL_MAX_DELAY_S: '2' };
+    const stack = await startLocalStack({ env, verificationPort: 0, executionPort: 0, replyWriter: () => undefined });
+    try {
+      process.stdout.write(`local stack: ingress ${stack.ingressUrl} · transport ${stack.agent.transport} · protocol ${stack.agent.protocol}\n\n`);
+      const sent = await Promise.all(SCENARIOS.map(async (scenario) => ({ scenario, ...(await stack.say(scenario.text)) })));
+      await stack.pipeline.whenIdle({ timeoutMs: 60_000 });
+      let allGood = true;
+      for (const { scenario, eventId, status } of sent) {
+        const trace = stack.traces.byEventId(eventId);
+        const replies = repliesOf(stack, trace);
+        const ok = status === 200 && replies.length === 1 && trace?.events.some((e) => e.hop === 'reply-queued' && e.detail?.kind === scenario.expect);
+        allGood &&= Boolean(ok);
+        process.stdout.write(`${ok ? '✔' : '✘'} ${scenario.name}: "${scenario.text}"  (HTTP ${status}, ${replies.length} reply)\n`);
+        process.stdout.write(table(trace));
+        for (const reply of replies) process.stdout.write(`    reply: ${reply.text}\n`);
+        process.stdout.write('\n');
+      }
+      process.stdout.write(allGood ? 'All three got exactly one reply.\n' : 'Some scenario did not get exactly one reply.\n');
+      return allGood ? 0 : 1;
+    } finally {
+      await stack.stop();
+    }
+  },
+};
+
+function repliesOf(stack: Awaited<ReturnType<typeof startLocalStack>>, trace: RequestTrace | undefined) {
+  const ts = trace?.events.find((e) => e.hop === 'ingress')?.detail?.ts;
+  return stack.consoleReplies?.posted.filter((reply) => reply.threadTs === ts) ?? [];
+}
+
+function table(trace: RequestTrace | undefined): string {
+  if (!trace) return '    (no trace)\n';
+  const start = trace.events[0]?.at ?? 0;
+  let previous = start;
+  const rows = trace.events.map((event) => {
+    const line = `    ${`+${event.at - start}`.padStart(7)} ms ${`(${event.at - previous})`.padStart(8)}  ${event.hop.padEnd(13)} ${detail(event.detail)}`;
+    previous = event.at;
+    return line;
+  });
+  return `    ${'elapsed'.padStart(10)} ${'step'.padStart(8)}  hop\n${rows.join('\n')}\n`;
+}
+
+function detail(value: Record<string, unknown> | undefined): string {
+  if (!value) return '';
+  const keep = ['transport', 'protocol', 'task_id', 'attempt', 'outcome', 'state', 'kind', 'code', 'next_poll_s'];
+  return keep.filter((key) => value[key] !== undefined).map((key) => `${key}=${String(value[key])}`).join(' ');
+}
