@@ -1,0 +1,55 @@
+import { chromium, type Browser } from 'playwright-core';
+import { startLocalStack, type LocalStack } from '../../src/local/local-stack';
+import { CHROMIUM_ARGS, CHROMIUM_PATH, ensureChromium } from '../support/chromium';
+
+const unavailable = ensureChromium();
+if (unavailable) process.stderr.write(`\n[playground browser test skipped] ${unavailable}\n`);
+const describeIfChromium = unavailable ? describe.skip : describe;
+
+describeIfChromium('the playground page in a real browser (Debian Chromium, playwright-core)', () => {
+  let stack: LocalStack;
+  let browser: Browser;
+  beforeAll(async () => {
+    stack = await startLocalStack({
+      env: { POWERTOOLS_LOG_LEVEL: 'SILENT', SYNC_BUDGET_MS: '300', POLL_FIRST_DELAY_S: '1', POLL_MAX_DELAY_S: '1' },
+      verificationPort: 0,
+      executionPort: 0,
+      timeScale: 0.3,
+      replyWriter: () => undefined,
+    });
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.stop();
+  });
+
+  it('sends a typed message through the real ingress and shows the reply and its trace', async () => {
+    const page = await browser.newPage();
+    await page.goto(stack.playgroundUrl);
+    await page.fill('#text', 'hello from the browser');
+    await page.press('#text', 'Enter');
+    const request = page.locator('.request').first();
+    await request.locator('.reply', { hasText: 'echo: hello from the browser' }).waitFor({ timeout: 15_000 });
+    const trace = await request.locator('table.trace').innerText();
+    expect(trace).toMatch(/Slack event verified/);
+    expect(trace).toMatch(/task queued/);
+    expect(trace).toMatch(/execute_task sent · transport https · protocol execute-task · request id [0-9a-f-]{36}/);
+    expect(trace).toMatch(/reply posted to Slack/);
+    expect(await request.locator('.state').innerText()).toBe('done');
+  });
+
+  it('shows a long task move through accepted and polls before its reply', async () => {
+    const page = await browser.newPage();
+    await page.goto(stack.playgroundUrl);
+    await page.fill('#text', 'slow one #sleep=2500');
+    await page.click('button[type=submit]');
+    const request = page.locator('.request').first();
+    await request.locator('.state.working').waitFor({ timeout: 10_000 });
+    await request.locator('.reply', { hasText: 'echo: slow one #sleep=2500' }).waitFor({ timeout: 20_000 });
+    const trace = await request.locator('table.trace').innerText();
+    expect(trace).toMatch(/accepted · task task-[0-9a-f]+/);
+    expect(trace).toMatch(/poll #1 → pending/);
+    expect(trace).toMatch(/poll #\d+ → success/);
+  });
+});
