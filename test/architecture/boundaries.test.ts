@@ -1,0 +1,65 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+
+/**
+ * The zones meet only through src/contract (ARCHITECTURE §9). This walks the real import graph
+ * (static and dynamic imports) and fails if a boundary is crossed, directly or transitively.
+ */
+const ROOT = resolve(__dirname, '..', '..');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const specifiers = [...text.matchAll(/(?:from\s+|import\s*\(\s*|require\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g)].map((m) => m[1]!);
+  return specifiers
+    .map((specifier) => resolve(dirname(file), specifier))
+    .map((base) => [`${base}.ts`, join(base, 'index.ts')].find(existsSync))
+    .filter((path): path is string => Boolean(path));
+}
+
+const graph = new Map<string, string[]>();
+for (const file of [...sourceFiles(join(ROOT, 'src')), ...sourceFiles(join(ROOT, 'lambdas'))]) graph.set(file, importsOf(file));
+
+function reachable(from: string): Set<string> {
+  const seen = new Set<string>();
+  const stack = [from];
+  while (stack.length) {
+    const next = stack.pop()!;
+    for (const target of graph.get(next) ?? []) if (!seen.has(target)) stack.push((seen.add(target), target));
+  }
+  return seen;
+}
+
+const rel = (path: string) => relative(ROOT, path);
+const inFolder = (folder: string) => (path: string) => rel(path).startsWith(`${folder}/`);
+
+describe('architecture boundaries', () => {
+  it.each(['src/verification', 'src/protocols', 'src/transport', 'src/slack', 'src/queue'])('%s never reaches src/execution', (folder) => {
+    const offenders = [...graph.keys()]
+      .filter(inFolder(folder))
+      .flatMap((file) => [...reachable(file)].filter(inFolder('src/execution')).map((target) => `${rel(file)} → ${rel(target)}`));
+    expect(offenders).toEqual([]);
+  });
+
+  it('src/contract imports nothing else of the project', () => {
+    const outside = [...graph.keys()].filter(inFolder('src/contract')).flatMap((file) => [...reachable(file)].filter((t) => !inFolder('src/contract')(t)).map(rel));
+    expect(outside).toEqual([]);
+  });
+
+  it('src never imports lambdas/ or cdk/', () => {
+    const reverse = [...graph.keys()].filter(inFolder('src')).flatMap((file) => (graph.get(file) ?? []).filter((t) => inFolder('lambdas')(t) || inFolder('cdk')(t)).map((t) => `${rel(file)} → ${rel(t)}`));
+    expect(reverse).toEqual([]);
+  });
+
+  it('the graph is real: the local wiring does reach both zones', () => {
+    const local = [...reachable(join(ROOT, 'src/local/local-stack.ts'))];
+    expect(local.some(inFolder('src/execution'))).toBe(true);
+    expect(local.some(inFolder('src/verification'))).toBe(true);
+  });
+});
