@@ -94,7 +94,8 @@ not exercised) and skips (cases the transport cannot carry) do not fail the run.
     try {
       if (!values.json) {
         out(formatHeading(probe));
-        out(`running ${cases.length} cases (the async ones wait for a slow task; --slow-ms sets how slow)\n`);
+        const slow = cases.some((c) => c.async) ? ' (the async ones wait for a slow task; --slow-ms sets how slow)' : '';
+        out(`running ${cases.length === 1 ? '1 case' : `${cases.length} cases`}${slow}\n`);
         out(layout.header());
       }
       const report = await runConformance(probe, {

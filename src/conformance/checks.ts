@@ -18,6 +18,11 @@ export class CaseFailure extends Error {
   override name = 'CaseFailure';
 }
 
+/** Nothing answered at all (connection refused, reset, DNS): later cases would only repeat it. */
+export class AgentUnreachable extends CaseFailure {
+  override name = 'AgentUnreachable';
+}
+
 /** The agent never took the path the case is about (e.g. it answered a slow task at once). */
 export class NotExercised extends Error {
   override name = 'NotExercised';
@@ -53,6 +58,12 @@ function showId(id: unknown): string {
   return show(id);
 }
 
+function failOnFault(exchange: Exchange): void {
+  if (!exchange.fault) return;
+  if (exchange.fault.reason === 'connection' && exchange.fault.details.status === undefined) throw new AgentUnreachable(describeFault(exchange));
+  fail(describeFault(exchange));
+}
+
 /** Why no usable answer came back, in the words an agent author can act on. */
 export function describeFault(exchange: Exchange): string {
   const fault = exchange.fault;
@@ -69,7 +80,7 @@ export function describeFault(exchange: Exchange): string {
 
 /** The parsed JSON body of an exchange that must carry a response. */
 export function bodyJson(exchange: Exchange): unknown {
-  if (exchange.fault) fail(describeFault(exchange));
+  failOnFault(exchange);
   if (exchange.httpStatus !== undefined && exchange.httpStatus !== 200) {
     fail(`expected HTTP 200, got HTTP ${exchange.httpStatus}${exchange.body ? ` with ${showBody(exchange.body)}` : ''}; JSON-RPC responses, errors included, travel with HTTP 200`);
   }
@@ -132,7 +143,7 @@ export function expectResult<S extends z.ZodType>(exchange: Exchange, schema: S,
 
 /** Notifications get no answer at all: over HTTP, 204 or 200 with an empty body. */
 export function expectNoResponse(exchange: Exchange): string | undefined {
-  if (exchange.fault) fail(describeFault(exchange));
+  failOnFault(exchange);
   if (exchange.httpStatus !== undefined && (exchange.httpStatus < 200 || exchange.httpStatus >= 300)) {
     fail(`expected no response (HTTP 204), got HTTP ${exchange.httpStatus}`);
   }

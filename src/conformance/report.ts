@@ -43,7 +43,9 @@ export function formatSummary(report: ConformanceReport): string {
   const counts = countByStatus(report.results);
   const parts = [`${counts.pass} passed`, `${counts.fail} failed`, `${counts.warn} warned`, `${counts.skip} skipped`];
   const verdict = report.conforms ? 'the agent conforms to the zone contract' : 'the agent does NOT conform to the zone contract';
-  return `${report.results.length} cases: ${parts.join(', ')} — ${verdict}`;
+  const cases = report.results.length === 1 ? '1 case' : `${report.results.length} cases`;
+  const stopped = report.stopped ? `stopped early: ${report.stopped}\n` : '';
+  return `${stopped}${cases}: ${parts.join(', ')} — ${verdict}`;
 }
 
 export function formatHeading(report: Pick<ConformanceReport, 'target' | 'transport'>): string {

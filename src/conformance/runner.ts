@@ -1,6 +1,6 @@
 import type { TransportKind } from '../transport/transport';
 import { CASES, type CaseContext, type ConformanceCase, type ConformanceSettings, type SharedState } from './cases';
-import { CaseFailure, NotApplicable, NotExercised } from './checks';
+import { AgentUnreachable, CaseFailure, NotApplicable, NotExercised } from './checks';
 import type { Probe } from './probe';
 
 /**
@@ -26,6 +26,8 @@ export type ConformanceReport = {
   results: CaseResult[];
   /** True when no case failed: warnings and skips do not count against the agent. */
   conforms: boolean;
+  /** Set when the run stopped early because the agent could not be reached. */
+  stopped?: string;
 };
 
 export type ConformanceOptions = {
@@ -74,29 +76,42 @@ export async function runConformance(probe: Probe, options: ConformanceOptions =
     signal: options.signal,
   };
   const results: CaseResult[] = [];
+  let stopped: string | undefined;
   for (const c of selectCases(options)) {
     if (options.signal?.aborted) break;
-    const result = await runCase(c, ctx, options.requireAsync ?? false);
+    const { result, unreachable } = await runCase(c, ctx, options.requireAsync ?? false);
     results.push(result);
     options.onResult?.(result);
+    if (unreachable) {
+      // Every later case would fail the same way; where the silence began is the clue to a crash.
+      stopped =
+        results.length === 1
+          ? `could not reach the agent: ${result.detail}`
+          : `the agent stopped answering at ${result.id} (did that case, or the one before, bring it down?): ${result.detail}`;
+      break;
+    }
   }
-  return { target: probe.target, transport: probe.transport, results, conforms: results.every((r) => r.status !== 'fail') };
+  return { target: probe.target, transport: probe.transport, results, conforms: !stopped && results.every((r) => r.status !== 'fail'), ...(stopped ? { stopped } : {}) };
 }
 
-async function runCase(c: ConformanceCase, ctx: CaseContext, requireAsync: boolean): Promise<CaseResult> {
+async function runCase(c: ConformanceCase, ctx: CaseContext, requireAsync: boolean): Promise<{ result: CaseResult; unreachable: boolean }> {
   const started = performance.now();
-  const done = (status: CaseStatus, detail?: string): CaseResult => ({
-    id: c.id,
-    expectation: c.expectation,
-    status,
-    ...(detail ? { detail } : {}),
-    ...(status === 'pass' || status === 'skip' ? {} : { why: c.why }),
-    ms: Math.round(performance.now() - started),
+  const done = (status: CaseStatus, detail?: string, unreachable = false) => ({
+    result: {
+      id: c.id,
+      expectation: c.expectation,
+      status,
+      ...(detail ? { detail } : {}),
+      ...(status === 'pass' || status === 'skip' ? {} : { why: c.why }),
+      ms: Math.round(performance.now() - started),
+    },
+    unreachable,
   });
   try {
     const note = await c.run(ctx);
     return done('pass', note || undefined);
   } catch (error) {
+    if (error instanceof AgentUnreachable) return done('fail', error.message, true);
     if (error instanceof NotApplicable) return done('skip', error.message);
     if (error instanceof NotExercised) {
       const strict = requireAsync && c.async;

@@ -1,0 +1,3 @@
+module example.com/zone-agent
+
+go 1.21
