@@ -32,6 +32,7 @@ export const handler = sqsBatchHandler(
     claims: new DynamoDbClaimStore({ client: dynamoDb(), tableName: required('STATE_TABLE_NAME') }),
     reactions: config.SLACK_REACTIONS,
     log,
+    metrics,
   }),
   log,
   metrics,

@@ -110,12 +110,7 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
     }),
   );
   polls.consume(createAsyncResult({ agent: options.agent, polls, replies, messages, schedule, maxReceiveCount: config.POLL_MAX_RECEIVE_COUNT, log, trace, now }));
-  const poster = createSlackPoster({ replies: options.slack, claims, reactions: config.SLACK_REACTIONS, log });
-  replies.consume(async (delivery) => {
-    await poster(delivery);
-    const requestId = requestIdOf(delivery.body);
-    if (requestId) trace({ requestId, hop: 'reply-posted', at: Date.now() });
-  });
+  replies.consume(createSlackPoster({ replies: options.slack, claims, reactions: config.SLACK_REACTIONS, log, trace }));
 
   const all = [tasks, polls, replies, tasksDlq, pollsDlq, repliesDlq] as Array<MemoryQueue<unknown>>;
   return {
