@@ -16,8 +16,8 @@ const log = createLogger('agent-invoker');
 const metrics = PipelineMetrics.create('agent-invoker');
 const replies = sqsQueue<never>('REPLY_QUEUE_URL');
 
-const botToken = config.SLACK_REACTIONS ? secretFromEnv(config.SLACK_BOT_TOKEN, config.SLACK_BOT_TOKEN_ARN, 'the Slack bot token') : undefined;
-const slack = botToken && (async () => new WebApiSlackReplies(createSlackWebClient({ token: await botToken.get(), apiUrl: config.SLACK_API_URL })));
+const botToken = config.SLACK_REACTIONS || config.EXECUTION_SEND_BOT_TOKEN ? secretFromEnv(config.SLACK_BOT_TOKEN, config.SLACK_BOT_TOKEN_ARN, 'the Slack bot token') : undefined;
+const slack = config.SLACK_REACTIONS && botToken && (async () => new WebApiSlackReplies(createSlackWebClient({ token: await botToken.get(), apiUrl: config.SLACK_API_URL })));
 
 export const handler = sqsBatchHandler(
   createAgentInvoker({
@@ -30,6 +30,7 @@ export const handler = sqsBatchHandler(
     log,
     metrics,
     ...(slack ? { onTaskStarted: async (thread) => acknowledgeReceipt(await slack(), thread) } : {}),
+    ...(config.EXECUTION_SEND_BOT_TOKEN && botToken ? { botTokenForExecution: botToken } : {}),
   }),
   log,
   metrics,

@@ -31,6 +31,8 @@ export const VerificationConfigSchema = z.object({
   POLL_MAX_DELAY_S: envInt(DEFAULT_POLL_SCHEDULE.maxDelaySeconds, 0, 900),
   POLL_DEADLINE_S: envInt(DEFAULT_POLL_SCHEDULE.deadlineSeconds, 1),
   SLACK_REACTIONS: envBool(false),
+  /** Opt-in: send the bot token to the execution zone as `bot_token` (it is never logged). */
+  EXECUTION_SEND_BOT_TOKEN: envBool(false),
   USER_MESSAGES_JSON: z.string().optional(),
 });
 export type VerificationConfig = z.infer<typeof VerificationConfigSchema>;

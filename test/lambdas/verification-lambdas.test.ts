@@ -132,3 +132,29 @@ describe('lambdas/slack-poster', () => {
     expect(slack.posts).toEqual([expect.objectContaining({ channel: 'C1', thread_ts: '1700000000.000100', text: 'hello from the poster' })]);
   });
 });
+
+describe('lambdas/agent-invoker with EXECUTION_SEND_BOT_TOKEN', () => {
+  it('sends the bot token to the execution zone only when the operator opts in', async () => {
+    const seen: unknown[] = [];
+    const received = runtime.runtime.service.executeTask.bind(runtime.runtime.service);
+    runtime.runtime.service.executeTask = async (params, id) => {
+      seen.push(params.bot_token);
+      return received(params, id);
+    };
+    try {
+      await jest.isolateModulesAsync(async () => {
+        const { handler } = await import('../../lambdas/agent-invoker');
+        await handler(sqsEvent([task('no token')]), lambdaContext());
+      });
+      process.env.EXECUTION_SEND_BOT_TOKEN = 'true';
+      await jest.isolateModulesAsync(async () => {
+        const { handler } = await import('../../lambdas/agent-invoker');
+        await handler(sqsEvent([task('with token')]), lambdaContext());
+      });
+      expect(seen).toEqual([undefined, slack.token]);
+    } finally {
+      delete process.env.EXECUTION_SEND_BOT_TOKEN;
+      runtime.runtime.service.executeTask = received;
+    }
+  });
+});
