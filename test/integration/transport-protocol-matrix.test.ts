@@ -1,0 +1,169 @@
+import { createServer, type Server } from 'node:http';
+import { BedrockAgentCoreClient } from '@aws-sdk/client-bedrock-agentcore';
+import { errorResponse, successResponse } from '../../src/contract';
+import { readBody } from '../../src/execution/hosts/http-host';
+import { startAgentCoreEmulator, type AgentCoreEmulator } from '../../src/local/agentcore-emulator';
+import { ExecutionAgent } from '../../src/protocols/execution-agent';
+import { createProtocol } from '../../src/protocols/factory';
+import type { Outcome } from '../../src/protocols/outcome';
+import { AgentCoreTransport } from '../../src/transport/agentcore';
+import { HttpsTransport } from '../../src/transport/https';
+import { InProcessTransport, type BodyHandler } from '../../src/transport/in-process';
+import type { Transport } from '../../src/transport/transport';
+import { startSdkA2aAgent, startHandWrittenA2aAgent, type A2aTestAgent } from '../support/a2a-agents';
+import { startExecutionRuntime, type RunningRuntime } from '../support/execution-runtime';
+import { closeServer, listenOnLoopback } from '../support/http';
+import { startLegacyAgent, type LegacyTestAgent } from '../support/legacy-agent';
+
+/**
+ * One suite, the same cases over every transport: in-process, https to a loopback host, and
+ * agentcore through the real SDK client and the local emulator. Swapping is configuration: each
+ * case builds the agent from (protocol, transport) and never branches on either.
+ */
+
+/** A contract endpoint that misbehaves on request: its answers are chosen by the task text. */
+const scripted: BodyHandler = async (bytes) => {
+  const request = JSON.parse(Buffer.from(bytes).toString()) as { id: string; method: string; params: { text?: string; task_id?: string } };
+  const text = request.params.text ?? '';
+  const code = /#rpc-error=(-?\d+)/.exec(text)?.[1];
+  if (code) return JSON.stringify(errorResponse(request.id, Number(code), 'scripted error', Number(code) === -32010 ? { retryable: true } : undefined));
+  if (text.includes('#wrong-id')) return JSON.stringify(successResponse('someone-else', { status: 'success', response_text: 'x' }));
+  if (text.includes('#garbage')) return '<html>oops</html>';
+  if (text.includes('#empty')) return undefined;
+  return JSON.stringify(successResponse(request.id, { status: 'success', response_text: `scripted: ${text}` }));
+};
+
+function serve(handler: BodyHandler): Server {
+  return createServer(async (req, res) => {
+    const body = await readBody(req, 1_000_000);
+    const answer = await handler(body as Buffer);
+    if (answer === undefined) res.writeHead(204).end();
+    else res.writeHead(200, { 'Content-Type': 'application/json' }).end(answer);
+  });
+}
+
+/** Forwards every request to another URL, headers included (puts an A2A agent behind /invocations). */
+function forwardTo(url: string): Server {
+  return createServer(async (req, res) => {
+    const body = await readBody(req, 1_000_000);
+    const response = await fetch(url, { method: 'POST', body: body as Buffer, headers: { 'content-type': 'application/json', ...(req.headers['a2a-version'] ? { 'a2a-version': String(req.headers['a2a-version']) } : {}) } });
+    res.writeHead(response.status, { 'Content-Type': response.headers.get('content-type') ?? 'application/json' }).end(await response.text());
+  });
+}
+
+const ARN = (name: string) => `arn:aws:bedrock-agentcore:us-east-1:123456789012:runtime/${name}-0123456789`;
+
+let runtime: RunningRuntime;
+let scriptedServer: Server;
+let scriptedUrl: string;
+let sdkAgent: A2aTestAgent;
+let handWritten: A2aTestAgent;
+let legacy: LegacyTestAgent;
+const proxies: Server[] = [];
+const proxyUrls: Record<string, string> = {};
+let emulator: AgentCoreEmulator;
+let agentCoreClient: BedrockAgentCoreClient;
+
+beforeAll(async () => {
+  runtime = await startExecutionRuntime({ SYNC_BUDGET_MS: '100' });
+  scriptedServer = serve(scripted);
+  scriptedUrl = await listenOnLoopback(scriptedServer);
+  [sdkAgent, handWritten, legacy] = await Promise.all([startSdkA2aAgent({ legacyCompat: true }), startHandWrittenA2aAgent(), startLegacyAgent()]);
+  for (const [name, url] of Object.entries({ sdk: sdkAgent.url, handWritten: handWritten.url })) {
+    const proxy = forwardTo(url);
+    proxies.push(proxy);
+    proxyUrls[name] = await listenOnLoopback(proxy);
+  }
+  emulator = await startAgentCoreEmulator({
+    runtimes: { [ARN('runtime')]: runtime.baseUrl, [ARN('scripted')]: scriptedUrl, [ARN('a2a_sdk')]: proxyUrls.sdk!, [ARN('a2a_hand')]: proxyUrls.handWritten!, [ARN('legacy')]: legacy.url },
+  });
+  agentCoreClient = new BedrockAgentCoreClient({ endpoint: emulator.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'AKIDLOCAL', secretAccessKey: 'local' }, maxAttempts: 1 });
+});
+afterAll(async () => {
+  agentCoreClient.destroy();
+  await Promise.all([runtime.close(), closeServer(scriptedServer), sdkAgent.close(), handWritten.close(), legacy.close(), emulator.close(), ...proxies.map(closeServer)]);
+});
+
+type Target = 'runtime' | 'scripted';
+const transports: Record<string, (target: Target) => Transport> = {
+  'in-process': (target) => new InProcessTransport(target === 'runtime' ? runtime.runtime.dispatch : scripted),
+  https: (target) => new HttpsTransport({ url: target === 'runtime' ? runtime.invocationsUrl : `${scriptedUrl}/invocations`, maxAttempts: 1 }),
+  agentcore: (target) => new AgentCoreTransport({ client: agentCoreClient, runtimeArn: ARN(target) }),
+};
+
+async function runToEnd(agent: ExecutionAgent, text: string): Promise<{ first: Outcome; last: Outcome }> {
+  const requestId = globalThis.crypto.randomUUID();
+  const first = await agent.start({ text }, { requestId });
+  let last = first;
+  for (let polls = 0; last.kind === 'pending' && polls < 50; polls += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    last = await agent.poll(last.handle, { requestId });
+  }
+  return { first, last };
+}
+
+describe.each(Object.keys(transports))('execute-task over %s', (transportName) => {
+  const agent = (target: Target) => new ExecutionAgent('matrix', createProtocol('execute-task'), transports[transportName]!(target));
+
+  it('success', async () => {
+    expect((await runToEnd(agent('runtime'), 'hi')).first).toEqual({ kind: 'success', text: 'echo: hi', extra: {} });
+  });
+
+  it('accepted, then polled to success', async () => {
+    const { first, last } = await runToEnd(agent('runtime'), 'slow #sleep=300');
+    expect(first).toMatchObject({ kind: 'pending', handle: { taskId: expect.stringMatching(/^task-/) } });
+    expect(last).toEqual({ kind: 'success', text: 'echo: slow #sleep=300', extra: {} });
+  });
+
+  it.each([
+    [-32000, false],
+    [-32001, false],
+    [-32002, false],
+    [-32003, false],
+    [-32010, true],
+    [-32600, false],
+    [-32601, false],
+    [-32602, false],
+    [-32603, false],
+  ])('JSON-RPC error %i → failure (retryable %s)', async (code, retryable) => {
+    expect((await runToEnd(agent('scripted'), `#rpc-error=${code}`)).first).toEqual({ kind: 'failure', code, message: 'scripted error', retryable });
+  });
+
+  it.each([
+    ['a response with another id', '#wrong-id', 'protocol:id-mismatch'],
+    ['a malformed response', '#garbage', 'protocol:malformed'],
+    ['an empty response', '#empty', 'protocol:empty'],
+  ])('%s → a non-retryable failure', async (_label, text, code) => {
+    expect((await runToEnd(agent('scripted'), text)).first).toMatchObject({ kind: 'failure', code, retryable: false });
+  });
+});
+
+describe('a2a over https and agentcore', () => {
+  const cases: Array<[string, () => Transport, '1.0' | '0.3']> = [
+    ['A2A 1.0 (@a2a-js/sdk) over https', () => new HttpsTransport({ url: sdkAgent.url, maxAttempts: 1 }), '1.0'],
+    ['A2A 0.3 (@a2a-js/sdk compat) over https', () => new HttpsTransport({ url: sdkAgent.url, maxAttempts: 1 }), '0.3'],
+    ['A2A 0.3 (hand-written) over https', () => new HttpsTransport({ url: handWritten.url, maxAttempts: 1 }), '0.3'],
+    // AgentCore forwards no custom headers, so an agent behind it must accept requests without A2A-Version: 0.3.
+    ['A2A 0.3 (@a2a-js/sdk compat) over agentcore', () => new AgentCoreTransport({ client: agentCoreClient, runtimeArn: ARN('a2a_sdk') }), '0.3'],
+    ['A2A 0.3 (hand-written) over agentcore', () => new AgentCoreTransport({ client: agentCoreClient, runtimeArn: ARN('a2a_hand') }), '0.3'],
+  ];
+  it.each(cases)('%s: success, and a task polled to completion', async (_label, transport, a2aVersion) => {
+    const agent = new ExecutionAgent('a2a', createProtocol('a2a', { a2aVersion }), transport());
+    expect((await runToEnd(agent, 'hello')).first).toMatchObject({ kind: 'success', text: expect.stringContaining('hello') });
+    const { first, last } = await runToEnd(agent, 'long #task');
+    expect(first.kind).toBe('pending');
+    expect(last).toMatchObject({ kind: 'success' });
+  });
+});
+
+describe('simple-a2a over https and agentcore', () => {
+  it.each([
+    ['https', () => new HttpsTransport({ url: legacy.url, maxAttempts: 1 })],
+    ['agentcore', () => new AgentCoreTransport({ client: agentCoreClient, runtimeArn: ARN('legacy') })],
+  ])('%s: success, error, malformed', async (_label, transport) => {
+    const agent = new ExecutionAgent('legacy', createProtocol('simple-a2a'), transport());
+    expect((await runToEnd(agent, 'hello')).first).toMatchObject({ kind: 'success', text: 'legacy: hello' });
+    expect((await runToEnd(agent, '#error')).first).toMatchObject({ kind: 'failure', retryable: false });
+    expect((await runToEnd(agent, '#garbage')).first).toMatchObject({ kind: 'failure', code: 'protocol:malformed' });
+  });
+});
