@@ -2,13 +2,12 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { createLogger } from '../src/observability/logger';
 import { PipelineMetrics } from '../src/observability/metrics';
-import { loadVerificationConfig } from '../src/verification/config';
+import { ingressSettingsOf, loadVerificationConfig } from '../src/verification/config';
 import { RateLimiter } from '../src/verification/rate-limiter';
 import { secretFromEnv } from '../src/verification/secret-source';
 import { createSlackIngress } from '../src/verification/slack-ingress';
 import { DynamoDbClaimStore } from '../src/verification/stores/dynamodb-claim-store';
 import { DynamoDbCounterStore } from '../src/verification/stores/dynamodb-counter-store';
-import { userMessages } from '../src/verification/user-messages';
 import { dynamoDb, required, sqsQueue } from './shared/clients';
 
 /** slack-events: API Gateway → verify, filter, authorize, rate-limit, claim, enqueue, ack. */
@@ -23,13 +22,7 @@ const ingress = createSlackIngress({
   rateLimiter: new RateLimiter({ counters: new DynamoDbCounterStore({ client: dynamoDb(), tableName }), perMinute: config.RATE_LIMIT_PER_MINUTE }),
   tasks: sqsQueue('TASK_QUEUE_URL'),
   replies: sqsQueue('REPLY_QUEUE_URL'),
-  messages: userMessages(config.USER_MESSAGES_JSON),
-  allowedTeamIds: config.ALLOWED_TEAM_IDS,
-  allowedUserIds: config.ALLOWED_USER_IDS,
-  allowedChannelIds: config.ALLOWED_CHANNEL_IDS,
-  maxTextLength: config.MAX_TEXT_LENGTH,
-  claimTtlSeconds: config.EVENT_CLAIM_TTL_SECONDS,
-  botUserId: config.SLACK_BOT_USER_ID,
+  ...ingressSettingsOf(config),
   log,
   metrics,
 });

@@ -5,7 +5,7 @@ import { MemoryQueue, whenAllIdle } from '../queue/memory-queue';
 import type { SlackReplies } from '../slack/slack-replies';
 import { createAgentInvoker } from '../verification/agent-invoker';
 import { createAsyncResult } from '../verification/async-result';
-import { loadVerificationConfig, pollScheduleOf, type VerificationConfig } from '../verification/config';
+import { ingressSettingsOf, loadVerificationConfig, pollScheduleOf, type VerificationConfig } from '../verification/config';
 import type { PollMessage, ReplyMessage, TaskMessage } from '../verification/queue-messages';
 import { RateLimiter } from '../verification/rate-limiter';
 import { staticSecret } from '../verification/secret-source';
@@ -85,13 +85,7 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
     rateLimiter: new RateLimiter({ counters: new MemoryCounterStore(), perMinute: config.RATE_LIMIT_PER_MINUTE }),
     tasks,
     replies,
-    messages,
-    allowedTeamIds: config.ALLOWED_TEAM_IDS,
-    allowedUserIds: config.ALLOWED_USER_IDS,
-    allowedChannelIds: config.ALLOWED_CHANNEL_IDS,
-    maxTextLength: config.MAX_TEXT_LENGTH,
-    claimTtlSeconds: config.EVENT_CLAIM_TTL_SECONDS,
-    botUserId: config.SLACK_BOT_USER_ID,
+    ...ingressSettingsOf(config),
     log,
     trace,
   });

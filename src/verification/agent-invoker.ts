@@ -7,7 +7,7 @@ import type { DeliveryHandler, Queue } from '../queue/queue';
 import { userMessageForFailure } from './failure-messages';
 import { withLastReceiveApology } from './last-receive';
 import { pollDelaySeconds, type PollSchedule } from './poll-schedule';
-import { PoisonMessageError } from './poison-message';
+import { parseQueueMessage } from './poison-message';
 import { TaskMessageSchema, replyThreadTs, type PollMessage, type ReplyMessage, type SlackThread, type TaskMessage } from './queue-messages';
 import type { SecretSource } from './secret-source';
 import { noTrace, type Tracer } from './trace';
@@ -53,7 +53,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
   const trace = options.trace ?? noTrace;
 
   const invoke: DeliveryHandler = async (delivery, { signal }) => {
-    const task = parseTask(delivery.body);
+    const task = parseQueueMessage(TaskMessageSchema, delivery.body, 'task message');
     const log = taskLogger(options.log, { request_id: task.request_id, correlation_id: task.request_id, event_id: task.event_id });
     const thread: SlackThread = { team_id: task.team_id, channel: task.channel, ts: task.ts, ...(task.thread_ts ? { thread_ts: task.thread_ts } : {}) };
 
@@ -125,16 +125,4 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
     trace,
     skip: (error) => error instanceof RetryableTaskError && error.userNotified,
   });
-}
-
-function parseTask(body: string): TaskMessage {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch (error) {
-    throw new PoisonMessageError('task message is not JSON', { cause: error });
-  }
-  const parsed = TaskMessageSchema.safeParse(json);
-  if (!parsed.success) throw new PoisonMessageError(`task message is malformed: ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}`);
-  return parsed.data;
 }

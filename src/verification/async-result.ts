@@ -6,7 +6,7 @@ import type { DeliveryHandler, Queue } from '../queue/queue';
 import { userMessageForFailure } from './failure-messages';
 import { withLastReceiveApology } from './last-receive';
 import { pollDelaySeconds, type PollSchedule } from './poll-schedule';
-import { PoisonMessageError } from './poison-message';
+import { parseQueueMessage } from './poison-message';
 import { PollMessageSchema, type PollMessage, type ReplyMessage } from './queue-messages';
 import { noTrace, type Tracer } from './trace';
 import type { UserMessages } from './user-messages';
@@ -36,7 +36,7 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
   const deadlineMs = options.schedule.deadlineSeconds * 1000;
 
   const poll: DeliveryHandler = async (delivery, { signal }) => {
-    const message = parsePoll(delivery.body);
+    const message = parseQueueMessage(PollMessageSchema, delivery.body, 'poll message');
     const log = taskLogger(options.log, { request_id: message.request_id, correlation_id: message.request_id, event_id: message.event_id, task_id: message.handle.taskId });
     const call = { requestId: message.request_id, correlationId: message.request_id, signal };
     const started = now();
@@ -77,16 +77,4 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
   }
 
   return withLastReceiveApology(poll, { maxReceiveCount: options.maxReceiveCount, replies: options.replies, apology: options.messages.internalError, log: options.log, trace });
-}
-
-function parsePoll(body: string): PollMessage {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch (error) {
-    throw new PoisonMessageError('poll message is not JSON', { cause: error });
-  }
-  const parsed = PollMessageSchema.safeParse(json);
-  if (!parsed.success) throw new PoisonMessageError(`poll message is malformed: ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}`);
-  return parsed.data;
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { envBool, envInt, envList, envNumber, parseEnv } from '../config/env';
 import { DEFAULT_POLL_SCHEDULE, type PollSchedule } from './poll-schedule';
+import { userMessages, type UserMessages } from './user-messages';
 
 /**
  * Verification-zone configuration. Each function reads only what it needs; the execution agent
@@ -47,5 +48,26 @@ export function pollScheduleOf(config: VerificationConfig): PollSchedule {
     factor: config.POLL_BACKOFF_FACTOR,
     maxDelaySeconds: config.POLL_MAX_DELAY_S,
     deadlineSeconds: config.POLL_DEADLINE_S,
+  };
+}
+
+/** The slack-events settings that come straight from configuration (same in Lambda and locally). */
+export function ingressSettingsOf(config: VerificationConfig): {
+  messages: UserMessages;
+  allowedTeamIds?: string[];
+  allowedUserIds?: string[];
+  allowedChannelIds?: string[];
+  maxTextLength: number;
+  claimTtlSeconds: number;
+  botUserId?: string;
+} {
+  return {
+    messages: userMessages(config.USER_MESSAGES_JSON),
+    allowedTeamIds: config.ALLOWED_TEAM_IDS,
+    allowedUserIds: config.ALLOWED_USER_IDS,
+    allowedChannelIds: config.ALLOWED_CHANNEL_IDS,
+    maxTextLength: config.MAX_TEXT_LENGTH,
+    claimTtlSeconds: config.EVENT_CLAIM_TTL_SECONDS,
+    botUserId: config.SLACK_BOT_USER_ID,
   };
 }

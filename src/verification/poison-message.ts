@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+
 /**
  * A queue message that can never be processed (not JSON, or not the expected shape). Consumers
  * throw it so the record fails like any other: SQS redelivers it up to maxReceiveCount and then
@@ -6,4 +8,17 @@
  */
 export class PoisonMessageError extends Error {
   override name = 'PoisonMessageError';
+}
+
+/** Parses a queue body against its schema; anything unreadable is a PoisonMessageError. */
+export function parseQueueMessage<S extends z.ZodType>(schema: S, body: string, what: string): z.infer<S> {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch (error) {
+    throw new PoisonMessageError(`${what} is not JSON`, { cause: error });
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) throw new PoisonMessageError(`${what} is malformed: ${parsed.error.issues.map((issue) => issue.path.join('.')).join(', ')}`);
+  return parsed.data;
 }

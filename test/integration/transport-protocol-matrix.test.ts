@@ -46,7 +46,7 @@ function serve(handler: BodyHandler): Server {
 function forwardTo(url: string): Server {
   return createServer(async (req, res) => {
     const body = await readBody(req, 1_000_000);
-    const response = await fetch(url, { method: 'POST', body: body as Buffer, headers: { 'content-type': 'application/json', ...(req.headers['a2a-version'] ? { 'a2a-version': String(req.headers['a2a-version']) } : {}) } });
+    const response = await fetch(url, { method: 'POST', body: new Uint8Array(body as Buffer), headers: { 'content-type': 'application/json', ...(req.headers['a2a-version'] ? { 'a2a-version': String(req.headers['a2a-version']) } : {}) } });
     res.writeHead(response.status, { 'Content-Type': response.headers.get('content-type') ?? 'application/json' }).end(await response.text());
   });
 }
