@@ -1,0 +1,128 @@
+import { Duration, Stack } from 'aws-cdk-lib';
+import { CfnResourcePolicy, ProtocolType, Runtime } from 'aws-cdk-lib/aws-bedrockagentcore';
+import { AccountPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Construct } from 'constructs';
+import { agentCoreCodeArtifact } from './agentcore-code-bundle';
+import { acknowledgeWildcards } from './nag-acknowledgements';
+import type { OperationsAlarms } from './operations-alarms';
+
+/** The endpoint an unqualified InvokeAgentRuntime reaches; AgentCore creates it with the runtime. */
+export const DEFAULT_ENDPOINT = 'DEFAULT';
+
+/** The ARN of a runtime endpoint: IAM checks it as well as the runtime's on every invocation. */
+export function runtimeEndpointArn(runtimeArn: string, endpointName: string = DEFAULT_ENDPOINT): string {
+  return `${runtimeArn}/runtime-endpoint/${endpointName}`;
+}
+
+export interface AgentCoreExecutionHostProps {
+  /** The execution runtime's environment (executor, model, task store, budgets). */
+  readonly environment: Record<string, string>;
+  /** @default 15 minutes (AgentCore's default) */
+  readonly idleRuntimeSessionTimeout?: Duration;
+  /** @default 8 hours (AgentCore's default and maximum on microVMs) */
+  readonly maxLifetime?: Duration;
+  readonly alarms: OperationsAlarms;
+}
+
+/**
+ * The execution zone on Amazon Bedrock AgentCore Runtime: the runtime host (src/execution/hosts/
+ * agentcore-main.ts) deployed from code as NODE_22, HTTP protocol, IAM (SigV4) inbound auth, public
+ * network. Callers in the same account need only an identity policy; `allowCallersFromAccount`
+ * adds the resource policies a caller in another account needs as well.
+ */
+export class AgentCoreExecutionHost extends Construct {
+  public readonly runtime: Runtime;
+
+  constructor(scope: Construct, id: string, props: AgentCoreExecutionHostProps) {
+    super(scope, id);
+    const artifact = agentCoreCodeArtifact();
+    this.runtime = new Runtime(this, 'Runtime', {
+      agentRuntimeArtifact: artifact,
+      protocolConfiguration: ProtocolType.HTTP,
+      description: 'Slack zone bridge execution zone: JSON-RPC execute_task / get_task_result / cancel_task',
+      environmentVariables: {
+        NODE_OPTIONS: '--enable-source-maps',
+        // The SDK clients read their region from AWS_REGION; set it rather than rely on the platform.
+        AWS_REGION: Stack.of(this).region,
+        ...props.environment,
+      },
+      lifecycleConfiguration: {
+        idleRuntimeSessionTimeout: props.idleRuntimeSessionTimeout ?? Duration.minutes(15),
+        maxLifetime: props.maxLifetime ?? Duration.hours(8),
+      },
+    });
+    // The Runtime binds its artifact lazily, at synthesis; binding now (bind is idempotent) makes the
+    // asset and its S3 read grant exist while the construct tree is built, like every other grant.
+    artifact.bind(this.runtime, this.runtime);
+    props.alarms.alarm(this, 'SystemErrorsAlarm', this.runtime.metricSystemErrors({ period: Duration.minutes(5), statistic: 'Sum' }), 'AgentCore runtime: system errors');
+  }
+
+  get runtimeArn(): string {
+    return this.runtime.agentRuntimeArn;
+  }
+
+  /**
+   * Lets exactly these roles of another account invoke the runtime. AgentCore authorizes an
+   * invocation against the runtime and against the endpoint it reaches, so both get a policy.
+   * The principal is the account, narrowed to the roles by `aws:PrincipalArn`: a role ARN as
+   * principal must exist when the policy is written (it would force deploying the verification
+   * zone first, which needs this runtime's ARN) and silently breaks if the role is recreated; the
+   * condition has neither problem and admits the same two roles.
+   */
+  allowCallersFromAccount(account: string, roleArns: readonly string[]): void {
+    const policyFor = (resourceArn: string) =>
+      Stack.of(this).toJsonString(
+        new PolicyDocument({
+          statements: [
+            new PolicyStatement({
+              sid: 'VerificationZoneCallers',
+              principals: [new AccountPrincipal(account)],
+              actions: ['bedrock-agentcore:InvokeAgentRuntime'],
+              resources: [resourceArn],
+              conditions: { ArnEquals: { 'aws:PrincipalArn': [...roleArns] } },
+            }),
+          ],
+        }).toJSON(),
+      );
+    new CfnResourcePolicy(this, 'RuntimePolicy', { resourceArn: this.runtimeArn, policy: policyFor(this.runtimeArn) });
+    const endpoint = runtimeEndpointArn(this.runtimeArn);
+    new CfnResourcePolicy(this, 'EndpointPolicy', { resourceArn: endpoint, policy: policyFor(endpoint) });
+  }
+
+  /** Explains the wildcards the Runtime construct grants its own role; call after all grants. */
+  acknowledgeRoleWildcards(): void {
+    // An ARN segment is a literal (known environment) or a pseudo parameter (env-agnostic stack).
+    const seg = '(?:<AWS::[A-Za-z]+>|[^:<>]+)';
+    const arn = (service: string, resource: string) => new RegExp(`^Resource::arn:${seg}:${service}:${seg}:${seg}:${resource}$`);
+    acknowledgeWildcards(this.runtime, [
+      {
+        pattern: arn('logs', String.raw`log-group:/aws/bedrock-agentcore/runtimes/\*(:log-stream:\*)?`),
+        reason: 'Added by the AgentCore Runtime construct: the runtime writes its logs to /aws/bedrock-agentcore/runtimes/<id>-<endpoint>, a name that includes the runtime id, which exists only after creation.',
+      },
+      {
+        pattern: arn('logs', String.raw`log-group:\*`),
+        reason: 'Added by the AgentCore Runtime construct: logs:DescribeLogGroups is a list action that IAM only authorizes on all log groups.',
+      },
+      {
+        pattern: /^Resource::\*$/,
+        reason: 'Added by the AgentCore Runtime construct: X-Ray PutTraceSegments/PutTelemetryRecords/GetSampling* and CloudWatch PutMetricData (limited to the bedrock-agentcore namespace by condition) do not support resource-level permissions.',
+      },
+      {
+        pattern: arn('bedrock-agentcore', String.raw`workload-identity-directory/default(/workload-identity/\*)?`),
+        reason: 'Added by the AgentCore Runtime construct: the runtime obtains access tokens for its own workload identity (named after the runtime) in the default directory.',
+      },
+      {
+        pattern: /^Action::bedrock-agentcore:GetWorkloadAccessToken\*$/,
+        reason: 'Added by the AgentCore Runtime construct: GetWorkloadAccessToken, …ForJWT and …ForUserId, on the default workload identity directory only.',
+      },
+      {
+        pattern: /^Action::s3:(GetObject|GetBucket|List)\*$/,
+        reason: 'Added by fromCodeAsset: read access to the deployment package in the CDK assets bucket, which AgentCore fetches when it creates or updates the runtime.',
+      },
+      {
+        pattern: new RegExp(`^Resource::arn:${seg}:s3:::cdk-[a-z0-9]+-assets-.+/\\*$`),
+        reason: 'Added by fromCodeAsset: the objects of the CDK bootstrap assets bucket, where the deployment package is uploaded under its content hash.',
+      },
+    ]);
+  }
+}

@@ -1,0 +1,97 @@
+import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import { Function as LambdaFunction, type IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+import type { ExecutionTarget, Transport } from '../config';
+import { DEFAULT_ENDPOINT, runtimeEndpointArn } from './agentcore-execution-host';
+
+/** What the ExecutionZone stack of this app exposes to the verification zone beside it. */
+export interface LinkedExecution {
+  readonly agentcore?: { readonly runtimeArn: string };
+  readonly https?: { readonly url: string; readonly function: IFunction };
+}
+
+export interface ExecutionAccessProps {
+  readonly transport: Transport;
+  readonly target: ExecutionTarget;
+  /** Required when the target is `linked`. */
+  readonly linked?: LinkedExecution;
+  /** EXECUTION_PROTOCOL: execute-task for this app's execution zone; a2a / simple-a2a for other agents. */
+  readonly protocol: string;
+  readonly a2aVersion?: string;
+}
+
+/**
+ * How the verification zone reaches the execution zone: the environment that selects the
+ * transport in agent-invoker and async-result (TRANSPORT, AGENTCORE_… or EXECUTION_…), and the
+ * grant that lets their roles make exactly that call:
+ *
+ * - agentcore: bedrock-agentcore:InvokeAgentRuntime on the runtime and on the endpoint the call
+ *   reaches (both are authorized), spelled out rather than `runtime/*`.
+ * - https with SigV4: lambda:InvokeFunctionUrl (auth type AWS_IAM) and lambda:InvokeFunction
+ *   (only via the function URL) on that one function, as `grantInvokeUrl` writes them.
+ * - https with a bearer token: read access to that one secret.
+ */
+export class ExecutionAccess extends Construct {
+  public readonly environment: Record<string, string>;
+  private readonly grantTo: (grantee: IGrantable) => void;
+
+  constructor(scope: Construct, id: string, props: ExecutionAccessProps) {
+    super(scope, id);
+    const protocol: Record<string, string> = {
+      EXECUTION_PROTOCOL: props.protocol,
+      ...(props.a2aVersion ? { A2A_VERSION: props.a2aVersion } : {}),
+    };
+    const target = props.target;
+    if (props.transport === 'agentcore') {
+      const { runtimeArn, qualifier } = this.runtimeOf(target, props.linked);
+      this.environment = {
+        TRANSPORT: 'agentcore',
+        AGENTCORE_RUNTIME_ARN: runtimeArn,
+        ...(qualifier ? { AGENTCORE_QUALIFIER: qualifier } : {}),
+        ...protocol,
+      };
+      const resourceArns = [runtimeArn, runtimeEndpointArn(runtimeArn, qualifier ?? DEFAULT_ENDPOINT)];
+      this.grantTo = (grantee) => Grant.addToPrincipal({ grantee, actions: ['bedrock-agentcore:InvokeAgentRuntime'], resourceArns });
+      return;
+    }
+    if (target.kind === 'linked') {
+      const https = props.linked?.https;
+      if (!https) throw new Error('transport=https, but the linked execution zone runs no https host (executionHosts)');
+      this.environment = { TRANSPORT: 'https', EXECUTION_URL: https.url, EXECUTION_AUTH: 'sigv4', ...protocol };
+      this.grantTo = (grantee) => https.function.grantInvokeUrl(grantee);
+      return;
+    }
+    if (target.kind !== 'https-url') throw new Error(`transport=https cannot use the execution target ${target.kind}`);
+    this.environment = { TRANSPORT: 'https', EXECUTION_URL: target.url, EXECUTION_AUTH: target.auth, ...protocol };
+    switch (target.auth) {
+      case 'sigv4': {
+        // Another account's function: its resource policy admits us; this is our half (identity policy).
+        const fn = LambdaFunction.fromFunctionAttributes(this, 'ExecutionFunction', { functionArn: target.functionArn!, skipPermissions: true });
+        this.grantTo = (grantee) => fn.grantInvokeUrl(grantee);
+        break;
+      }
+      case 'bearer': {
+        const secret: ISecret = Secret.fromSecretNameV2(this, 'BearerToken', target.bearerSecretName!);
+        // The transport reads the secret by id; a name resolves in this account and region.
+        this.environment.EXECUTION_BEARER_SECRET_ARN = secret.secretName;
+        this.grantTo = (grantee) => secret.grantRead(grantee);
+        break;
+      }
+      case 'none':
+        this.grantTo = () => undefined;
+        break;
+    }
+  }
+
+  /** Lets a caller (agent-invoker, async-result) make exactly the call the environment describes. */
+  grantCall(grantee: IGrantable): void {
+    this.grantTo(grantee);
+  }
+
+  private runtimeOf(target: ExecutionTarget, linked: LinkedExecution | undefined): { runtimeArn: string; qualifier?: string } {
+    if (target.kind === 'agentcore-arn') return { runtimeArn: target.runtimeArn, ...(target.qualifier ? { qualifier: target.qualifier } : {}) };
+    if (target.kind === 'linked' && linked?.agentcore) return { runtimeArn: linked.agentcore.runtimeArn };
+    throw new Error('transport=agentcore needs an AgentCore runtime: run the agentcore host in ExecutionZone (executionHosts) or pass agentRuntimeArn');
+  }
+}

@@ -1,0 +1,40 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import type { Grant, IGrantable } from 'aws-cdk-lib/aws-iam';
+import { Construct } from 'constructs';
+
+export type ItemAction = 'dynamodb:GetItem' | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:DeleteItem';
+
+export interface TtlTableProps {
+  /** The string partition key. */
+  readonly partitionKey: string;
+  /** The number attribute (epoch seconds) DynamoDB expires items by. @default 'expires_at' */
+  readonly ttlAttribute?: string;
+  /** @default RemovalPolicy.RETAIN */
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+/**
+ * A DynamoDB table of short-lived items looked up by key: on-demand, TTL, point-in-time
+ * recovery, encrypted with the AWS-owned key. Grants name item actions exactly, on the table
+ * only (no index ARNs, since there are no indexes and no queries).
+ */
+export class TtlTable extends Construct {
+  public readonly table: Table;
+
+  constructor(scope: Construct, id: string, props: TtlTableProps) {
+    super(scope, id);
+    this.table = new Table(this, 'Table', {
+      partitionKey: { name: props.partitionKey, type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      timeToLiveAttribute: props.ttlAttribute ?? 'expires_at',
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      encryption: TableEncryption.DEFAULT,
+      removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
+    });
+  }
+
+  grantItems(grantee: IGrantable, ...actions: ItemAction[]): Grant {
+    return this.table.grant(grantee, ...actions);
+  }
+}

@@ -1,0 +1,229 @@
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { Construct } from 'constructs';
+import type { ExecutionTarget, Transport } from '../config';
+import { ExecutionAccess, type LinkedExecution } from '../constructs/execution-access';
+import { OperationsAlarms } from '../constructs/operations-alarms';
+import { operatorSecret } from '../constructs/operator-secret';
+import { QueueWithDlq } from '../constructs/queue-with-dlq';
+import { SlackEventsApi } from '../constructs/slack-events-api';
+import { SlackWebAcl } from '../constructs/slack-web-acl';
+import { TtlTable } from '../constructs/ttl-table';
+import { ZoneFunction } from '../constructs/zone-function';
+
+export interface SlackSettings {
+  /** Use existing secrets of these names instead of creating them. */
+  readonly signingSecretName?: string;
+  readonly botTokenSecretName?: string;
+  readonly allowedTeamIds?: readonly string[];
+  readonly allowedUserIds?: readonly string[];
+  readonly allowedChannelIds?: readonly string[];
+  /** The bot's own user id, so its messages are never answered (bot_id filtering covers most). */
+  readonly botUserId?: string;
+  readonly rateLimitPerMinute: number;
+  readonly maxTextLength: number;
+  /** 👀 on receipt, ✅ on reply. */
+  readonly reactions: boolean;
+}
+
+export interface PollSettings {
+  readonly firstDelaySeconds: number;
+  readonly maxDelaySeconds: number;
+  readonly deadlineSeconds: number;
+}
+
+export interface VerificationZoneStackProps extends StackProps {
+  readonly transport: Transport;
+  readonly executionTarget: ExecutionTarget;
+  /** The ExecutionZone stack's endpoints, when the target is `linked`. */
+  readonly linkedExecution?: LinkedExecution;
+  /** @default 'execute-task' */
+  readonly executionProtocol?: string;
+  readonly a2aVersion?: string;
+  /** Fixed names for the two roles that call the execution zone (another account names them). */
+  readonly callerRoleNames?: { readonly invoker: string; readonly poller: string };
+  readonly slack: SlackSettings;
+  readonly poll: PollSettings;
+  readonly api: { readonly rateLimit: number; readonly burstLimit: number; readonly waf: boolean; readonly wafRateLimit: number };
+  readonly logRetention: RetentionDays;
+  readonly alarmEmail?: string;
+}
+
+/** Receives per queue before the DLQ; the functions read the same numbers to reply on the last one. */
+export const MAX_RECEIVE_COUNT = { tasks: 3, polls: 5, replies: 5 } as const;
+
+/** Function timeouts; each queue's visibility timeout is 6× its consumer's (AWS guidance for SQS → Lambda). */
+const TIMEOUT = {
+  slackEvents: Duration.seconds(10),
+  invoker: Duration.seconds(60),
+  poller: Duration.seconds(30),
+  poster: Duration.seconds(60),
+} as const;
+
+/**
+ * The verification zone: the only part Slack talks to. API Gateway → slack-events (verify,
+ * filter, authorize, rate-limit, claim, enqueue, ack) → tasks → agent-invoker → the execution zone
+ * → polls → async-result → replies → slack-poster → Slack. Holds the Slack secrets.
+ */
+export class VerificationZoneStack extends Stack {
+  public readonly alarms: OperationsAlarms;
+  public readonly stateTable: TtlTable;
+  public readonly signingSecret: ISecret;
+  public readonly botToken: ISecret;
+  public readonly tasks: QueueWithDlq;
+  public readonly polls: QueueWithDlq;
+  public readonly replies: QueueWithDlq;
+  public readonly slackEvents: ZoneFunction;
+  public readonly invoker: ZoneFunction;
+  public readonly poller: ZoneFunction;
+  public readonly poster: ZoneFunction;
+  public readonly execution: ExecutionAccess;
+  public readonly api: SlackEventsApi;
+  public readonly webAcl?: SlackWebAcl;
+
+  constructor(scope: Construct, id: string, props: VerificationZoneStackProps) {
+    super(scope, id, props);
+    const logRetention = props.logRetention;
+    this.alarms = new OperationsAlarms(this, 'Alarms', { ...(props.alarmEmail ? { email: props.alarmEmail } : {}) });
+    // Event claims, rate counters and reply idempotency: all short-lived, nothing to keep.
+    this.stateTable = new TtlTable(this, 'StateTable', { partitionKey: 'pk', removalPolicy: RemovalPolicy.DESTROY });
+    this.signingSecret = operatorSecret(this, 'SigningSecret', {
+      description: 'Slack signing secret (Slack app → Basic Information → App Credentials)',
+      ...(props.slack.signingSecretName ? { existingName: props.slack.signingSecretName } : {}),
+    });
+    this.botToken = operatorSecret(this, 'BotToken', {
+      description: 'Slack bot token xoxb-… (Slack app → OAuth & Permissions)',
+      ...(props.slack.botTokenSecretName ? { existingName: props.slack.botTokenSecretName } : {}),
+    });
+
+    const queue = (id: string, consumerTimeout: Duration, maxReceiveCount: number, purpose: string) =>
+      new QueueWithDlq(this, id, { visibilityTimeout: Duration.seconds(consumerTimeout.toSeconds() * 6), maxReceiveCount, alarms: this.alarms, purpose });
+    this.tasks = queue('Tasks', TIMEOUT.invoker, MAX_RECEIVE_COUNT.tasks, 'Tasks (agent-invoker)');
+    this.polls = queue('Polls', TIMEOUT.poller, MAX_RECEIVE_COUNT.polls, 'Polls (async-result)');
+    this.replies = queue('Replies', TIMEOUT.poster, MAX_RECEIVE_COUNT.replies, 'Replies (slack-poster)');
+
+    this.execution = new ExecutionAccess(this, 'Execution', {
+      transport: props.transport,
+      target: props.executionTarget,
+      ...(props.linkedExecution ? { linked: props.linkedExecution } : {}),
+      protocol: props.executionProtocol ?? 'execute-task',
+      ...(props.a2aVersion ? { a2aVersion: props.a2aVersion } : {}),
+    });
+
+    const slack = props.slack;
+    const secretId = (secret: ISecret) => secret.secretFullArn ?? secret.secretName;
+    const pollSchedule = {
+      POLL_FIRST_DELAY_S: String(props.poll.firstDelaySeconds),
+      POLL_MAX_DELAY_S: String(props.poll.maxDelaySeconds),
+      POLL_DEADLINE_S: String(props.poll.deadlineSeconds),
+    };
+    const list = (values?: readonly string[]) => (values && values.length > 0 ? values.join(',') : undefined);
+    const defined = (env: Record<string, string | undefined>) =>
+      Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+
+    this.slackEvents = new ZoneFunction(this, 'SlackEvents', {
+      entry: 'lambdas/slack-events.ts',
+      description: 'slack-events: verify, filter, authorize, rate-limit, claim, enqueue, ack',
+      timeout: TIMEOUT.slackEvents,
+      // More memory is more CPU: a cold start must still ack within Slack's 3 seconds.
+      memorySize: 512,
+      logRetention,
+      alarms: this.alarms,
+      environment: defined({
+        SLACK_SIGNING_SECRET_ARN: secretId(this.signingSecret),
+        STATE_TABLE_NAME: this.stateTable.table.tableName,
+        TASK_QUEUE_URL: this.tasks.queue.queueUrl,
+        REPLY_QUEUE_URL: this.replies.queue.queueUrl,
+        ALLOWED_TEAM_IDS: list(slack.allowedTeamIds),
+        ALLOWED_USER_IDS: list(slack.allowedUserIds),
+        ALLOWED_CHANNEL_IDS: list(slack.allowedChannelIds),
+        SLACK_BOT_USER_ID: slack.botUserId,
+        RATE_LIMIT_PER_MINUTE: String(slack.rateLimitPerMinute),
+        MAX_TEXT_LENGTH: String(slack.maxTextLength),
+      }),
+    });
+    this.invoker = new ZoneFunction(this, 'AgentInvoker', {
+      entry: 'lambdas/agent-invoker.ts',
+      description: 'agent-invoker: sends each task to the execution zone (execute_task)',
+      timeout: TIMEOUT.invoker,
+      logRetention,
+      alarms: this.alarms,
+      ...(props.callerRoleNames ? { roleName: props.callerRoleNames.invoker } : {}),
+      environment: defined({
+        ...this.execution.environment,
+        POLL_QUEUE_URL: this.polls.queue.queueUrl,
+        REPLY_QUEUE_URL: this.replies.queue.queueUrl,
+        TASK_MAX_RECEIVE_COUNT: String(MAX_RECEIVE_COUNT.tasks),
+        ...pollSchedule,
+        SLACK_REACTIONS: String(slack.reactions),
+        SLACK_BOT_TOKEN_ARN: slack.reactions ? secretId(this.botToken) : undefined,
+      }),
+    });
+    this.poller = new ZoneFunction(this, 'AsyncResult', {
+      entry: 'lambdas/async-result.ts',
+      description: 'async-result: polls pending tasks (get_task_result) with backoff',
+      timeout: TIMEOUT.poller,
+      logRetention,
+      alarms: this.alarms,
+      ...(props.callerRoleNames ? { roleName: props.callerRoleNames.poller } : {}),
+      environment: {
+        ...this.execution.environment,
+        POLL_QUEUE_URL: this.polls.queue.queueUrl,
+        REPLY_QUEUE_URL: this.replies.queue.queueUrl,
+        POLL_MAX_RECEIVE_COUNT: String(MAX_RECEIVE_COUNT.polls),
+        ...pollSchedule,
+      },
+    });
+    this.poster = new ZoneFunction(this, 'SlackPoster', {
+      entry: 'lambdas/slack-poster.ts',
+      description: 'slack-poster: posts replies in the thread (chat.postMessage)',
+      timeout: TIMEOUT.poster,
+      logRetention,
+      alarms: this.alarms,
+      environment: {
+        SLACK_BOT_TOKEN_ARN: secretId(this.botToken),
+        STATE_TABLE_NAME: this.stateTable.table.tableName,
+        REPLY_MAX_RECEIVE_COUNT: String(MAX_RECEIVE_COUNT.replies),
+        SLACK_REACTIONS: String(slack.reactions),
+      },
+    });
+
+    // Wiring: each function consumes one queue and may send exactly where its handler sends.
+    this.invoker.fn.addEventSource(new SqsEventSource(this.tasks.queue, { batchSize: 5, reportBatchItemFailures: true }));
+    this.poller.fn.addEventSource(new SqsEventSource(this.polls.queue, { batchSize: 10, reportBatchItemFailures: true }));
+    this.poster.fn.addEventSource(new SqsEventSource(this.replies.queue, { batchSize: 5, reportBatchItemFailures: true }));
+
+    this.signingSecret.grantRead(this.slackEvents.role);
+    this.tasks.queue.grantSendMessages(this.slackEvents.role);
+    this.replies.queue.grantSendMessages(this.slackEvents.role);
+    this.stateTable.grantItems(this.slackEvents.role, 'dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem');
+
+    for (const caller of [this.invoker, this.poller]) {
+      this.execution.grantCall(caller.role);
+      this.polls.queue.grantSendMessages(caller.role);
+      this.replies.queue.grantSendMessages(caller.role);
+    }
+    if (slack.reactions) this.botToken.grantRead(this.invoker.role);
+
+    this.botToken.grantRead(this.poster.role);
+    this.stateTable.grantItems(this.poster.role, 'dynamodb:PutItem', 'dynamodb:DeleteItem');
+
+    this.api = new SlackEventsApi(this, 'SlackEventsApi', {
+      handler: this.slackEvents.fn,
+      rateLimit: props.api.rateLimit,
+      burstLimit: props.api.burstLimit,
+      logRetention,
+      webAclAttached: props.api.waf,
+    });
+    if (props.api.waf) this.webAcl = new SlackWebAcl(this, 'WebAcl', { stageArn: this.api.api.deploymentStage.stageArn, rateLimit: props.api.wafRateLimit });
+
+    new CfnOutput(this, 'SlackRequestUrl', { value: this.api.requestUrl, description: 'Request URL for the Slack app (Event Subscriptions)' });
+    new CfnOutput(this, 'SigningSecretArn', { value: this.signingSecret.secretArn, description: 'Put the Slack signing secret here' });
+    new CfnOutput(this, 'BotTokenSecretArn', { value: this.botToken.secretArn, description: 'Put the Slack bot token (xoxb-…) here' });
+    new CfnOutput(this, 'InvokerRoleArn', { value: this.invoker.role.roleArn, description: 'Role that calls the execution zone (execute_task)' });
+    new CfnOutput(this, 'PollerRoleArn', { value: this.poller.role.roleArn, description: 'Role that calls the execution zone (get_task_result)' });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'SNS topic every verification-zone alarm notifies' });
+  }
+}

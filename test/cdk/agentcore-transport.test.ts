@@ -1,0 +1,145 @@
+import { Token } from 'aws-cdk-lib';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { functionId, onlyResource, REGION, SINGLE_ACCOUNT, statementsFor, statementsOfFunction, synthesize, type Synthesized } from './support/synth';
+
+/** The default deployment: transport=agentcore, both zones in one account and region. */
+let synth: Synthesized;
+let execution: Template;
+let verification: Template;
+
+beforeAll(() => {
+  synth = synthesize({ ...SINGLE_ACCOUNT });
+  execution = synth.execution!;
+  verification = synth.verification!;
+});
+afterAll(() => synth?.cleanup());
+
+describe('ExecutionZone (agentcore)', () => {
+  it('runs the runtime host on AgentCore from code: NODE_22, main.js, HTTP, lifecycle from context', () => {
+    execution.resourceCountIs('AWS::BedrockAgentCore::Runtime', 1);
+    execution.hasResourceProperties('AWS::BedrockAgentCore::Runtime', {
+      AgentRuntimeArtifact: { CodeConfiguration: { Runtime: 'NODE_22', EntryPoint: ['main.js'], Code: { S3: Match.objectLike({ Prefix: Match.stringLikeRegexp('\\.zip$') }) } } },
+      ProtocolConfiguration: 'HTTP',
+      NetworkConfiguration: { NetworkMode: 'PUBLIC' },
+      LifecycleConfiguration: { IdleRuntimeSessionTimeout: 900, MaxLifetime: 28800 },
+    });
+  });
+
+  it('configures the runtime for Bedrock and the DynamoDB task store', () => {
+    const table = onlyResource(execution, 'AWS::DynamoDB::Table');
+    execution.hasResourceProperties('AWS::BedrockAgentCore::Runtime', {
+      EnvironmentVariables: Match.objectLike({
+        EXECUTOR: 'bedrock',
+        BEDROCK_MODEL_ID: 'us.anthropic.claude-3-5-haiku-20241022-v1:0',
+        TASK_STORE: 'dynamodb',
+        TASK_TABLE_NAME: { Ref: table.id },
+        SYNC_BUDGET_MS: '5000',
+        TASK_TIMEOUT_MS: '600000',
+        AWS_REGION: REGION,
+      }),
+    });
+  });
+
+  it('keeps tasks in an on-demand table with TTL and point-in-time recovery, retained on delete', () => {
+    execution.hasResource('AWS::DynamoDB::Table', {
+      Properties: {
+        KeySchema: [{ AttributeName: 'task_id', KeyType: 'HASH' }],
+        AttributeDefinitions: [{ AttributeName: 'task_id', AttributeType: 'S' }],
+        BillingMode: 'PAY_PER_REQUEST',
+        TimeToLiveSpecification: { AttributeName: 'expires_at', Enabled: true },
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      },
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
+  });
+
+  it('lets the runtime invoke exactly the configured model: the US inference profile and the model in its routing regions', () => {
+    const role = onlyResource(execution, 'AWS::IAM::Role', { AssumeRolePolicyDocument: Match.objectLike({ Statement: Match.arrayWith([Match.objectLike({ Principal: { Service: 'bedrock-agentcore.amazonaws.com' } })]) }) });
+    const statements = Object.values(execution.findResources('AWS::IAM::Policy'))
+      .filter((p: any) => p.Properties.Roles.some((r: any) => r.Ref === role.id))
+      .flatMap((p: any) => p.Properties.PolicyDocument.Statement);
+    const bedrock = statements.filter((s) => [s.Action].flat().some((a: string) => a.startsWith('bedrock:')));
+    expect(bedrock).toHaveLength(1);
+    expect(bedrock[0].Action).toBe('bedrock:InvokeModel');
+    const arns = bedrock[0].Resource.map((r: any) => JSON.stringify(r));
+    expect(arns).toHaveLength(5);
+    expect(arns[0]).toMatch(/:bedrock:us-east-1:.*:inference-profile\/us\.anthropic\.claude-3-5-haiku-20241022-v1:0"/);
+    for (const region of ['us-east-1', 'us-east-2', 'us-west-1', 'us-west-2']) {
+      expect(arns.some((a: string) => a.includes(`:bedrock:${region}::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0`))).toBe(true);
+    }
+    expect(statementsFor(statements, 'dynamodb:GetItem')).toEqual([
+      expect.objectContaining({ Action: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], Resource: { 'Fn::GetAtt': [onlyResource(execution, 'AWS::DynamoDB::Table').id, 'Arn'] } }),
+    ]);
+  });
+
+  it('needs no resource policy for a verification zone in the same account', () => {
+    execution.resourceCountIs('AWS::BedrockAgentCore::ResourcePolicy', 0);
+    execution.resourceCountIs('AWS::Lambda::Url', 0);
+  });
+
+  it('alarms on runtime system errors to its own topic', () => {
+    const topic = onlyResource(execution, 'AWS::SNS::Topic');
+    execution.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/Bedrock-AgentCore',
+      MetricName: 'SystemErrors',
+      AlarmActions: [{ Ref: topic.id }],
+    });
+  });
+
+  it('outputs the runtime ARN for a verification zone elsewhere', () => {
+    execution.hasOutput('RuntimeArn', { Value: { 'Fn::GetAtt': [onlyResource(execution, 'AWS::BedrockAgentCore::Runtime').id, 'AgentRuntimeArn'] } });
+  });
+});
+
+describe('VerificationZone (agentcore)', () => {
+  it('points agent-invoker and async-result at the runtime: TRANSPORT=agentcore and its ARN from the ExecutionZone output', () => {
+    for (const prefix of ['agent-invoker', 'async-result']) {
+      const env = verification.toJSON().Resources[functionId(verification, prefix)].Properties.Environment.Variables;
+      expect(env.TRANSPORT).toBe('agentcore');
+      expect(env.EXECUTION_PROTOCOL).toBe('execute-task');
+      expect(env.AGENTCORE_RUNTIME_ARN).toEqual({ 'Fn::GetStackOutput': expect.objectContaining({ StackName: 'ExecutionZone', Region: REGION }) });
+      expect(env).not.toHaveProperty('EXECUTION_URL');
+      expect(env).not.toHaveProperty('AGENTCORE_QUALIFIER');
+    }
+  });
+
+  it('lets exactly the invoker and the poller call the runtime and its DEFAULT endpoint, nothing wider', () => {
+    for (const prefix of ['agent-invoker', 'async-result']) {
+      const invoke = statementsFor(statementsOfFunction(verification, functionId(verification, prefix)), 'bedrock-agentcore:InvokeAgentRuntime');
+      expect(invoke).toHaveLength(1);
+      const [runtimeArn, endpointArn] = invoke[0].Resource;
+      expect(invoke[0]).toEqual({ Effect: 'Allow', Action: 'bedrock-agentcore:InvokeAgentRuntime', Resource: [runtimeArn, endpointArn] });
+      expect(runtimeArn).toEqual({ 'Fn::GetStackOutput': expect.objectContaining({ StackName: 'ExecutionZone' }) });
+      expect(endpointArn).toEqual({ 'Fn::Join': ['', [runtimeArn, '/runtime-endpoint/DEFAULT']] });
+    }
+    for (const prefix of ['slack-events', 'slack-poster']) {
+      expect(statementsFor(statementsOfFunction(verification, functionId(verification, prefix)), 'bedrock-agentcore:InvokeAgentRuntime')).toEqual([]);
+    }
+    const allActions = Object.values(verification.findResources('AWS::IAM::Policy')).flatMap((p: any) => p.Properties.PolicyDocument.Statement.flatMap((s: any) => [s.Action].flat()));
+    expect(allActions).not.toContain('bedrock-agentcore:InvokeAgentRuntimeForUser');
+  });
+
+  it('makes the verification zone depend on the execution zone it reads', () => {
+    expect(synth.zones.verification!.dependencies).toContain(synth.zones.execution);
+  });
+});
+
+describe('the deployment without AWS credentials (env-agnostic, as `cdk synth` offline)', () => {
+  let agnostic: Synthesized;
+  beforeAll(() => {
+    agnostic = synthesize({});
+  });
+  afterAll(() => agnostic?.cleanup());
+
+  it('synthesizes both zones with no account or region and passes cdk-nag', () => {
+    expect(Token.isUnresolved(agnostic.zones.execution!.account)).toBe(true);
+    expect(Token.isUnresolved(agnostic.zones.verification!.region)).toBe(true);
+    expect(agnostic.nagFindings).toEqual([]);
+    agnostic.execution!.resourceCountIs('AWS::BedrockAgentCore::Runtime', 1);
+  });
+});
+
+it('passes the AwsSolutions checks with every finding acknowledged per resource', () => {
+  expect(synth.nagFindings).toEqual([]);
+});

@@ -1,0 +1,129 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { functionId, SINGLE_ACCOUNT, synthesize, type Synthesized } from './support/synth';
+
+/**
+ * The deployable artifacts, bundled for real by the local esbuild (no Docker): the AgentCore
+ * zip and the Lambda bundles. Slower than the other CDK tests, so one synth serves them all.
+ */
+let synth: Synthesized;
+
+beforeAll(() => {
+  synth = synthesize({ ...SINGLE_ACCOUNT }, { bundling: ['**'] });
+}, 60_000);
+afterAll(() => synth?.cleanup());
+
+/** The staged asset directory behind an S3 key (`<hash>.zip`) in the cloud assembly. */
+const assetDir = (s3Key: string) => path.join(synth.outdir, `asset.${s3Key.replace(/\.zip$/, '')}`);
+const runtimeKey = (s: Synthesized) =>
+  (Object.values(s.execution!.findResources('AWS::BedrockAgentCore::Runtime'))[0] as any).Properties.AgentRuntimeArtifact.CodeConfiguration.Code.S3.Prefix as string;
+
+describe('AgentCore code bundle', () => {
+  it('is main.js (CommonJS, everything bundled) with its source map and {"type":"commonjs"} at the zip root', () => {
+    const dir = assetDir(runtimeKey(synth));
+    expect(fs.readdirSync(dir).sort()).toEqual(['main.js', 'main.js.map', 'package.json']);
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))).toEqual({ type: 'commonjs' });
+    const main = fs.readFileSync(path.join(dir, 'main.js'), 'utf8');
+    // AgentCore has no AWS SDK preinstalled: nothing may be left to require at run time but Node built-ins.
+    expect(packagesRequired(main)).toEqual([]);
+    // Node finds the map (NODE_OPTIONS=--enable-source-maps) through this trailing comment.
+    expect(main.trimEnd().endsWith('//# sourceMappingURL=main.js.map')).toBe(true);
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'main.js.map'), 'utf8')).sourcesContent).toBeUndefined();
+  });
+
+  it('starts the runtime host that answers /ping and /invocations', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, ['main.js'], {
+      cwd: assetDir(runtimeKey(synth)),
+      env: { PATH: process.env.PATH, EXECUTION_PORT: String(port), EXECUTION_HOST: '127.0.0.1', EXECUTOR: 'echo', TASK_STORE: 'memory', POWERTOOLS_LOG_LEVEL: 'SILENT', AWS_REGION: 'us-east-1' },
+      stdio: 'ignore',
+    });
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      await waitFor(async () => (await fetch(`${base}/ping`)).ok, child);
+      expect(await (await fetch(`${base}/ping`)).json()).toEqual(expect.objectContaining({ status: 'Healthy' }));
+      const response = await fetch(`${base}/invocations`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-amzn-bedrock-agentcore-runtime-session-id': 'a'.repeat(33) },
+        body: JSON.stringify({ jsonrpc: '2.0', id: '2f1c3c1e-8a55-4b43-9d6b-1f0b1a2f7c11', method: 'execute_task', params: { text: 'hello' } }),
+      });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual(expect.objectContaining({ jsonrpc: '2.0', id: '2f1c3c1e-8a55-4b43-9d6b-1f0b1a2f7c11', result: expect.objectContaining({ status: 'success' }) }));
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+
+  it('hashes the same sources to the same asset, so an unchanged runtime is not redeployed', () => {
+    const again = synthesize({ ...SINGLE_ACCOUNT }, { bundling: ['ExecutionZone'] });
+    try {
+      expect(runtimeKey(again)).toBe(runtimeKey(synth));
+    } finally {
+      again.cleanup();
+    }
+  }, 60_000);
+});
+
+describe('Lambda bundles', () => {
+  it.each([['slack-events'], ['agent-invoker'], ['async-result'], ['slack-poster']])('%s: minified index.js, its SDK clients inside, with a linked source map', (prefix) => {
+    const fn = synth.verification!.toJSON().Resources[functionId(synth.verification!, prefix)];
+    const dir = assetDir(fn.Properties.Code.S3Key);
+    expect(fs.readdirSync(dir).sort()).toEqual(['index.js', 'index.js.map']);
+    const code = fs.readFileSync(path.join(dir, 'index.js'), 'utf8');
+    expect(packagesRequired(code)).toEqual([]);
+    expect(code.trimEnd().endsWith('//# sourceMappingURL=index.js.map')).toBe(true);
+    // Minified: a handful of very long lines (the rest are newlines inside template literals).
+    expect(code.length / code.split('\n').length).toBeGreaterThan(2_000);
+  });
+});
+
+it('leaves no secret value in the templates or anywhere in cdk.out', () => {
+  for (const template of [synth.execution!, synth.verification!]) {
+    for (const secret of Object.values(template.findResources('AWS::SecretsManager::Secret')) as any[]) expect(secret.Properties.SecretString).toBeUndefined();
+  }
+  const files = fs.readdirSync(synth.outdir).filter((name) => name.endsWith('.json'));
+  for (const file of files) {
+    const text = fs.readFileSync(path.join(synth.outdir, file), 'utf8');
+    expect(text).not.toMatch(/xox[abp]-[0-9A-Za-z-]+/);
+    expect(text).not.toMatch(/"SecretString"/);
+  }
+});
+
+const BUILTINS = new Set(require('node:module').builtinModules as string[]);
+
+/**
+ * Packages a bundle still requires at run time (Node built-ins aside). The SDK's SigV4a error
+ * message quotes `require("@aws-sdk/signature-v4-crt")` as advice; that text is not a require.
+ */
+function packagesRequired(code: string): string[] {
+  const text = code.replace(/\[require\("@aws-sdk\/signature-v4-crt"\);\]/g, '');
+  const names = [...text.matchAll(/require\("([^"]+)"\)/g)].map((m) => m[1]!);
+  return [...new Set(names.filter((name) => !name.startsWith('node:') && !BUILTINS.has(name.split('/')[0]!)))];
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(ready: () => Promise<boolean>, child: ChildProcess, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the bundle exited with code ${child.exitCode}`);
+    try {
+      if (await ready()) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the bundle did not start listening in time');
+}

@@ -1,0 +1,112 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { CONTEXT_DEFAULTS, DeploymentConfigError, parseDeploymentConfig } from '../../cdk/config';
+import { modelTargetOf } from '../../cdk/constructs/bedrock-model-access';
+
+const cdkJson = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'cdk.json'), 'utf8'));
+
+describe('cdk.json', () => {
+  it('runs the app with the project toolchain', () => {
+    expect(cdkJson.app).toBe('npx tsx cdk/bin/app.ts');
+  });
+
+  it('spells out the same defaults the code applies, so operators read the real ones', () => {
+    for (const [key, value] of Object.entries(CONTEXT_DEFAULTS)) expect([key, cdkJson.context[key]]).toEqual([key, value]);
+  });
+});
+
+describe('parseDeploymentConfig', () => {
+  it('defaults to one account, transport agentcore, the execution zone linked by stack reference', () => {
+    const config = parseDeploymentConfig({});
+    expect(config).toEqual(
+      expect.objectContaining({
+        appName: 'slack-zone-bridge',
+        transport: 'agentcore',
+        executionHosts: ['agentcore'],
+        crossAccount: false,
+        executionTarget: { kind: 'linked' },
+        executionEnv: { account: undefined, region: undefined },
+      }),
+    );
+    expect(config.callerRoleNames).toBeUndefined();
+  });
+
+  it('reads `-c key=value` strings: booleans, numbers and comma lists', () => {
+    const config = parseDeploymentConfig({ waf: 'true', apiRateLimit: '10', allowedTeamIds: 'T1, T2,', executionHosts: 'agentcore,https', transport: 'https' });
+    expect(config.context.waf).toBe(true);
+    expect(config.context.apiRateLimit).toBe(10);
+    expect(config.context.allowedTeamIds).toEqual(['T1', 'T2']);
+    expect(config.executionHosts).toEqual(['agentcore', 'https']);
+  });
+
+  it('uses the CLI environment when no account or region is given', () => {
+    const config = parseDeploymentConfig({}, { account: '123456789012', region: 'eu-west-1' });
+    expect(config.executionEnv).toEqual({ account: '123456789012', region: 'eu-west-1' });
+    expect(config.verificationEnv).toEqual({ account: '123456789012', region: 'eu-west-1' });
+  });
+
+  it('two accounts: names the caller roles and waits for the runtime ARN from the other account', () => {
+    const base = { executionAccountId: '111111111111', verificationAccountId: '222222222222', region: 'us-east-1' };
+    expect(parseDeploymentConfig(base).executionTarget).toEqual({ kind: 'pending', missing: expect.stringContaining('-c agentRuntimeArn=') });
+    const config = parseDeploymentConfig({ ...base, agentRuntimeArn: 'arn:aws:bedrock-agentcore:us-east-1:111111111111:runtime/a-AbCdEf1234' });
+    expect(config.crossAccount).toBe(true);
+    expect(config.callerRoleNames).toEqual({ invoker: 'slack-zone-bridge-agent-invoker', poller: 'slack-zone-bridge-async-result' });
+    expect(config.executionTarget).toEqual({ kind: 'agentcore-arn', runtimeArn: 'arn:aws:bedrock-agentcore:us-east-1:111111111111:runtime/a-AbCdEf1234' });
+  });
+
+  it('two accounts over https: the URL must come with the function it belongs to', () => {
+    const base = { executionAccountId: '111111111111', verificationAccountId: '222222222222', region: 'us-east-1', transport: 'https' };
+    expect(parseDeploymentConfig(base).executionTarget).toEqual({ kind: 'pending', missing: expect.stringContaining('-c executionFunctionArn=') });
+    expect(() => parseDeploymentConfig({ ...base, executionUrl: 'https://x.lambda-url.us-east-1.on.aws/' })).toThrow(/executionFunctionArn: is required for a SigV4-signed executionUrl/);
+  });
+
+  it('an external execution zone is named by URL or ARN; the app then deploys no execution host', () => {
+    expect(() => parseDeploymentConfig({ externalExecution: 'true' })).toThrow(/agentRuntimeArn: is required with externalExecution=true/);
+    expect(() => parseDeploymentConfig({ externalExecution: 'true', transport: 'https' })).toThrow(/executionUrl: is required/);
+    const config = parseDeploymentConfig({ externalExecution: 'true', transport: 'https', executionUrl: 'https://agent.example.com/', executionBearerSecretName: 'token' });
+    expect(config.executionHosts).toEqual([]);
+    expect(config.executionTarget).toEqual({ kind: 'https-url', url: 'https://agent.example.com/', auth: 'bearer', bearerSecretName: 'token' });
+  });
+
+  it('names every bad key in one error', () => {
+    let error: unknown;
+    try {
+      parseDeploymentConfig({ transport: 'grpc', executionAccountId: '12', logRetentionDays: '42', executionUrl: 'http://insecure.example.com' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(DeploymentConfigError);
+    const message = (error as Error).message;
+    for (const key of ['transport', 'executionAccountId', 'logRetentionDays', 'executionUrl']) expect(message).toContain(`${key}:`);
+  });
+
+  it.each([
+    [{ executionHosts: 'https' }, /executionHosts: must include the transport/],
+    [{ agentcoreIdleTimeoutSeconds: '3600', agentcoreMaxLifetimeSeconds: '1800' }, /agentcoreIdleTimeoutSeconds: must not exceed/],
+    [{ transport: 'https', taskTimeoutMs: '900000' }, /taskTimeoutMs: must be at most 840000/],
+    [{ pollFirstDelaySeconds: '120', pollMaxDelaySeconds: '60' }, /pollFirstDelaySeconds/],
+    [{ executionAccountId: '111111111111', verificationAccountId: '222222222222', agentRuntimeArn: 'arn:aws:bedrock-agentcore:us-east-1:111111111111:runtime/a-AbCdEf1234' }, /region .* is required/],
+  ])('refuses %j', (context, message) => {
+    expect(() => parseDeploymentConfig(context)).toThrow(message);
+  });
+});
+
+describe('modelTargetOf', () => {
+  it('reads a model id, a geography inference profile and a global profile', () => {
+    expect(modelTargetOf('anthropic.claude-3-5-haiku-20241022-v1:0')).toEqual({ kind: 'foundation-model', modelId: 'anthropic.claude-3-5-haiku-20241022-v1:0' });
+    expect(modelTargetOf('us.anthropic.claude-3-5-haiku-20241022-v1:0')).toEqual({
+      kind: 'inference-profile',
+      profileId: 'us.anthropic.claude-3-5-haiku-20241022-v1:0',
+      modelId: 'anthropic.claude-3-5-haiku-20241022-v1:0',
+      regions: ['us-east-1', 'us-east-2', 'us-west-1', 'us-west-2'],
+    });
+    expect(modelTargetOf('global.amazon.nova-2-lite-v1:0')).toEqual(expect.objectContaining({ modelId: 'amazon.nova-2-lite-v1:0', regions: 'any' }));
+    expect(modelTargetOf('amazon.nova-lite-v1:0')).toEqual({ kind: 'foundation-model', modelId: 'amazon.nova-lite-v1:0' });
+  });
+
+  it('asks for the routing regions of a geography it does not know, and refuses ARNs', () => {
+    expect(() => modelTargetOf('xx.anthropic.claude-3-5-haiku-20241022-v1:0')).toThrow(/set bedrockModelRegions/);
+    expect(modelTargetOf('xx.anthropic.claude-3-5-haiku-20241022-v1:0', ['ap-east-1'])).toEqual(expect.objectContaining({ regions: ['ap-east-1'] }));
+    expect(() => modelTargetOf('arn:aws:bedrock:us-east-1::foundation-model/x.y')).toThrow(/not an ARN/);
+  });
+});
