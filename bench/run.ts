@@ -1,0 +1,132 @@
+import { mkdtemp, mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { runColdStart } from './cold-start';
+import { runEndToEnd } from './end-to-end';
+import { runPollCost } from './poll-cost';
+import { runProtocolOverhead } from './protocol-overhead';
+import { loadAverage, renderResults, type BenchResults } from './report';
+import { runThroughput } from './runtime-throughput';
+import { stopAll } from './support/processes';
+
+/**
+ * `npm run bench` (all parts, under ten minutes on a 2-core machine) and `npm run bench -- --quick`
+ * (every part, briefly). Writes bench/RESULTS.md (quick: bench/RESULTS.quick.md, so a quick
+ * check never overwrites the published figures). Options:
+ *   --quick            short runs
+ *   --only=1,3         run only these parts (1 cold start, 2 protocol, 3 throughput, 4 end to end, 5 poll cost)
+ *   --out=<file>       write the results elsewhere
+ */
+type Settings = {
+  coldStartRounds: number;
+  probeRounds: number;
+  protocolSamples: number;
+  protocolSampleMs: number;
+  throughput: { rounds: number; durationSeconds: number; warmupSeconds: number; connections: number; profileSeconds: number };
+  endToEnd: { eventsPerTransport: number; warmupEvents: number; chunk: number };
+  warmRuns: number;
+};
+
+const FULL: Settings = {
+  coldStartRounds: 15,
+  probeRounds: 8,
+  protocolSamples: 30,
+  protocolSampleMs: 20,
+  throughput: { rounds: 5, durationSeconds: 10, warmupSeconds: 2, connections: 50, profileSeconds: 5 },
+  endToEnd: { eventsPerTransport: 300, warmupEvents: 20, chunk: 25 },
+  warmRuns: 50,
+};
+
+const QUICK: Settings = {
+  coldStartRounds: 3,
+  probeRounds: 2,
+  protocolSamples: 8,
+  protocolSampleMs: 10,
+  throughput: { rounds: 1, durationSeconds: 3, warmupSeconds: 1, connections: 50, profileSeconds: 2 },
+  endToEnd: { eventsPerTransport: 40, warmupEvents: 5, chunk: 20 },
+  warmRuns: 15,
+};
+
+/** A per-poll billed duration closer to AWS than loopback: AgentCore round trip plus an SQS send. */
+const ASSUMED_AWS_POLL_MS = 100;
+
+function parseArgs(argv: readonly string[]): { quick: boolean; parts: Set<number>; out: string } {
+  const quick = argv.includes('--quick');
+  const only = argv.find((arg) => arg.startsWith('--only='));
+  const parts = new Set(only ? only.slice('--only='.length).split(',').map(Number) : [1, 2, 3, 4, 5]);
+  const outArg = argv.find((arg) => arg.startsWith('--out='));
+  const out = outArg ? outArg.slice('--out='.length) : join(__dirname, quick ? 'RESULTS.quick.md' : 'RESULTS.md');
+  return { quick, parts, out };
+}
+
+async function main(): Promise<number> {
+  const { quick, parts, out } = parseArgs(process.argv.slice(2));
+  const settings = quick ? QUICK : FULL;
+  // The fakes this process hosts are not measured: keep their logs out of the way. Measured
+  // children get the default level back (see measuredEnv).
+  process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
+  process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+
+  // Inside the repo (ignored by git's `.tmp/` rule) so child bundles resolve node_modules.
+  await mkdir(join(__dirname, '.tmp'), { recursive: true });
+  const workDir = await mkdtemp(join(__dirname, '.tmp', 'run-'));
+  const started = Date.now();
+  const results: BenchResults = { quick, startedAt: new Date(started), durationSeconds: 0, loadAverageAtStart: loadAverage(), failures: [] };
+  const log = (line: string) => process.stdout.write(`${line}\n`);
+  const part = async (n: number, name: string, run: () => Promise<void>) => {
+    if (!parts.has(n)) return;
+    const partStarted = Date.now();
+    log(`[${n}] ${name}`);
+    try {
+      await run();
+    } catch (error) {
+      const message = String((error as Error)?.stack ?? error);
+      results.failures.push({ part: `${n}. ${name}`, error: message });
+      log(`[${n}] FAILED: ${message}`);
+    } finally {
+      await stopAll();
+      log(`[${n}] done in ${((Date.now() - partStarted) / 1000).toFixed(0)} s`);
+    }
+  };
+
+  try {
+    await part(1, 'cold start of every Lambda bundle', async () => {
+      results.coldStart = await runColdStart({ rounds: settings.coldStartRounds, probeRounds: settings.probeRounds, workDir: join(workDir, 'cold-start'), log });
+    });
+    await part(2, 'protocol overhead', async () => {
+      results.protocol = await runProtocolOverhead({ samples: settings.protocolSamples, sampleMs: settings.protocolSampleMs, log });
+    });
+    await part(3, 'execution runtime throughput', async () => {
+      results.throughput = await runThroughput({ ...settings.throughput, workDir: join(workDir, 'throughput'), log });
+    });
+    await part(4, 'end to end, locally', async () => {
+      results.endToEnd = await runEndToEnd({ ...settings.endToEnd, workDir: join(workDir, 'end-to-end'), log });
+    });
+    await part(5, 'cost of following a long task', async () => {
+      results.pollCost = await runPollCost({ warmRuns: settings.warmRuns, workDir: join(workDir, 'poll-cost'), assumedPollMs: ASSUMED_AWS_POLL_MS, log });
+    });
+  } finally {
+    await stopAll();
+    await rm(workDir, { recursive: true, force: true });
+    await rmdir(join(__dirname, '.tmp')).catch(() => undefined);
+  }
+
+  results.durationSeconds = (Date.now() - started) / 1000;
+  await writeFile(out, renderResults(results));
+  log(`wrote ${out} (${results.durationSeconds.toFixed(0)} s)`);
+  return results.failures.length ? 1 : 0;
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    void stopAll().finally(() => process.exit(130));
+  });
+}
+
+main().then(
+  (code) => process.exit(code),
+  async (error: unknown) => {
+    process.stderr.write(`${String((error as Error)?.stack ?? error)}\n`);
+    await stopAll();
+    process.exit(1);
+  },
+);
