@@ -1,4 +1,4 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Log } from '../observability/logger';
 import {
   ErrorCode,
   RequestSchema,
@@ -22,7 +22,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * malformed bodies get -32700/-32600 with id null, unknown methods -32601, and any unexpected
  * error -32603 with a generic message (the cause goes to the log, never onto the wire).
  */
-export function createDispatcher(methods: Readonly<Record<string, MethodHandler>>, log: Logger): Dispatch {
+export function createDispatcher(methods: Readonly<Record<string, MethodHandler>>, log: Log): Dispatch {
   const handlers = new Map(Object.entries(methods));
 
   async function handleOne(message: unknown): Promise<JsonRpcResponse | undefined> {

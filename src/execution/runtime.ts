@@ -1,5 +1,4 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
-import { createLogger } from '../observability/logger';
+import { createLogger, type Log } from '../observability/logger';
 import { agentCard, type AgentCard } from './agent-card';
 import type { ExecutionConfig } from './config';
 import { createDispatcher, type Dispatch } from './dispatcher';
@@ -17,7 +16,7 @@ export type ExecutionRuntime = {
   dispatch: Dispatch;
   service: TaskService;
   card: AgentCard;
-  log: Logger;
+  log: Log;
   config: ExecutionConfig;
 };
 
@@ -27,7 +26,7 @@ export type RuntimeParts = {
   executor?: Executor;
   store?: TaskStore;
   handoff?: TaskHandoff;
-  log?: Logger;
+  log?: Log;
 };
 
 /** Wires one execution runtime. Adapters that need AWS clients are built by the caller (see `runtime-from-env.ts`). */

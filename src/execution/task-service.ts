@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { Logger } from '@aws-lambda-powertools/logger';
 import {
   ErrorCode,
   PENDING_STATUSES,
@@ -10,7 +9,7 @@ import {
   type JsonRpcId,
   type SuccessResult,
 } from '../contract';
-import { taskLogger } from '../observability/logger';
+import { taskLogger, type Log } from '../observability/logger';
 import type { Executor } from './executors/executor';
 import { RpcError } from './rpc-error';
 import type { TaskRecord, TaskStore } from './stores/task-store';
@@ -21,7 +20,7 @@ export type TaskHandoff = (task: { taskId: string; params: ExecuteTaskParams }) 
 export type TaskServiceOptions = {
   store: TaskStore;
   executor: Executor;
-  log: Logger;
+  log: Log;
   /** Answer with the final result if the task finishes within this budget, else `accepted`. */
   syncBudgetMs: number;
   /** A task running longer than this fails with -32001 Timeout. */
@@ -62,7 +61,7 @@ export class TaskService {
 
   async executeTask(params: ExecuteTaskParams, requestId: JsonRpcId): Promise<ExecuteTaskResult> {
     const taskId = taskIdFor(requestId);
-    const log = taskLogger(this.options.log as Logger, {
+    const log = taskLogger(this.options.log, {
       correlation_id: params.correlation_id,
       request_id: requestId === null ? undefined : String(requestId),
       task_id: taskId,
@@ -110,7 +109,7 @@ export class TaskService {
 
   /** Runs a task that another process accepted and handed off (the Lambda worker side). */
   async runHandedOff(taskId: string, params: ExecuteTaskParams): Promise<void> {
-    const log = taskLogger(this.options.log as Logger, { correlation_id: params.correlation_id, task_id: taskId });
+    const log = taskLogger(this.options.log, { correlation_id: params.correlation_id, task_id: taskId });
     const record = await this.options.store.get(taskId);
     if (!record || !PENDING_STATUSES.includes(record.status)) {
       log.info('handed-off task is no longer pending: skipping', { status: record?.status });
@@ -156,7 +155,7 @@ export class TaskService {
   }
 
   /** Runs the executor once, under the task timeout, and records how it ended. */
-  private async run(taskId: string, params: ExecuteTaskParams, controller: AbortController, log: Logger): Promise<Outcome> {
+  private async run(taskId: string, params: ExecuteTaskParams, controller: AbortController, log: Log): Promise<Outcome> {
     this.setRunning(taskId, controller);
     const timeout = setTimeout(() => controller.abort(new RpcError(ErrorCode.Timeout, `Task exceeded its time limit of ${this.options.taskTimeoutMs} ms`)), this.options.taskTimeoutMs);
     timeout.unref();

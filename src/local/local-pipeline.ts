@@ -1,5 +1,4 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
-import { createLogger } from '../observability/logger';
+import { createLogger, type Log } from '../observability/logger';
 import type { ExecutionAgent } from '../protocols/execution-agent';
 import { MemoryQueue, whenAllIdle } from '../queue/memory-queue';
 import type { SlackReplies } from '../slack/slack-replies';
@@ -26,7 +25,7 @@ export type LocalPipelineOptions = {
   env?: NodeJS.ProcessEnv;
   /** Multiplies queue delays and visibility timeouts (0.01 turns a 2 s poll delay into 20 ms). */
   timeScale?: number;
-  log?: Logger;
+  log?: Log;
   trace?: Tracer;
 };
 

@@ -2,12 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BedrockAgentCoreClient } from '@aws-sdk/client-bedrock-agentcore';
-import type { Logger } from '@aws-lambda-powertools/logger';
 import { readBody } from '../execution/hosts/http-host';
 import { createExecutionHttpServer } from '../execution/hosts/http-host';
 import { runtimeFromEnv } from '../execution/runtime-from-env';
 import type { ExecutionRuntime } from '../execution/runtime';
-import { createLogger } from '../observability/logger';
+import { createLogger, type Log } from '../observability/logger';
 import { executionAgentsFromEnv } from '../protocols/agents-from-env';
 import type { ExecutionAgent } from '../protocols/execution-agent';
 import { createSlackWebClient, WebApiSlackReplies, type SlackReplies } from '../slack/slack-replies';
@@ -34,7 +33,7 @@ export type LocalStackOptions = {
   slack?: SlackReplies;
   /** Where terminal replies are written (default stdout); tests and the demo pass their own. */
   replyWriter?: (line: string) => void;
-  log?: Logger;
+  log?: Log;
 };
 
 export type LocalStack = {

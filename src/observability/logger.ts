@@ -30,7 +30,14 @@ export function redactingReplacer(key: string, value: unknown): unknown {
   return value;
 }
 
-export type Log = Pick<Logger, 'debug' | 'info' | 'warn' | 'error' | 'appendKeys' | 'createChild'>;
+/** What code needs of a logger; Powertools' Logger is one, and so is a task logger. */
+export type LogExtra = Record<string, unknown>;
+export interface Log {
+  debug(message: string, ...extra: LogExtra[]): void;
+  info(message: string, ...extra: LogExtra[]): void;
+  warn(message: string, ...extra: LogExtra[]): void;
+  error(message: string, ...extra: LogExtra[]): void;
+}
 
 export function createLogger(serviceName: string): Logger {
   return new Logger({ serviceName, jsonReplacerFn: redactingReplacer });
@@ -44,10 +51,18 @@ export type TaskLogKeys = {
   event_id?: string;
 };
 
-/** A child logger that stamps the task's ids on every line it writes. */
-export function taskLogger(parent: Logger, keys: TaskLogKeys): Logger {
-  const child = parent.createChild();
-  const defined = Object.fromEntries(Object.entries(keys).filter(([, v]) => v !== undefined));
-  child.appendPersistentKeys(defined);
-  return child;
+/**
+ * A logger that stamps the task's ids on every line it writes. A thin wrapper rather than
+ * Powertools' createChild, which builds a new Console per call: once per task, that cost the
+ * execution runtime over a third of its CPU under load.
+ */
+export function taskLogger(parent: Log, keys: TaskLogKeys): Log {
+  const defined: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(keys)) if (value !== undefined) defined[key] = value;
+  return {
+    debug: (message, ...extra) => parent.debug(message, defined, ...extra),
+    info: (message, ...extra) => parent.info(message, defined, ...extra),
+    warn: (message, ...extra) => parent.warn(message, defined, ...extra),
+    error: (message, ...extra) => parent.error(message, defined, ...extra),
+  };
 }

@@ -1,6 +1,5 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
 import type { ExecuteTaskParams } from '../contract';
-import { taskLogger } from '../observability/logger';
+import { taskLogger, type Log } from '../observability/logger';
 import type { PipelineMetrics } from '../observability/metrics';
 import type { ExecutionAgent } from '../protocols/execution-agent';
 import type { DeliveryHandler, Queue } from '../queue/queue';
@@ -21,7 +20,7 @@ export type AgentInvokerOptions = {
   schedule: PollSchedule;
   /** The task queue's maxReceiveCount: on that receive, a retryable failure still gets the user a reply. */
   maxReceiveCount: number;
-  log: Logger;
+  log: Log;
   metrics?: PipelineMetrics;
   trace?: Tracer;
   /** Called once a task is about to be sent (e.g. the 👀 reaction). Failures are logged, never fatal. */

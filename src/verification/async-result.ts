@@ -1,5 +1,4 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
-import { taskLogger } from '../observability/logger';
+import { taskLogger, type Log } from '../observability/logger';
 import type { PipelineMetrics } from '../observability/metrics';
 import type { ExecutionAgent } from '../protocols/execution-agent';
 import type { DeliveryHandler, Queue } from '../queue/queue';
@@ -18,7 +17,7 @@ export type AsyncResultOptions = {
   messages: UserMessages;
   schedule: PollSchedule;
   maxReceiveCount: number;
-  log: Logger;
+  log: Log;
   metrics?: PipelineMetrics;
   trace?: Tracer;
   now?: () => number;

@@ -1,4 +1,4 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Log } from '../observability/logger';
 import type { Delivery, DeliveryHandler, Queue } from '../queue/queue';
 import { SlackThreadSchema, type ReplyMessage } from './queue-messages';
 import type { Tracer } from './trace';
@@ -14,7 +14,7 @@ export function withLastReceiveApology(
     maxReceiveCount: number;
     replies: Queue<ReplyMessage>;
     apology: string;
-    log: Logger;
+    log: Log;
     trace?: Tracer;
     /** Errors whose handler already told the user. */
     skip?: (error: unknown) => boolean;
@@ -30,7 +30,7 @@ export function withLastReceiveApology(
   };
 }
 
-async function apologize(delivery: Delivery, options: { replies: Queue<ReplyMessage>; apology: string; log: Logger; trace?: Tracer }): Promise<void> {
+async function apologize(delivery: Delivery, options: { replies: Queue<ReplyMessage>; apology: string; log: Log; trace?: Tracer }): Promise<void> {
   let body: unknown;
   try {
     body = JSON.parse(delivery.body);

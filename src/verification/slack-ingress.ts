@@ -1,6 +1,5 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
 import { newRequestId } from '../contract';
-import { taskLogger } from '../observability/logger';
+import { taskLogger, type Log } from '../observability/logger';
 import type { PipelineMetrics } from '../observability/metrics';
 import type { Queue } from '../queue/queue';
 import type { ReplyMessage, TaskMessage } from './queue-messages';
@@ -28,7 +27,7 @@ export type SlackIngressOptions = {
   maxTextLength: number;
   claimTtlSeconds: number;
   botUserId?: string;
-  log: Logger;
+  log: Log;
   metrics?: PipelineMetrics;
   trace?: Tracer;
   now?: () => number;

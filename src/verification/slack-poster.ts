@@ -1,5 +1,4 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
-import { taskLogger } from '../observability/logger';
+import { taskLogger, type Log } from '../observability/logger';
 import type { PipelineMetrics } from '../observability/metrics';
 import type { Delivery } from '../queue/queue';
 import { SlackApiError, type SlackReplies } from '../slack/slack-replies';
@@ -26,7 +25,7 @@ export type SlackPosterOptions = {
   claims: ClaimStore;
   /** SLACK_REACTIONS: mark the user's message ✅ (answer) or ⚠️ (error) in place of 👀. */
   reactions: boolean;
-  log: Logger;
+  log: Log;
   claimTtlSeconds?: number;
   /** Longest message posted, in UTF-16 code units. @default SLACK_CHUNK_LIMIT */
   chunkLimit?: number;
@@ -123,7 +122,7 @@ export async function acknowledgeReceipt(replies: SlackRepliesSource, thread: Pi
   await slack.addReaction({ channel: thread.channel, timestamp: thread.ts, name: REACTIONS.received });
 }
 
-async function markDone(slack: SlackReplies, message: ReplyMessage, log: Logger, metrics: PipelineMetrics | undefined): Promise<void> {
+async function markDone(slack: SlackReplies, message: ReplyMessage, log: Log, metrics: PipelineMetrics | undefined): Promise<void> {
   // A notice (refusal, hint) never had a task, so there is no 👀 to replace.
   const done = message.kind === 'answer' ? REACTIONS.answered : message.kind === 'error' ? REACTIONS.failed : undefined;
   if (!done) return;

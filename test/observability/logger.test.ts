@@ -35,7 +35,7 @@ describe('logger redaction', () => {
         signing_secret: '8f742231b10e8888abcd99yyyzzz85a5',
         input_tokens: 12,
       });
-      log.error('failed', new Error('bad token xoxb-1-2-3'));
+      log.error('failed', { error: new Error('bad token xoxb-1-2-3') });
     });
     const text = lines.join('');
     for (const secret of ['xoxb-123-456-abcdef', 'abc.def.ghi', 'deadbeef', '999-888', 'sekrit', '8f742231b10e8888abcd99yyyzzz85a5', 'xoxb-1-2-3']) {

@@ -1,4 +1,4 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Log } from '../../observability/logger';
 import type { ExecuteTaskParams } from '../../contract';
 
 /** What an executor produces: the answer text plus any extra fields for the success result. */
@@ -8,7 +8,7 @@ export type ExecutorContext = {
   taskId: string;
   /** Aborted when the task is cancelled, times out, or is handed to another worker. */
   signal: AbortSignal;
-  log: Logger;
+  log: Log;
 };
 
 /** Runs one task. Throw an RpcError for a failure the caller should see by code. */
