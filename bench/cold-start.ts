@@ -33,7 +33,7 @@ const HARNESS = join(__dirname, 'support', 'lambda-harness.cjs');
 const SIGNING_SECRET = 'bench-signing-secret-0123456789abcdef';
 const BOT_USER_ID = 'UBENCHBOT';
 const BOT_ID = 'BBENCHBOT';
-const BOT_TOKEN = 'xoxb-000000000000-bench-token';
+const BOT_TOKEN = 'bench-bot-token-not-a-real-one';
 const CHILD_CORE = 1;
 
 export type Mode = 'offline' | 'loopback';

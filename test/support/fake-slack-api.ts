@@ -49,7 +49,8 @@ export type FakeSlackApi = {
   close(): Promise<void>;
 };
 
-export const FAKE_BOT_TOKEN = 'xoxb-000000000000-fake-slack-api-token';
+// Not shaped like a Slack token: the logger masks xox… tokens, which would hide a leak in tests.
+export const FAKE_BOT_TOKEN = 'fake-slack-bot-token-for-tests';
 export const FAKE_BOT_USER_ID = 'U0FAKEBOT';
 const FAKE_BOT_ID = 'B0FAKEBOT';
 const FAKE_TEAM_ID = 'T0FAKE';
