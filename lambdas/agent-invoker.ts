@@ -14,7 +14,6 @@ import { sqsBatchHandler } from './shared/sqs-batch';
 const config = loadVerificationConfig();
 const log = createLogger('agent-invoker');
 const metrics = PipelineMetrics.create('agent-invoker');
-const replies = sqsQueue<never>('REPLY_QUEUE_URL');
 
 const botToken = config.SLACK_REACTIONS || config.EXECUTION_SEND_BOT_TOKEN ? secretFromEnv(config.SLACK_BOT_TOKEN, config.SLACK_BOT_TOKEN_ARN, 'the Slack bot token') : undefined;
 const slack = config.SLACK_REACTIONS && botToken && (async () => new WebApiSlackReplies(createSlackWebClient({ token: await botToken.get(), apiUrl: config.SLACK_API_URL })));
@@ -23,7 +22,7 @@ export const handler = sqsBatchHandler(
   createAgentInvoker({
     agent: defaultAgentFromEnv(),
     polls: sqsQueue('POLL_QUEUE_URL'),
-    replies,
+    replies: sqsQueue('REPLY_QUEUE_URL'),
     messages: userMessages(config.USER_MESSAGES_JSON),
     schedule: pollScheduleOf(config),
     maxReceiveCount: config.TASK_MAX_RECEIVE_COUNT,

@@ -29,7 +29,7 @@ export function sqsBatchHandler(handle: DeliveryHandler, log: Logger, metrics?: 
         });
       } finally {
         metrics?.powertools.publishStoredMetrics();
-        if (log.getLevelName() === 'DEBUG') log.debug('batch done', { records: event.Records.length });
+        log.debug('batch done', { records: event.Records.length });
       }
     },
     { timeoutEarlyInMillis: 500 },

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { runtimeFromEnv } from '../execution/runtime-from-env';
 import { createExecutionHttpServer } from '../execution/hosts/http-host';
 import type { Command } from './command';
-import { listen, stopOnSignals } from './server-lifecycle';
+import { listen, stopOnSignals } from '../local/server-lifecycle';
 
 export const serveCommand: Command = {
   name: 'serve',

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startLocalStack } from '../local/local-stack';
+import { stopOnSignals } from '../local/server-lifecycle';
 import type { Command } from './command';
 
 /** Where `zone start` leaves a generated signing secret for `zone say` (0600, removed on stop). */
@@ -59,17 +60,10 @@ runtime on loopback in one process, with in-memory queues and stores. Environmen
     process.stdout.write(lines.filter((line) => line !== undefined).join('\n'));
     stack.traces.subscribe((event) => process.stdout.write(`  · ${event.requestId.slice(0, 8)} ${event.hop}${event.detail ? ` ${compact(event.detail)}` : ''}\n`));
 
-    await new Promise<void>((resolve) => {
-      const stop = () => {
-        process.off('SIGINT', stop);
-        process.off('SIGTERM', stop);
-        resolve();
-      };
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
+    await stopOnSignals([], async () => {
+      rmSync(secretFile, { force: true });
+      await stack.stop();
     });
-    rmSync(secretFile, { force: true });
-    await stack.stop();
     return 0;
   },
 };

@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { BedrockAgentCoreClient } from '@aws-sdk/client-bedrock-agentcore';
-import { readBody } from '../execution/hosts/http-host';
-import { createExecutionHttpServer } from '../execution/hosts/http-host';
+import { createExecutionHttpServer, readBody } from '../execution/hosts/http-host';
 import { runtimeFromEnv } from '../execution/runtime-from-env';
 import type { ExecutionRuntime } from '../execution/runtime';
 import { createLogger, type Log } from '../observability/logger';
@@ -15,6 +13,7 @@ import { startAgentCoreEmulator, type AgentCoreEmulator } from './agentcore-emul
 import { ConsoleSlackReplies } from './console-slack-replies';
 import { createLocalPipeline, type LocalPipeline } from './local-pipeline';
 import { PLAYGROUND_HTML } from './playground-page';
+import { close, listen } from './server-lifecycle';
 import { appMentionEnvelope, postSignedEvent } from './slack-event-builder';
 import { TraceRecorder } from './trace-recorder';
 
@@ -77,7 +76,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     if (!externalAgent || transportKind === 'agentcore') {
       runtime = runtimeFromEnv(env);
       const server = createExecutionHttpServer(runtime);
-      executionBase = await listen(server, options.executionPort ?? Number(env.EXECUTION_PORT ?? 8080), host);
+      executionBase = `http://${await listen(server, options.executionPort ?? Number(env.EXECUTION_PORT ?? 8080), host)}`;
       closers.push(() => close(server));
     }
 
@@ -123,7 +122,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
       });
     });
-    const verificationBase = await listen(verification, options.verificationPort ?? Number(env.VERIFICATION_PORT ?? 3000), host);
+    const verificationBase = `http://${await listen(verification, options.verificationPort ?? Number(env.VERIFICATION_PORT ?? 3000), host)}`;
     closers.push(() => close(verification));
     ingressUrl = `${verificationBase}/slack/events`;
 
@@ -199,23 +198,6 @@ function withReplies(trace: ReturnType<TraceRecorder['all']>[number], routes: Ro
 function sendJson(res: ServerResponse, status: number, value: unknown): void {
   const text = JSON.stringify(value);
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
-}
-
-function listen(server: Server, port: number, host: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve(`http://${host}:${(server.address() as AddressInfo).port}`);
-    });
-  });
-}
-
-function close(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
 }
 
 async function stopAll(closers: Array<() => Promise<void>>): Promise<void> {

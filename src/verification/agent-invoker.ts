@@ -1,33 +1,20 @@
 import type { ExecuteTaskParams } from '../contract';
-import { taskLogger, type Log } from '../observability/logger';
-import type { PipelineMetrics } from '../observability/metrics';
-import type { ExecutionAgent } from '../protocols/execution-agent';
-import type { DeliveryHandler, Queue } from '../queue/queue';
+import { taskLogger } from '../observability/logger';
+import type { DeliveryHandler } from '../queue/queue';
 import { userMessageForFailure } from './failure-messages';
+import type { FollowUpOptions } from './follow-up-options';
 import { withLastReceiveApology } from './last-receive';
-import { pollDelaySeconds, type PollSchedule } from './poll-schedule';
+import { pollDelaySeconds } from './poll-schedule';
 import { parseQueueMessage } from './poison-message';
-import { TaskMessageSchema, replyThreadTs, type PollMessage, type ReplyMessage, type SlackThread, type TaskMessage } from './queue-messages';
+import { TaskMessageSchema, replyThreadTs, type ReplyMessage, type SlackThread, type TaskMessage } from './queue-messages';
 import type { SecretSource } from './secret-source';
-import { noTrace, type Tracer } from './trace';
-import type { UserMessages } from './user-messages';
+import { noTrace } from './trace';
 
-export type AgentInvokerOptions = {
-  agent: ExecutionAgent;
-  polls: Queue<PollMessage>;
-  replies: Queue<ReplyMessage>;
-  messages: UserMessages;
-  schedule: PollSchedule;
-  /** The task queue's maxReceiveCount: on that receive, a retryable failure still gets the user a reply. */
-  maxReceiveCount: number;
-  log: Log;
-  metrics?: PipelineMetrics;
-  trace?: Tracer;
+export type AgentInvokerOptions = FollowUpOptions & {
   /** Called once a task is about to be sent (e.g. the 👀 reaction). Failures are logged, never fatal. */
   onTaskStarted?: (thread: SlackThread) => Promise<void>;
   /** Only when the operator opts in: the bot token travels to the execution zone in `bot_token`. */
   botTokenForExecution?: SecretSource;
-  now?: () => number;
 };
 
 /** A retryable failure: the record fails so SQS delivers it again (same request id, same task). */

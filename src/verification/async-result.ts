@@ -1,27 +1,14 @@
-import { taskLogger, type Log } from '../observability/logger';
-import type { PipelineMetrics } from '../observability/metrics';
-import type { ExecutionAgent } from '../protocols/execution-agent';
-import type { DeliveryHandler, Queue } from '../queue/queue';
+import { taskLogger } from '../observability/logger';
+import type { DeliveryHandler } from '../queue/queue';
 import { userMessageForFailure } from './failure-messages';
+import type { FollowUpOptions } from './follow-up-options';
 import { withLastReceiveApology } from './last-receive';
-import { pollDelaySeconds, type PollSchedule } from './poll-schedule';
+import { pollDelaySeconds } from './poll-schedule';
 import { parseQueueMessage } from './poison-message';
 import { PollMessageSchema, type PollMessage, type ReplyMessage } from './queue-messages';
-import { noTrace, type Tracer } from './trace';
-import type { UserMessages } from './user-messages';
+import { noTrace } from './trace';
 
-export type AsyncResultOptions = {
-  agent: ExecutionAgent;
-  polls: Queue<PollMessage>;
-  replies: Queue<ReplyMessage>;
-  messages: UserMessages;
-  schedule: PollSchedule;
-  maxReceiveCount: number;
-  log: Log;
-  metrics?: PipelineMetrics;
-  trace?: Tracer;
-  now?: () => number;
-};
+export type AsyncResultOptions = FollowUpOptions;
 
 /**
  * The async-result function: one poll per invocation. Still pending (or a transient fault) →

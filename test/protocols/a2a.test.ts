@@ -4,7 +4,7 @@ import type { A2aVersion } from '../../src/protocols/a2a-dialects';
 import { CancelError, ProtocolFailure } from '../../src/protocols/json-rpc-exchange';
 import type { Outcome, PendingHandle } from '../../src/protocols/outcome';
 import { startHandWrittenA2aAgent, startSdkA2aAgent, type A2aTestAgent } from '../support/a2a-agents';
-import { LoopbackFetchTransport } from './support/fetch-transport';
+import { HttpsTransport } from '../../src/transport/https';
 import { callContext, pollUntilSettled } from './support/recording-transport';
 
 const handleOf = (outcome: Outcome): PendingHandle => {
@@ -19,12 +19,12 @@ describe.each<[string, Dialect]>([
   ['A2A 0.3 (the SDK compat layer)', { version: '0.3', legacyCompat: true, methods: ['message/send', 'tasks/get', 'tasks/cancel'] }],
 ])('A2aProtocol against an @a2a-js/sdk agent speaking %s', (_label, dialect) => {
   let agent: A2aTestAgent;
-  let transport: LoopbackFetchTransport;
+  let transport: HttpsTransport;
   const protocol = new A2aProtocol({ version: dialect.version });
 
   beforeAll(async () => {
     agent = await startSdkA2aAgent({ legacyCompat: dialect.legacyCompat });
-    transport = new LoopbackFetchTransport(agent.url);
+    transport = new HttpsTransport({ url: agent.url, maxAttempts: 1 });
   });
   afterAll(() => agent.close());
 
@@ -124,7 +124,7 @@ describe('A2aProtocol dialect mismatch', () => {
     const agent = await startSdkA2aAgent();
     const quiet = jest.spyOn(console, 'error').mockImplementation(() => undefined); // the SDK logs the refusal
     try {
-      const outcome = await new A2aProtocol({ version: '0.3' }).start({ requestId: randomUUID(), params: { text: 'hi' } }, callContext(new LoopbackFetchTransport(agent.url), 'r'));
+      const outcome = await new A2aProtocol({ version: '0.3' }).start({ requestId: randomUUID(), params: { text: 'hi' } }, callContext(new HttpsTransport({ url: agent.url, maxAttempts: 1 }), 'r'));
 
       expect(outcome).toMatchObject({ kind: 'failure', code: 'a2a:-32009', retryable: false });
     } finally {
@@ -136,12 +136,12 @@ describe('A2aProtocol dialect mismatch', () => {
 
 describe('A2aProtocol against a hand-written 0.3 agent (no kind, no ids)', () => {
   let agent: A2aTestAgent;
-  let transport: LoopbackFetchTransport;
+  let transport: HttpsTransport;
   const protocol = new A2aProtocol({ version: '0.3' });
 
   beforeAll(async () => {
     agent = await startHandWrittenA2aAgent();
-    transport = new LoopbackFetchTransport(agent.url);
+    transport = new HttpsTransport({ url: agent.url, maxAttempts: 1 });
   });
   afterAll(() => agent.close());
 
@@ -222,7 +222,7 @@ describe('A2aProtocol with a2aVersion auto (the agent card decides)', () => {
 
   it('talks to each agent in the dialect its card names, and pins the dialect in the handle', async () => {
     const protocolFor = (agent: A2aTestAgent) => new A2aProtocol({ version: agentCardVersionResolver(agent.cardUrl) });
-    const run = (agent: A2aTestAgent, text: string) => protocolFor(agent).start({ requestId: randomUUID(), params: { text } }, callContext(new LoopbackFetchTransport(agent.url), 'r'));
+    const run = (agent: A2aTestAgent, text: string) => protocolFor(agent).start({ requestId: randomUUID(), params: { text } }, callContext(new HttpsTransport({ url: agent.url, maxAttempts: 1 }), 'r'));
 
     const fromSdk = await run(sdk, 'hello');
     const fromHandWritten = await run(handWritten, '#task');
@@ -252,7 +252,7 @@ describe('A2aProtocol with a2aVersion auto (the agent card decides)', () => {
       fetch: (input, init) => (++calls === 1 ? fetch(input, init) : fetch(sdk.cardUrl, init)),
     });
     const protocol = new A2aProtocol({ version: flaky });
-    const call = callContext(new LoopbackFetchTransport(sdk.url), 'r');
+    const call = callContext(new HttpsTransport({ url: sdk.url, maxAttempts: 1 }), 'r');
 
     const first = await protocol.start({ requestId: randomUUID(), params: { text: 'hi' } }, call);
     const second = await protocol.start({ requestId: randomUUID(), params: { text: 'hi' } }, call);
@@ -264,7 +264,7 @@ describe('A2aProtocol with a2aVersion auto (the agent card decides)', () => {
   it('fails the task for good when there is no card to read', async () => {
     const protocol = new A2aProtocol({ version: agentCardVersionResolver(`${sdk.url}/no-card-here`) });
 
-    const outcome = await protocol.start({ requestId: randomUUID(), params: { text: 'hi' } }, callContext(new LoopbackFetchTransport(sdk.url), 'r'));
+    const outcome = await protocol.start({ requestId: randomUUID(), params: { text: 'hi' } }, callContext(new HttpsTransport({ url: sdk.url, maxAttempts: 1 }), 'r'));
 
     expect(outcome).toMatchObject({ kind: 'failure', code: 'a2a:version-unknown', retryable: false });
   });

@@ -7,7 +7,7 @@ import { createProtocol } from '../../src/protocols/factory';
 import { InProcessTransport } from '../../src/transport/in-process';
 import type { Transport } from '../../src/transport/transport';
 import { startHandWrittenA2aAgent, startSdkA2aAgent, type A2aTestAgent } from '../support/a2a-agents';
-import { LoopbackFetchTransport } from './support/fetch-transport';
+import { HttpsTransport } from '../../src/transport/https';
 
 describe('loadAgentsConfig from plain variables', () => {
   it('defaults to one execute-task agent over agentcore', () => {
@@ -85,7 +85,7 @@ describe('buildExecutionAgents', () => {
   let handWritten: A2aTestAgent;
   const runtime = createExecutionRuntime({ config: loadExecutionConfig({ SYNC_BUDGET_MS: '50' }) });
   /** Stands in for createTransport from src/transport/factory.ts. */
-  const makeTransport = jest.fn((agent: AgentConfig): Transport => (agent.transport === 'in-process' ? new InProcessTransport(runtime.dispatch) : new LoopbackFetchTransport(agent.url!)));
+  const makeTransport = jest.fn((agent: AgentConfig): Transport => (agent.transport === 'in-process' ? new InProcessTransport(runtime.dispatch) : new HttpsTransport({ url: agent.url!, maxAttempts: 1 })));
 
   beforeAll(async () => {
     [sdk, handWritten] = await Promise.all([startSdkA2aAgent(), startHandWrittenA2aAgent()]);

@@ -12,7 +12,7 @@ import type { Outcome, PendingHandle } from '../../src/protocols/outcome';
 import { InProcessTransport } from '../../src/transport/in-process';
 import { TransportError, type Transport } from '../../src/transport/transport';
 import { startExecutionRuntime } from '../support/execution-runtime';
-import { LoopbackFetchTransport } from './support/fetch-transport';
+import { HttpsTransport } from '../../src/transport/https';
 import { RecordingTransport, callContext, pollUntilSettled } from './support/recording-transport';
 
 /**
@@ -51,7 +51,7 @@ const wires: Array<[string, () => Promise<Wire>]> = [
     'loopback HTTP (createExecutionHttpServer)',
     async () => {
       const running = await startExecutionRuntime(RUNTIME_ENV, { executor: new ModelLikeExecutor() });
-      return { transport: new LoopbackFetchTransport(running.invocationsUrl), close: running.close };
+      return { transport: new HttpsTransport({ url: running.invocationsUrl, maxAttempts: 1 }), close: running.close };
     },
   ],
 ];
@@ -236,7 +236,7 @@ describe('ExecuteTaskProtocol with answers our runtime never gives', () => {
   });
 
   it('lets transport faults through; the execution agent turns them into the transport’s verdict', async () => {
-    const refused = new LoopbackFetchTransport('http://127.0.0.1:9/invocations');
+    const refused = new HttpsTransport({ url: 'http://127.0.0.1:9/invocations', maxAttempts: 1 });
     const agent = new ExecutionAgent('default', protocol, refused);
 
     await expect(start(refused)).rejects.toBeInstanceOf(TransportError);

@@ -3,17 +3,17 @@ import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { ProtocolFailure } from '../../src/protocols/json-rpc-exchange';
 import { SimpleA2aProtocol } from '../../src/protocols/simple-a2a';
 import { startLegacyAgent, type LegacyTestAgent } from '../support/legacy-agent';
-import { LoopbackFetchTransport } from './support/fetch-transport';
+import { HttpsTransport } from '../../src/transport/https';
 import { callContext } from './support/recording-transport';
 
 describe('SimpleA2aProtocol against a legacy agent', () => {
   let agent: LegacyTestAgent;
-  let transport: LoopbackFetchTransport;
+  let transport: HttpsTransport;
   const protocol = new SimpleA2aProtocol();
 
   beforeAll(async () => {
     agent = await startLegacyAgent();
-    transport = new LoopbackFetchTransport(agent.url);
+    transport = new HttpsTransport({ url: agent.url, maxAttempts: 1 });
   });
   afterAll(() => agent.close());
 

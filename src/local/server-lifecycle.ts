@@ -23,6 +23,7 @@ export function close(server: Server): Promise<void> {
 
 /** Resolves once SIGINT or SIGTERM arrives and the servers have closed. */
 export function stopOnSignals(servers: Server[], onStop: () => Promise<void> | void = () => undefined): Promise<void> {
+  // Used by `zone serve` (its server) and `zone start` (the stack closes its own servers in onStop).
   return new Promise((resolve) => {
     const stop = async () => {
       process.off('SIGINT', stop);

@@ -1,0 +1,23 @@
+import type { Log } from '../observability/logger';
+import type { PipelineMetrics } from '../observability/metrics';
+import type { ExecutionAgent } from '../protocols/execution-agent';
+import type { Queue } from '../queue/queue';
+import type { PollSchedule } from './poll-schedule';
+import type { PollMessage, ReplyMessage } from './queue-messages';
+import type { Tracer } from './trace';
+import type { UserMessages } from './user-messages';
+
+/** What agent-invoker and async-result both need: the agent, where polls and replies go, and how to poll. */
+export type FollowUpOptions = {
+  agent: ExecutionAgent;
+  polls: Queue<PollMessage>;
+  replies: Queue<ReplyMessage>;
+  messages: UserMessages;
+  schedule: PollSchedule;
+  /** The consuming queue's maxReceiveCount: on that receive the user is still told before the DLQ. */
+  maxReceiveCount: number;
+  log: Log;
+  metrics?: PipelineMetrics;
+  trace?: Tracer;
+  now?: () => number;
+};
