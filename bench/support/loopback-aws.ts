@@ -1,11 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { loadExecutionConfig } from '../../src/execution/config';
 import { createExecutionHttpServer } from '../../src/execution/hosts/http-host';
 import { createExecutionRuntime, type ExecutionRuntime } from '../../src/execution/runtime';
 import { startAgentCoreEmulator, type AgentCoreEmulator } from '../../src/local/agentcore-emulator';
 import { createLogger } from '../../src/observability/logger';
+import { createTable, startLocalDynamoDb } from '../../test/support/dynalite';
 import { startFakeSlackApi, type FakeSlackApi } from '../../test/support/fake-slack-api';
 import { PLACEHOLDER_AWS_ENV, RUNTIME_ARN, close, listen } from './net';
 
@@ -35,7 +36,7 @@ export type LoopbackAws = {
 export async function startLoopbackAws(): Promise<LoopbackAws> {
   const started: Array<() => Promise<void>> = [];
   try {
-    const dynamo = await startDynalite();
+    const dynamo = await startLocalDynamoDb();
     started.push(dynamo.close);
     const sqs = await startFakeSqs();
     started.push(sqs.close);
@@ -79,35 +80,6 @@ export async function startLoopbackAws(): Promise<LoopbackAws> {
 
 async function closeAll(closers: Array<() => Promise<void>>): Promise<void> {
   for (const closer of closers.reverse()) await closer().catch(() => undefined);
-}
-
-// dynalite ships no types; it is a real DynamoDB API implementation on LevelDB (in memory here).
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const dynalite = require('dynalite') as (options: { createTableMs: number; deleteTableMs: number; updateTableMs: number }) => Server;
-
-async function startDynalite(): Promise<{ client: DynamoDBClient; endpoint: string; close(): Promise<void> }> {
-  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  const endpoint = await listen(server);
-  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  return {
-    client,
-    endpoint,
-    close: async () => {
-      client.destroy();
-      await close(server);
-    },
-  };
-}
-
-async function createTable(client: DynamoDBClient, tableName: string, keyName: string): Promise<void> {
-  await client.send(
-    new CreateTableCommand({
-      TableName: tableName,
-      KeySchema: [{ AttributeName: keyName, KeyType: 'HASH' }],
-      AttributeDefinitions: [{ AttributeName: keyName, AttributeType: 'S' }],
-      BillingMode: 'PAY_PER_REQUEST',
-    }),
-  );
 }
 
 export type FakeSqs = { endpoint: string; sent: Array<{ queueUrl: string; body: string; delaySeconds?: number }>; close(): Promise<void> };
