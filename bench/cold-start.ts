@@ -159,7 +159,7 @@ const slackThread = () => ({ team_id: 'TBENCH', channel: 'CBENCH', ts: `${Math.f
 export const SPECS: BundleSpec[] = [
   {
     name: 'slack-events',
-    entry: 'lambdas/slack-events.ts',
+    entry: 'lambdas/verification/slack-events.ts',
     mayCall: {
       'client-dynamodb': 'event-id claims and rate-limit counters',
       'client-sqs': 'task and reply queues',
@@ -178,7 +178,7 @@ export const SPECS: BundleSpec[] = [
   },
   {
     name: 'agent-invoker',
-    entry: 'lambdas/agent-invoker.ts',
+    entry: 'lambdas/verification/agent-invoker.ts',
     mayCall: {
       'client-bedrock-agentcore': 'agentcore transport (TRANSPORT=agentcore, the default)',
       'client-sqs': 'poll and reply queues',
@@ -200,7 +200,7 @@ export const SPECS: BundleSpec[] = [
   },
   {
     name: 'async-result',
-    entry: 'lambdas/async-result.ts',
+    entry: 'lambdas/verification/async-result.ts',
     mayCall: {
       'client-bedrock-agentcore': 'agentcore transport (TRANSPORT=agentcore, the default)',
       'client-sqs': 'poll and reply queues',
@@ -223,7 +223,7 @@ export const SPECS: BundleSpec[] = [
   },
   {
     name: 'slack-poster',
-    entry: 'lambdas/slack-poster.ts',
+    entry: 'lambdas/verification/slack-poster.ts',
     mayCall: {
       'client-dynamodb': 'per-chunk post claims (no duplicate post on redelivery)',
       'client-secrets-manager': 'bot token from SLACK_BOT_TOKEN_ARN',
@@ -242,7 +242,7 @@ export const SPECS: BundleSpec[] = [
   },
   {
     name: 'execution-url',
-    entry: 'lambdas/execution-url.ts',
+    entry: 'lambdas/execution/function-url.ts',
     mayCall: {
       'client-bedrock-runtime': 'bedrock executor (EXECUTOR=bedrock)',
       'client-dynamodb': 'task store (TASK_STORE=dynamodb)',
@@ -257,7 +257,7 @@ export const SPECS: BundleSpec[] = [
   },
   {
     name: 'execution-worker',
-    entry: 'lambdas/execution-worker.ts',
+    entry: 'lambdas/execution/worker.ts',
     mayCall: {
       'client-bedrock-runtime': 'bedrock executor (EXECUTOR=bedrock)',
       'client-dynamodb': 'task store (TASK_STORE=dynamodb)',

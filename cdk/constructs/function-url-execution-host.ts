@@ -49,7 +49,7 @@ export class FunctionUrlExecutionHost extends Construct {
       purpose: 'Execution worker (handed-off tasks)',
     });
     this.handler = new ZoneFunction(this, 'UrlHandler', {
-      entry: 'lambdas/execution-url.ts',
+      entry: 'lambdas/execution/function-url.ts',
       description: 'Execution zone behind a function URL: JSON-RPC execute_task / get_task_result / cancel_task',
       timeout: Duration.seconds(30),
       memorySize: 512,
@@ -61,7 +61,7 @@ export class FunctionUrlExecutionHost extends Construct {
     this.url = this.handler.fn.addFunctionUrl({ authType: FunctionUrlAuthType.AWS_IAM, invokeMode: InvokeMode.BUFFERED });
 
     this.worker = new ZoneFunction(this, 'Worker', {
-      entry: 'lambdas/execution-worker.ts',
+      entry: 'lambdas/execution/worker.ts',
       description: 'Execution zone worker: finishes tasks the function URL accepted',
       timeout: workerTimeout,
       memorySize: 512,

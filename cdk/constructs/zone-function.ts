@@ -10,7 +10,7 @@ import { acknowledge } from './nag-acknowledgements';
 import type { OperationsAlarms } from './operations-alarms';
 
 export interface ZoneFunctionProps {
-  /** Handler file relative to the repository root, exporting `handler`, e.g. `lambdas/slack-events.ts`. */
+  /** Handler file relative to the repository root, exporting `handler`, e.g. `lambdas/verification/slack-events.ts`. */
   readonly entry: string;
   readonly description: string;
   readonly timeout: Duration;
@@ -33,7 +33,7 @@ export interface ZoneFunctionProps {
  *
  * - `externalModules: []`: nodejs22.x ships an AWS SDK v3, but its version is whatever the runtime
  *   carries that week. Bundling the clients we import pins them to package-lock.json, so what was
- *   tested is what runs; esbuild includes only the clients a handler imports (lambdas/shared/clients.ts
+ *   tested is what runs; esbuild includes only the clients a handler imports (lambdas/verification/shared/clients.ts
  *   is split so that each handler pulls in only its own), so the cost is a few hundred KB, not the SDK.
  * - The role is created here without the AWSLambdaBasicExecutionRole managed policy: the function
  *   may write to its own log group and nothing else, and every other permission is a grant.

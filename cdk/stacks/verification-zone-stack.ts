@@ -124,7 +124,7 @@ export class VerificationZoneStack extends Stack {
       Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
 
     this.slackEvents = new ZoneFunction(this, 'SlackEvents', {
-      entry: 'lambdas/slack-events.ts',
+      entry: 'lambdas/verification/slack-events.ts',
       description: 'slack-events: verify, filter, authorize, rate-limit, claim, enqueue, ack',
       timeout: TIMEOUT.slackEvents,
       // More memory is more CPU: a cold start must still ack within Slack's 3 seconds.
@@ -145,7 +145,7 @@ export class VerificationZoneStack extends Stack {
       }),
     });
     this.invoker = new ZoneFunction(this, 'AgentInvoker', {
-      entry: 'lambdas/agent-invoker.ts',
+      entry: 'lambdas/verification/agent-invoker.ts',
       description: 'agent-invoker: sends each task to the execution zone (execute_task)',
       timeout: TIMEOUT.invoker,
       logRetention,
@@ -162,7 +162,7 @@ export class VerificationZoneStack extends Stack {
       }),
     });
     this.poller = new ZoneFunction(this, 'AsyncResult', {
-      entry: 'lambdas/async-result.ts',
+      entry: 'lambdas/verification/async-result.ts',
       description: 'async-result: polls pending tasks (get_task_result) with backoff',
       timeout: TIMEOUT.poller,
       logRetention,
@@ -177,7 +177,7 @@ export class VerificationZoneStack extends Stack {
       },
     });
     this.poster = new ZoneFunction(this, 'SlackPoster', {
-      entry: 'lambdas/slack-poster.ts',
+      entry: 'lambdas/verification/slack-poster.ts',
       description: 'slack-poster: posts replies in the thread (chat.postMessage)',
       timeout: TIMEOUT.poster,
       logRetention,

@@ -47,6 +47,19 @@ describe('architecture boundaries', () => {
     expect(offenders).toEqual([]);
   });
 
+  // The two folders deploy separately, often to different accounts: neither bundle may carry the other zone.
+  it.each([
+    ['lambdas/verification', 'src/execution'],
+    ['lambdas/execution', 'src/verification'],
+  ])('%s never reaches %s', (folder, forbidden) => {
+    const offenders = [...graph.keys()]
+      .filter(inFolder(folder))
+      .flatMap((file) => [...reachable(file)].filter(inFolder(forbidden)).map((target) => `${rel(file)} → ${rel(target)}`));
+    expect(graph.size).toBeGreaterThan(0);
+    expect([...graph.keys()].some(inFolder(folder))).toBe(true);
+    expect(offenders).toEqual([]);
+  });
+
   it('src/contract imports nothing else of the project', () => {
     const outside = [...graph.keys()].filter(inFolder('src/contract')).flatMap((file) => [...reachable(file)].filter((t) => !inFolder('src/contract')(t)).map(rel));
     expect(outside).toEqual([]);

@@ -71,9 +71,9 @@ function sqsEvent(bodies: unknown[], receiveCount = 1): SQSEvent {
   } as unknown as SQSEvent;
 }
 
-describe('lambdas/slack-events', () => {
+describe('lambdas/verification/slack-events', () => {
   it('queues a verified mention once, however often Slack delivers it, and refuses unsigned requests', async () => {
-    const { handler } = await import('../../lambdas/slack-events');
+    const { handler } = await import('../../lambdas/verification/slack-events');
     const { body } = appMentionEnvelope({ text: 'from lambda' });
     const first = await handler(apiGatewayEvent(body, slackSignatureHeaders(SECRET, body)), lambdaContext());
     const retry = await handler(apiGatewayEvent(body, { ...slackSignatureHeaders(SECRET, body), 'X-Slack-Retry-Num': '1' }), lambdaContext());
@@ -83,7 +83,7 @@ describe('lambdas/slack-events', () => {
   });
 
   it('decodes a base64 body before checking the signature', async () => {
-    const { handler } = await import('../../lambdas/slack-events');
+    const { handler } = await import('../../lambdas/verification/slack-events');
     const { body } = appMentionEnvelope({ text: 'encoded' });
     const event = { ...apiGatewayEvent(Buffer.from(body).toString('base64'), slackSignatureHeaders(SECRET, body)), isBase64Encoded: true };
     expect((await handler(event, lambdaContext())).statusCode).toBe(200);
@@ -102,9 +102,9 @@ const task = (text: string) => ({
   received_at: Date.now(),
 });
 
-describe('lambdas/agent-invoker', () => {
+describe('lambdas/verification/agent-invoker', () => {
   it('sends the task to the execution zone and queues the answer; a malformed record fails only itself', async () => {
-    const { handler } = await import('../../lambdas/agent-invoker');
+    const { handler } = await import('../../lambdas/verification/agent-invoker');
     const good = task('ping');
     const result = await handler(sqsEvent([good, { not: 'a task' }]), lambdaContext());
     expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'msg-1' }]);
@@ -112,7 +112,7 @@ describe('lambdas/agent-invoker', () => {
   });
 
   it('queues the first poll with a delay for an accepted task', async () => {
-    const { handler } = await import('../../lambdas/agent-invoker');
+    const { handler } = await import('../../lambdas/verification/agent-invoker');
     const slow = task('slow #sleep=1500');
     const result = await handler(sqsEvent([slow]), lambdaContext());
     expect(result.batchItemFailures).toEqual([]);
@@ -123,9 +123,9 @@ describe('lambdas/agent-invoker', () => {
   });
 });
 
-describe('lambdas/slack-poster', () => {
+describe('lambdas/verification/slack-poster', () => {
   it('posts the reply in the thread once, even when SQS delivers it twice', async () => {
-    const { handler } = await import('../../lambdas/slack-poster');
+    const { handler } = await import('../../lambdas/verification/slack-poster');
     const reply = { request_id: globalThis.crypto.randomUUID(), team_id: 'T1', channel: 'C1', ts: '1700000000.000100', kind: 'answer', text: 'hello from the poster' };
     expect((await handler(sqsEvent([reply]), lambdaContext())).batchItemFailures).toEqual([]);
     expect((await handler(sqsEvent([reply], 2), lambdaContext())).batchItemFailures).toEqual([]);
@@ -133,7 +133,7 @@ describe('lambdas/slack-poster', () => {
   });
 });
 
-describe('lambdas/agent-invoker with EXECUTION_SEND_BOT_TOKEN', () => {
+describe('lambdas/verification/agent-invoker with EXECUTION_SEND_BOT_TOKEN', () => {
   it('sends the bot token to the execution zone only when the operator opts in', async () => {
     const seen: unknown[] = [];
     const received = runtime.runtime.service.executeTask.bind(runtime.runtime.service);
@@ -143,12 +143,12 @@ describe('lambdas/agent-invoker with EXECUTION_SEND_BOT_TOKEN', () => {
     };
     try {
       await jest.isolateModulesAsync(async () => {
-        const { handler } = await import('../../lambdas/agent-invoker');
+        const { handler } = await import('../../lambdas/verification/agent-invoker');
         await handler(sqsEvent([task('no token')]), lambdaContext());
       });
       process.env.EXECUTION_SEND_BOT_TOKEN = 'true';
       await jest.isolateModulesAsync(async () => {
-        const { handler } = await import('../../lambdas/agent-invoker');
+        const { handler } = await import('../../lambdas/verification/agent-invoker');
         await handler(sqsEvent([task('with token')]), lambdaContext());
       });
       expect(seen).toEqual([undefined, slack.token]);

@@ -1,10 +1,10 @@
-import { createLogger } from '../src/observability/logger';
-import { PipelineMetrics } from '../src/observability/metrics';
-import { createSlackWebClient, WebApiSlackReplies } from '../src/slack/slack-replies';
-import { loadVerificationConfig } from '../src/verification/config';
-import { secretFromEnv } from '../src/verification/secret-source';
-import { createSlackPoster } from '../src/verification/slack-poster';
-import { DynamoDbClaimStore } from '../src/verification/stores/dynamodb-claim-store';
+import { createLogger } from '../../src/observability/logger';
+import { PipelineMetrics } from '../../src/observability/metrics';
+import { createSlackWebClient, WebApiSlackReplies } from '../../src/slack/slack-replies';
+import { loadVerificationConfig } from '../../src/verification/config';
+import { secretFromEnv } from '../../src/verification/secret-source';
+import { createSlackPoster } from '../../src/verification/slack-poster';
+import { DynamoDbClaimStore } from '../../src/verification/stores/dynamodb-claim-store';
 import { dynamoDb, required } from './shared/clients';
 import { sqsBatchHandler } from './shared/sqs-batch';
 

@@ -1,9 +1,9 @@
 import { SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import middy from '@middy/core';
-import type { HandoffMessage } from '../src/execution/handoff-message';
-import { handleFunctionUrlEvent } from '../src/execution/hosts/lambda-url-handler';
-import { runtimeFromEnv } from '../src/execution/runtime-from-env';
+import type { HandoffMessage } from '../../src/execution/handoff-message';
+import { handleFunctionUrlEvent } from '../../src/execution/hosts/lambda-url-handler';
+import { runtimeFromEnv } from '../../src/execution/runtime-from-env';
 
 /**
  * The execution zone behind a Lambda function URL (the `https` transport). A Lambda cannot keep

@@ -1,8 +1,8 @@
-import { createLogger } from '../src/observability/logger';
-import { PipelineMetrics } from '../src/observability/metrics';
-import { createAsyncResult } from '../src/verification/async-result';
-import { loadVerificationConfig, pollScheduleOf } from '../src/verification/config';
-import { userMessages } from '../src/verification/user-messages';
+import { createLogger } from '../../src/observability/logger';
+import { PipelineMetrics } from '../../src/observability/metrics';
+import { createAsyncResult } from '../../src/verification/async-result';
+import { loadVerificationConfig, pollScheduleOf } from '../../src/verification/config';
+import { userMessages } from '../../src/verification/user-messages';
 import { defaultAgentFromEnv } from './shared/agents';
 import { sqsQueue } from './shared/clients';
 import { sqsBatchHandler } from './shared/sqs-batch';

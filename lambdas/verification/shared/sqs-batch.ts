@@ -2,9 +2,9 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { DeliveryHandler } from '../../src/queue/queue';
-import { deliveryFromSqsRecord } from '../../src/queue/sqs-queue';
-import type { PipelineMetrics } from '../../src/observability/metrics';
+import type { DeliveryHandler } from '../../../src/queue/queue';
+import { deliveryFromSqsRecord } from '../../../src/queue/sqs-queue';
+import type { PipelineMetrics } from '../../../src/observability/metrics';
 
 /** Leave this much of the Lambda's time to report partial failures after calls are cut short. */
 const REPORT_MARGIN_MS = 3_000;

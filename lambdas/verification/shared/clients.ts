@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { SqsQueue } from '../../src/queue/sqs-queue';
+import { SqsQueue } from '../../../src/queue/sqs-queue';
 
 /**
  * SDK clients and adapters built once per container, outside the handler, so warm invocations

@@ -1,5 +1,5 @@
-import { executionAgentsFromEnv } from '../../src/protocols/agents-from-env';
-import { createLogger } from '../../src/observability/logger';
+import { executionAgentsFromEnv } from '../../../src/protocols/agents-from-env';
+import { createLogger } from '../../../src/observability/logger';
 
 /** The default execution agent from TRANSPORT / EXECUTION_PROTOCOL / … (or EXECUTION_AGENTS). */
 export function defaultAgentFromEnv() {

@@ -1,13 +1,13 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { createLogger } from '../src/observability/logger';
-import { PipelineMetrics } from '../src/observability/metrics';
-import { ingressSettingsOf, loadVerificationConfig } from '../src/verification/config';
-import { RateLimiter } from '../src/verification/rate-limiter';
-import { secretFromEnv } from '../src/verification/secret-source';
-import { createSlackIngress } from '../src/verification/slack-ingress';
-import { DynamoDbClaimStore } from '../src/verification/stores/dynamodb-claim-store';
-import { DynamoDbCounterStore } from '../src/verification/stores/dynamodb-counter-store';
+import { createLogger } from '../../src/observability/logger';
+import { PipelineMetrics } from '../../src/observability/metrics';
+import { ingressSettingsOf, loadVerificationConfig } from '../../src/verification/config';
+import { RateLimiter } from '../../src/verification/rate-limiter';
+import { secretFromEnv } from '../../src/verification/secret-source';
+import { createSlackIngress } from '../../src/verification/slack-ingress';
+import { DynamoDbClaimStore } from '../../src/verification/stores/dynamodb-claim-store';
+import { DynamoDbCounterStore } from '../../src/verification/stores/dynamodb-counter-store';
 import { dynamoDb, required, sqsQueue } from './shared/clients';
 
 /** slack-events: API Gateway → verify, filter, authorize, rate-limit, claim, enqueue, ack. */
