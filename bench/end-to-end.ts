@@ -8,7 +8,7 @@ import { startAgentCoreEmulator } from '../src/local/agentcore-emulator';
 import { createLocalPipeline, type LocalPipeline } from '../src/local/local-pipeline';
 import { appMentionEnvelope } from '../src/local/slack-event-builder';
 import { createLogger } from '../src/observability/logger';
-import { executionAgentsFromEnv } from '../src/protocols/agents-from-env';
+import { executionAgentsFrom } from '../src/protocols/agent-config';
 import { createSlackWebClient, WebApiSlackReplies } from '../src/slack/slack-replies';
 import { slackSignatureHeaders } from '../src/verification/slack-signature';
 import { startFakeSlackApi } from '../test/support/fake-slack-api';
@@ -61,7 +61,7 @@ export async function measureEndToEnd(options: EndToEndOptions): Promise<EndToEn
   const pipelines = new Map<TransportName, LocalPipeline>();
   try {
     for (const name of TRANSPORTS) {
-      const agent = executionAgentsFromEnv({ ...process.env, ...transportEnv[name] }, { inProcess: (body) => runtime.dispatch(body), log: createLogger('transport') }).default;
+      const agent = executionAgentsFrom({ env: { ...process.env, ...transportEnv[name] } }, { inProcess: (body) => runtime.dispatch(body), log: createLogger('transport') }).default;
       if (agent.transport !== name) throw new Error(`configured ${name}, got ${agent.transport}`);
       pipelines.set(name, createLocalPipeline({ agent, slack: replies, signingSecret: SIGNING_SECRET, env: { RATE_LIMIT_PER_MINUTE: '100000000' }, log: createLogger('verification') }));
     }

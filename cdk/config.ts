@@ -2,6 +2,8 @@ import type { Node } from 'constructs';
 import { z } from 'zod';
 import { PROTOCOL_NAMES } from '../src/protocols/factory';
 import { AGENT_RUNTIME_ARN } from '../src/transport/arn';
+import { AUTH_MODES, type AuthMode } from '../src/transport/config';
+import { TRANSPORT_KINDS, type TransportKind } from '../src/transport/transport';
 import { DEFAULT_POLL_SCHEDULE } from '../src/verification/poll-schedule';
 
 /**
@@ -10,8 +12,9 @@ import { DEFAULT_POLL_SCHEDULE } from '../src/verification/poll-schedule';
  * place that reads context, so the stacks receive typed, validated props and never call
  * `tryGetContext` themselves.
  */
-export const TRANSPORTS = ['agentcore', 'https'] as const;
-export type Transport = (typeof TRANSPORTS)[number];
+/** The transports a deployment can host (in-process is for local runs and tests). */
+export type Transport = Exclude<TransportKind, 'in-process'>;
+export const TRANSPORTS = TRANSPORT_KINDS.filter((kind): kind is Transport => kind !== 'in-process') as [Transport, ...Transport[]];
 
 /** The defaults, also written out in cdk.json so operators see them (a test keeps both equal). */
 export const CONTEXT_DEFAULTS = {
@@ -69,7 +72,7 @@ export const ContextSchema = z
     agentRuntimeArn: z.string().regex(AGENT_RUNTIME_ARN, 'must be an AgentCore runtime ARN (arn:aws:bedrock-agentcore:<region>:<account>:runtime/<id>)').optional(),
     agentRuntimeQualifier: z.string().regex(/^[a-zA-Z][a-zA-Z0-9_]{0,47}$/, 'must be an AgentCore endpoint name').optional(),
     executionUrl: z.url({ protocol: /^https$/, error: 'must be an https:// URL' }).optional(),
-    executionAuth: z.enum(['sigv4', 'bearer', 'none']).optional(),
+    executionAuth: z.enum(AUTH_MODES).optional(),
     executionBearerSecretName: text.optional(),
     executionFunctionArn: z.string().regex(/^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[\w-]+$/, 'must be a Lambda function ARN').optional(),
     executionProtocol: z.enum(PROTOCOL_NAMES).default(CONTEXT_DEFAULTS.executionProtocol),
@@ -155,7 +158,7 @@ export type ExecutionTarget =
   /** An AgentCore runtime named by ARN (another account or region, or not deployed by CDK). */
   | { kind: 'agentcore-arn'; runtimeArn: string; qualifier?: string }
   /** An HTTPS endpoint named by URL. */
-  | { kind: 'https-url'; url: string; auth: 'sigv4' | 'bearer' | 'none'; functionArn?: string; bearerSecretName?: string }
+  | { kind: 'https-url'; url: string; auth: AuthMode; functionArn?: string; bearerSecretName?: string }
   /**
    * Not known yet: the zones are in different accounts or regions and the execution zone's
    * address was not passed. Only the ExecutionZone stack can be built (the first step of a

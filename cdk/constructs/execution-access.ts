@@ -2,6 +2,7 @@ import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Function as LambdaFunction, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import { transportEnvironment } from '../../src/transport/config';
 import type { ExecutionTarget, Transport } from '../config';
 import { DEFAULT_ENDPOINT, runtimeEndpointArn } from './agentcore-execution-host';
 
@@ -45,12 +46,7 @@ export class ExecutionAccess extends Construct {
     const target = props.target;
     if (props.transport === 'agentcore') {
       const { runtimeArn, qualifier } = this.runtimeOf(target, props.linked);
-      this.environment = {
-        TRANSPORT: 'agentcore',
-        AGENTCORE_RUNTIME_ARN: runtimeArn,
-        ...(qualifier ? { AGENTCORE_QUALIFIER: qualifier } : {}),
-        ...protocol,
-      };
+      this.environment = { ...transportEnvironment('agentcore', { runtimeArn, qualifier }), ...protocol };
       const resourceArns = [runtimeArn, runtimeEndpointArn(runtimeArn, qualifier ?? DEFAULT_ENDPOINT)];
       this.grantTo = (grantee) => Grant.addToPrincipal({ grantee, actions: ['bedrock-agentcore:InvokeAgentRuntime'], resourceArns });
       return;
@@ -58,12 +54,14 @@ export class ExecutionAccess extends Construct {
     if (target.kind === 'linked') {
       const https = props.linked?.https;
       if (!https) throw new Error('transport=https, but the linked execution zone runs no https host (executionHosts)');
-      this.environment = { TRANSPORT: 'https', EXECUTION_URL: https.url, EXECUTION_AUTH: 'sigv4', ...protocol };
+      this.environment = { ...transportEnvironment('https', { url: https.url, auth: 'sigv4' }), ...protocol };
       this.grantTo = (grantee) => https.function.grantInvokeUrl(grantee);
       return;
     }
     if (target.kind !== 'https-url') throw new Error(`transport=https cannot use the execution target ${target.kind}`);
-    this.environment = { TRANSPORT: 'https', EXECUTION_URL: target.url, EXECUTION_AUTH: target.auth, ...protocol };
+    // The transport reads a bearer secret by id; a name resolves in this account and region.
+    const bearer = target.auth === 'bearer' ? Secret.fromSecretNameV2(this, 'BearerToken', target.bearerSecretName!) : undefined;
+    this.environment = { ...transportEnvironment('https', { url: target.url, auth: target.auth, bearerSecretArn: bearer?.secretName }), ...protocol };
     switch (target.auth) {
       case 'sigv4': {
         // Another account's function: its resource policy admits us; this is our half (identity policy).
@@ -72,9 +70,7 @@ export class ExecutionAccess extends Construct {
         break;
       }
       case 'bearer': {
-        const secret: ISecret = Secret.fromSecretNameV2(this, 'BearerToken', target.bearerSecretName!);
-        // The transport reads the secret by id; a name resolves in this account and region.
-        this.environment.EXECUTION_BEARER_SECRET_ARN = secret.secretName;
+        const secret: ISecret = bearer!;
         this.grantTo = (grantee) => secret.grantRead(grantee);
         break;
       }

@@ -3,6 +3,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
+import { FUNCTION_TIMEOUT_SECONDS, QUEUE_SETTINGS, visibilityTimeoutSeconds, type PipelineQueue } from '../../src/verification/pipeline-settings';
 import type { ExecutionTarget, Transport } from '../config';
 import { ExecutionAccess, type LinkedExecution } from '../constructs/execution-access';
 import { OperationsAlarms } from '../constructs/operations-alarms';
@@ -52,14 +53,18 @@ export interface VerificationZoneStackProps extends StackProps {
 }
 
 /** Receives per queue before the DLQ; the functions read the same numbers to reply on the last one. */
-export const MAX_RECEIVE_COUNT = { tasks: 3, polls: 5, replies: 5 } as const;
+export const MAX_RECEIVE_COUNT = {
+  tasks: QUEUE_SETTINGS.tasks.maxReceiveCount,
+  polls: QUEUE_SETTINGS.polls.maxReceiveCount,
+  replies: QUEUE_SETTINGS.replies.maxReceiveCount,
+} as const;
 
-/** Function timeouts; each queue's visibility timeout is 6× its consumer's (AWS guidance for SQS → Lambda). */
+/** Function timeouts, from the table the local pipeline simulates too. */
 const TIMEOUT = {
-  slackEvents: Duration.seconds(10),
-  invoker: Duration.seconds(60),
-  poller: Duration.seconds(30),
-  poster: Duration.seconds(60),
+  slackEvents: Duration.seconds(FUNCTION_TIMEOUT_SECONDS.slackEvents),
+  invoker: Duration.seconds(FUNCTION_TIMEOUT_SECONDS.agentInvoker),
+  poller: Duration.seconds(FUNCTION_TIMEOUT_SECONDS.asyncResult),
+  poster: Duration.seconds(FUNCTION_TIMEOUT_SECONDS.slackPoster),
 } as const;
 
 /**
@@ -98,11 +103,11 @@ export class VerificationZoneStack extends Stack {
       ...(props.slack.botTokenSecretName ? { existingName: props.slack.botTokenSecretName } : {}),
     });
 
-    const queue = (id: string, consumerTimeout: Duration, maxReceiveCount: number, purpose: string) =>
-      new QueueWithDlq(this, id, { visibilityTimeout: Duration.seconds(consumerTimeout.toSeconds() * 6), maxReceiveCount, alarms: this.alarms, purpose });
-    this.tasks = queue('Tasks', TIMEOUT.invoker, MAX_RECEIVE_COUNT.tasks, 'Tasks (agent-invoker)');
-    this.polls = queue('Polls', TIMEOUT.poller, MAX_RECEIVE_COUNT.polls, 'Polls (async-result)');
-    this.replies = queue('Replies', TIMEOUT.poster, MAX_RECEIVE_COUNT.replies, 'Replies (slack-poster)');
+    const queue = (id: string, name: PipelineQueue, purpose: string) =>
+      new QueueWithDlq(this, id, { visibilityTimeout: Duration.seconds(visibilityTimeoutSeconds(name)), maxReceiveCount: MAX_RECEIVE_COUNT[name], alarms: this.alarms, purpose });
+    this.tasks = queue('Tasks', 'tasks', 'Tasks (agent-invoker)');
+    this.polls = queue('Polls', 'polls', 'Polls (async-result)');
+    this.replies = queue('Replies', 'replies', 'Replies (slack-poster)');
 
     this.execution = new ExecutionAccess(this, 'Execution', {
       transport: props.transport,

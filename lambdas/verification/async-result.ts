@@ -1,28 +1,18 @@
-import { createLogger } from '../../src/observability/logger';
-import { PipelineMetrics } from '../../src/observability/metrics';
-import { createAsyncResult } from '../../src/verification/async-result';
-import { loadVerificationConfig, pollScheduleOf } from '../../src/verification/config';
-import { userMessages } from '../../src/verification/user-messages';
+import { wireAsyncResult } from '../../src/verification/wiring';
 import { defaultAgentFromEnv } from './shared/agents';
 import { sqsQueue } from './shared/clients';
+import { functionContext } from './shared/function-context';
 import { sqsBatchHandler } from './shared/sqs-batch';
 
 /** async-result: one get_task_result per poll message; re-enqueues itself with backoff until done or the deadline. */
-const config = loadVerificationConfig();
-const log = createLogger('async-result');
-const metrics = PipelineMetrics.create('async-result');
+const context = functionContext('async-result');
+const { config } = context;
 
 export const handler = sqsBatchHandler(
-  createAsyncResult({
+  wireAsyncResult(context, {
     agent: defaultAgentFromEnv(),
-    polls: sqsQueue('POLL_QUEUE_URL'),
-    replies: sqsQueue('REPLY_QUEUE_URL'),
-    messages: userMessages(config.USER_MESSAGES_JSON),
-    schedule: pollScheduleOf(config),
-    maxReceiveCount: config.POLL_MAX_RECEIVE_COUNT,
-    log,
-    metrics,
+    polls: sqsQueue(config.POLL_QUEUE_URL, 'POLL_QUEUE_URL'),
+    replies: sqsQueue(config.REPLY_QUEUE_URL, 'REPLY_QUEUE_URL'),
   }),
-  log,
-  metrics,
+  context,
 );

@@ -1,19 +1,27 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { newRequestId } from '../contract';
-import { executionAgentsFromEnv } from '../protocols/agents-from-env';
+import { runtimeFromEnv } from '../execution/runtime-from-env';
+import { executionAgentsFrom, type ExecutionAgents } from '../protocols/agent-config';
+import { PROTOCOL_NAMES } from '../protocols/factory';
+import type { ProtocolName } from '../protocols/protocol';
+import { isTransportKind, type TransportValues } from '../transport/config';
+import { TRANSPORT_KINDS } from '../transport/transport';
 import type { Outcome } from '../protocols/outcome';
 import type { Command } from './command';
 
 export const callCommand: Command = {
   name: 'call',
   summary: 'send one task through the configured execution agent, poll while pending, print the outcome',
-  usage: `zone call --text "hello" [--transport https|agentcore] [--protocol execute-task|a2a|simple-a2a]
+  usage: `zone call --text "hello" [--transport ${TRANSPORT_KINDS.join('|')}] [--protocol ${PROTOCOL_NAMES.join('|')}]
           [--url <EXECUTION_URL>] [--arn <AGENTCORE_RUNTIME_ARN>] [--agent <name>] [--poll-ms 1000] [--timeout 120]
 
 Uses the same configuration as the verification zone (TRANSPORT, EXECUTION_PROTOCOL,
 EXECUTION_URL, EXECUTION_AUTH, AGENTCORE_RUNTIME_ARN, A2A_VERSION, EXECUTION_AGENTS, …);
-flags override the environment. Prints each hop with its time, then the reply.`,
+flags override the environment. Without TRANSPORT it calls the local runtime of \`zone serve\`
+(https to http://127.0.0.1:8080/invocations); TRANSPORT=in-process runs the execution runtime
+in this process (its EXECUTOR, SYNC_BUDGET_MS, … from the environment). Prints each hop with
+its time, then the reply.`,
   async run(args) {
     const { values } = parseArgs({
       args,
@@ -29,18 +37,7 @@ flags override the environment. Prints each hop with its time, then the reply.`,
       },
     });
     if (!values.text) throw new Error('--text is required');
-    const env: NodeJS.ProcessEnv = { ...process.env };
-    if (values.transport) env.TRANSPORT = values.transport;
-    if (values.protocol) env.EXECUTION_PROTOCOL = values.protocol;
-    if (values.url) {
-      env.EXECUTION_URL = values.url;
-      env.TRANSPORT ??= 'https';
-    }
-    if (values.arn) env.AGENTCORE_RUNTIME_ARN = values.arn;
-    if (!env.TRANSPORT) env.TRANSPORT = env.AGENTCORE_RUNTIME_ARN ? 'agentcore' : 'https';
-    if (env.TRANSPORT === 'https' && !env.EXECUTION_URL) env.EXECUTION_URL = 'http://127.0.0.1:8080/invocations';
-
-    const agents = executionAgentsFromEnv(env);
+    const agents = agentsFor(values);
     const agent = values.agent ? agents.get(values.agent) : agents.default;
     if (!agent) throw new Error(`no agent named ${values.agent}; configured: ${agents.names.join(', ')}`);
     const requestId = newRequestId();
@@ -68,8 +65,35 @@ flags override the environment. Prints each hop with its time, then the reply.`,
       process.stdout.write(`\n${outcome.text}\n`);
       return 0;
     }
-    hop(`failure: ${outcome.code} (${outcome.retryable ? 'retryable' : 'permanent'})`);
+    hop(`failure: ${outcome.category}, code ${outcome.code} (${outcome.retryable ? 'retryable' : 'permanent'})`);
     process.stdout.write(`\n${outcome.message}\n`);
     return 1;
   },
 };
+
+/** The local runtime `zone serve` and `zone start` listen on. */
+const LOCAL_RUNTIME_URL = 'http://127.0.0.1:8080/invocations';
+
+type CallFlags = { transport?: string; protocol?: string; url?: string; arn?: string };
+
+/** The agents the environment describes, with the flags as typed overrides. */
+function agentsFor(flags: CallFlags): ExecutionAgents {
+  if (flags.transport !== undefined && !isTransportKind(flags.transport)) throw new Error(`--transport must be one of ${TRANSPORT_KINDS.join(', ')}, not ${JSON.stringify(flags.transport)}`);
+  if (flags.protocol !== undefined && !(PROTOCOL_NAMES as readonly string[]).includes(flags.protocol)) throw new Error(`--protocol must be one of ${PROTOCOL_NAMES.join(', ')}, not ${JSON.stringify(flags.protocol)}`);
+  const transport: TransportValues = {
+    ...(flags.transport ? { kind: flags.transport } : flags.url ? { kind: 'https' as const } : flags.arn ? { kind: 'agentcore' as const } : {}),
+    ...(flags.url ? { https: { url: flags.url } } : {}),
+    ...(flags.arn ? { agentcore: { runtimeArn: flags.arn } } : {}),
+  };
+  const flagged = Object.keys(transport).length > 0 || flags.protocol !== undefined;
+  const kind = transport.kind ?? process.env.TRANSPORT;
+  return executionAgentsFrom(
+    {
+      env: process.env,
+      transportDefaults: { kind: 'https', https: { url: LOCAL_RUNTIME_URL } },
+      ...(flagged ? { overrides: { transport, ...(flags.protocol ? { protocol: flags.protocol as ProtocolName } : {}) } } : {}),
+    },
+    // In-process: this command hosts the execution runtime itself, as `zone start` does.
+    kind === 'in-process' ? { inProcess: runtimeFromEnv(process.env).dispatch } : {},
+  );
+}

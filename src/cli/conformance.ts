@@ -3,6 +3,7 @@ import { ConfigError } from '../config/env';
 import { createProbe, DEFAULT_CALL_TIMEOUT_MS, type ConformanceTarget } from '../conformance/probe';
 import { formatDetails, formatHeading, formatSummary, tableLayout } from '../conformance/report';
 import { DEFAULT_SLOW_MS, runConformance, selectCases } from '../conformance/runner';
+import { AUTH_MODES, isAuthMode } from '../transport/config';
 import type { Command } from './command';
 
 export const conformanceCommand: Command = {
@@ -18,7 +19,7 @@ not exercised) and skips (cases the transport cannot carry) do not fail the run.
 
   --transport https|agentcore  how to reach the agent (default https; the url is its endpoint,
                                e.g. http://127.0.0.1:8080/invocations)
-  --auth none|bearer|sigv4     https auth (default none for a loopback url, sigv4 otherwise)
+  --auth ${AUTH_MODES.join('|')}     https auth (default none for a loopback url, sigv4 otherwise)
   --bearer-token <token>       with --auth bearer (default $EXECUTION_BEARER_TOKEN)
   --arn <runtime ARN>          agentcore: the runtime to invoke through InvokeAgentRuntime
   --qualifier <name>           agentcore: the runtime endpoint (default: DEFAULT)
@@ -152,7 +153,7 @@ function targetOf(values: Values, positionals: string[], timeoutMs: number | und
         if (values[option] !== undefined) throw new UsageError(`--${option} belongs to --transport agentcore`);
       }
       const auth = values.auth;
-      if (auth !== undefined && auth !== 'none' && auth !== 'bearer' && auth !== 'sigv4') throw new UsageError(`--auth must be none, bearer or sigv4, not ${JSON.stringify(auth)}`);
+      if (auth !== undefined && !isAuthMode(auth)) throw new UsageError(`--auth must be one of ${AUTH_MODES.join(', ')}, not ${JSON.stringify(auth)}`);
       const bearerToken = values['bearer-token'] ?? (auth === 'bearer' ? process.env.EXECUTION_BEARER_TOKEN || undefined : undefined);
       if (auth === 'bearer' && !bearerToken) throw new UsageError('--auth bearer needs --bearer-token or EXECUTION_BEARER_TOKEN');
       return { kind: 'https', url, auth, bearerToken, timeoutMs };

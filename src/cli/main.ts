@@ -43,9 +43,3 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
 }
-
-if (require.main === module || process.argv[1]?.endsWith('zone.js')) {
-  main(process.argv.slice(2)).then((code) => {
-    process.exitCode = code;
-  });
-}

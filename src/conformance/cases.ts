@@ -29,7 +29,7 @@ import {
 import type { Exchange, Probe } from './probe';
 
 /**
- * The zone contract's cases (ARCHITECTURE §3), as data: what is sent, what must come back, and
+ * The zone contract's cases (docs/contract.md, "Check an agent"), as data: what is sent, what must come back, and
  * why it matters to the verification zone. A case resolves (optionally with a note for the
  * report), or throws CaseFailure, NotExercised or NotApplicable (see checks.ts).
  */

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { BedrockAgentCoreClient } from '@aws-sdk/client-bedrock-agentcore';
-import { regionOfArn } from '../transport/arn';
-import { createTransport, parseTransportConfig } from '../transport/factory';
+import { regionOfArn } from '../aws/arn';
+import { transportConfigFrom, type AuthMode } from '../transport/config';
+import { createTransport } from '../transport/factory';
 import { HttpsTransport } from '../transport/https';
 import { TransportError, type Transport, type TransportKind } from '../transport/transport';
 
@@ -36,7 +37,7 @@ export type ConformanceTarget =
       kind: 'https';
       url: string;
       /** Unset: `none` for a loopback URL, `sigv4` otherwise (as the https transport decides). */
-      auth?: 'none' | 'bearer' | 'sigv4';
+      auth?: AuthMode;
       bearerToken?: string;
       timeoutMs?: number;
       fetch?: typeof fetch;
@@ -85,14 +86,12 @@ function viaTransport(transport: Transport, sessionKey: string, before: () => vo
 
 function httpsProbe(target: Extract<ConformanceTarget, { kind: 'https' }>, sessionKey: string): Probe {
   const timeoutMs = target.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
-  const config = parseTransportConfig({
-    kind: 'https',
-    url: target.url,
-    auth: target.auth,
-    bearerToken: target.bearerToken,
-    timeoutMs,
-    // Each case is one exchange: a retry would hide the very fault the kit is looking for.
-    maxAttempts: 1,
+  const config = transportConfigFrom({
+    overrides: {
+      kind: 'https',
+      // Each case is one exchange: a retry would hide the very fault the kit is looking for.
+      https: { url: target.url, auth: target.auth, bearerToken: target.bearerToken, timeoutMs, maxAttempts: 1 },
+    },
   });
   const baseFetch = target.fetch ?? globalThis.fetch.bind(globalThis);
   // Cases run one after another, so "the last response seen" belongs to the call in flight.
@@ -138,12 +137,11 @@ function httpsProbe(target: Extract<ConformanceTarget, { kind: 'https' }>, sessi
 }
 
 function agentCoreProbe(target: Extract<ConformanceTarget, { kind: 'agentcore' }>, sessionKey: string): Probe {
-  const config = parseTransportConfig({
-    kind: 'agentcore',
-    runtimeArn: target.runtimeArn,
-    qualifier: target.qualifier,
-    timeoutMs: target.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
-    maxAttempts: 1,
+  const config = transportConfigFrom({
+    overrides: {
+      kind: 'agentcore',
+      agentcore: { runtimeArn: target.runtimeArn, qualifier: target.qualifier, timeoutMs: target.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, maxAttempts: 1 },
+    },
   });
   const ownClient = target.client === undefined;
   const client =

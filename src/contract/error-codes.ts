@@ -1,5 +1,5 @@
 /**
- * The zone contract's error table (ARCHITECTURE §3). Codes -32768..-32000 are reserved by
+ * The zone contract's error table (docs/contract.md, "Errors"). Codes -32768..-32000 are reserved by
  * JSON-RPC 2.0; -32099..-32000 is the server-defined range this contract uses for domain errors.
  */
 export const ErrorCode = {

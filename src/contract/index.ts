@@ -1,4 +1,5 @@
 /** The zone contract as code. This folder imports nothing else of the project. */
 export * from './error-codes';
+export * from './http-paths';
 export * from './jsonrpc';
 export * from './methods';

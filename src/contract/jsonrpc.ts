@@ -49,9 +49,6 @@ export type JsonRpcSuccess<R = unknown> = { jsonrpc: '2.0'; result: R; id: JsonR
 export type JsonRpcError = { jsonrpc: '2.0'; error: JsonRpcErrorObject; id: JsonRpcId };
 export type JsonRpcResponse<R = unknown> = JsonRpcSuccess<R> | JsonRpcError;
 
-/** A batch is a non-empty array of requests and notifications (validated member by member). */
-export const BatchSchema = z.array(z.union([RequestSchema, NotificationSchema])).min(1);
-
 export function isErrorResponse(response: JsonRpcResponse): response is JsonRpcError {
   return 'error' in response;
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { type JsonRpcId, type JsonRpcRequest, request } from './jsonrpc';
 
-/** The methods of the zone contract (ARCHITECTURE §3): names, params and results. */
+/** The methods of the zone contract (docs/contract.md): names, params and results. */
 export const Method = {
   ExecuteTask: 'execute_task',
   GetTaskResult: 'get_task_result',

@@ -1,19 +1,16 @@
 import { createLogger, type Log } from '../observability/logger';
 import type { ExecutionAgent } from '../protocols/execution-agent';
 import { MemoryQueue, whenAllIdle } from '../queue/memory-queue';
+import { staticSecret } from '../secrets/secret-source';
 import type { SlackReplies } from '../slack/slack-replies';
-import { createAgentInvoker } from '../verification/agent-invoker';
-import { createAsyncResult } from '../verification/async-result';
-import { ingressSettingsOf, loadVerificationConfig, pollScheduleOf, type VerificationConfig } from '../verification/config';
+import { loadVerificationConfig, type VerificationConfig } from '../verification/config';
+import { visibilityTimeoutSeconds, type PipelineQueue } from '../verification/pipeline-settings';
 import type { PollMessage, ReplyMessage, TaskMessage } from '../verification/queue-messages';
-import { RateLimiter } from '../verification/rate-limiter';
-import { staticSecret } from '../verification/secret-source';
-import { createSlackIngress, type IngressRequest, type IngressResponse } from '../verification/slack-ingress';
-import { acknowledgeReceipt, createSlackPoster } from '../verification/slack-poster';
+import type { IngressRequest, IngressResponse } from '../verification/slack-ingress';
 import { MemoryClaimStore } from '../verification/stores/memory-claim-store';
 import { MemoryCounterStore } from '../verification/stores/memory-counter-store';
 import { noTrace, type Tracer } from '../verification/trace';
-import { userMessages } from '../verification/user-messages';
+import { wireAgentInvoker, wireAsyncResult, wireSlackEvents, wireSlackPoster, type FunctionContext } from '../verification/wiring';
 
 export type LocalPipelineOptions = {
   /** The execution agent the invoker and poller call (any protocol, any transport). */
@@ -53,57 +50,36 @@ export type LocalPipeline = {
  */
 export function createLocalPipeline(options: LocalPipelineOptions): LocalPipeline {
   const config = loadVerificationConfig(options.env ?? {});
-  const log = options.log ?? createLogger('verification');
   const trace = options.trace ?? noTrace;
   const timeScale = options.timeScale ?? 1;
-  const messages = userMessages(config.USER_MESSAGES_JSON);
-  const schedule = pollScheduleOf(config);
-  const claims = new MemoryClaimStore();
   // Poll deadlines are measured on the same scaled clock as the queue delays.
-  const now = scaledClock(timeScale);
+  const context: FunctionContext = { config, log: options.log ?? createLogger('verification'), trace, pollClock: scaledClock(timeScale) };
+  const claims = new MemoryClaimStore();
 
   const dlq = (name: string) => new MemoryQueue<unknown>({ name, timeScale });
   const tasksDlq = dlq('tasks-dlq');
   const pollsDlq = dlq('polls-dlq');
   const repliesDlq = dlq('replies-dlq');
-  // Visibility timeouts as the CDK app sets them (≥ 6× the consumer's timeout), scaled.
-  const tasks = new MemoryQueue<TaskMessage>({ name: 'tasks', visibilityTimeoutSeconds: 360, maxReceiveCount: config.TASK_MAX_RECEIVE_COUNT, deadLetterQueue: tasksDlq, timeScale });
-  const polls = new MemoryQueue<PollMessage>({ name: 'polls', visibilityTimeoutSeconds: 180, maxReceiveCount: config.POLL_MAX_RECEIVE_COUNT, deadLetterQueue: pollsDlq, timeScale });
-  const replies = new MemoryQueue<ReplyMessage>({ name: 'replies', visibilityTimeoutSeconds: 180, maxReceiveCount: config.REPLY_MAX_RECEIVE_COUNT, deadLetterQueue: repliesDlq, timeScale });
-  for (const queue of [tasksDlq, pollsDlq, repliesDlq]) {
-    queue.subscribe((event) => {
+  // Visibility timeouts as CDK deploys them (src/verification/pipeline-settings.ts), scaled; the
+  // receive counts come from the same variables the functions read, so a test can lower both.
+  const queue = <T>(name: PipelineQueue, maxReceiveCount: number, deadLetterQueue: MemoryQueue<unknown>) =>
+    new MemoryQueue<T>({ name, visibilityTimeoutSeconds: visibilityTimeoutSeconds(name), maxReceiveCount, deadLetterQueue, timeScale });
+  const tasks = queue<TaskMessage>('tasks', config.TASK_MAX_RECEIVE_COUNT, tasksDlq);
+  const polls = queue<PollMessage>('polls', config.POLL_MAX_RECEIVE_COUNT, pollsDlq);
+  const replies = queue<ReplyMessage>('replies', config.REPLY_MAX_RECEIVE_COUNT, repliesDlq);
+  for (const deadLetters of [tasksDlq, pollsDlq, repliesDlq]) {
+    deadLetters.subscribe((event) => {
       if (event.type !== 'sent') return;
       const requestId = requestIdOf(event.body);
-      if (requestId) trace({ requestId, hop: 'dead-lettered', at: event.at, detail: { queue: queue.name } });
+      if (requestId) trace({ requestId, hop: 'dead-lettered', at: event.at, detail: { queue: deadLetters.name } });
     });
   }
 
-  const ingress = createSlackIngress({
-    signingSecret: staticSecret(options.signingSecret),
-    claims,
-    rateLimiter: new RateLimiter({ counters: new MemoryCounterStore(), perMinute: config.RATE_LIMIT_PER_MINUTE }),
-    tasks,
-    replies,
-    ...ingressSettingsOf(config),
-    log,
-    trace,
-  });
-  tasks.consume(
-    createAgentInvoker({
-      agent: options.agent,
-      polls,
-      replies,
-      messages,
-      schedule,
-      maxReceiveCount: config.TASK_MAX_RECEIVE_COUNT,
-      log,
-      trace,
-      now,
-      ...(config.SLACK_REACTIONS ? { onTaskStarted: (thread) => acknowledgeReceipt(options.slack, thread) } : {}),
-    }),
-  );
-  polls.consume(createAsyncResult({ agent: options.agent, polls, replies, messages, schedule, maxReceiveCount: config.POLL_MAX_RECEIVE_COUNT, log, trace, now }));
-  replies.consume(createSlackPoster({ replies: options.slack, claims, reactions: config.SLACK_REACTIONS, log, trace }));
+  const ingress = wireSlackEvents(context, { signingSecret: staticSecret(options.signingSecret), claims, counters: new MemoryCounterStore(), tasks, replies });
+  const botToken = config.SLACK_BOT_TOKEN;
+  tasks.consume(wireAgentInvoker(context, { agent: options.agent, polls, replies, slack: () => options.slack, ...(botToken ? { botToken: () => staticSecret(botToken) } : {}) }));
+  polls.consume(wireAsyncResult(context, { agent: options.agent, polls, replies }));
+  replies.consume(wireSlackPoster(context, { slack: options.slack, claims }));
 
   const all = [tasks, polls, replies, tasksDlq, pollsDlq, repliesDlq] as Array<MemoryQueue<unknown>>;
   return {

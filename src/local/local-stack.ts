@@ -5,7 +5,7 @@ import { createExecutionHttpServer, readBody } from '../execution/hosts/http-hos
 import { runtimeFromEnv } from '../execution/runtime-from-env';
 import type { ExecutionRuntime } from '../execution/runtime';
 import { createLogger, type Log } from '../observability/logger';
-import { executionAgentsFromEnv } from '../protocols/agents-from-env';
+import { agentSettingsFrom, buildExecutionAgents, type AgentSettings } from '../protocols/agent-config';
 import type { ExecutionAgent } from '../protocols/execution-agent';
 import { createSlackWebClient, WebApiSlackReplies, type SlackReplies } from '../slack/slack-replies';
 import type { TransportDeps } from '../transport/factory';
@@ -55,7 +55,7 @@ export type LocalStack = {
 };
 
 /**
- * Both zones on loopback in one process (ARCHITECTURE §7): the execution runtime on
+ * Both zones on loopback in one process (docs/architecture.md §8): the execution runtime on
  * EXECUTION_PORT, the Slack ingress and playground on VERIFICATION_PORT, the four verification
  * functions wired with in-memory queues and stores. The transport comes from TRANSPORT (default
  * https to the local runtime); with `agentcore` and no endpoint override, the local AgentCore
@@ -65,40 +65,47 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const env = { ...(options.env ?? process.env) };
   const host = options.host ?? '127.0.0.1';
   const log = options.log ?? createLogger('local');
-  const transportKind = env.TRANSPORT || 'https';
-  const externalAgent = Boolean(env.EXECUTION_URL || env.EXECUTION_AGENTS) && transportKind !== 'in-process';
+  // Parsed once, here: which agent the pipeline calls. Unset, it is the runtime started below.
+  const executionPort = options.executionPort ?? Number(env.EXECUTION_PORT ?? 8080);
+  const plannedUrl = `http://${host}:${executionPort}/invocations`;
+  const settings = agentSettingsFrom({ env, transportDefaults: { kind: 'https', https: { url: plannedUrl }, agentcore: { runtimeArn: LOCAL_RUNTIME_ARN } } });
+  const transport = settings.agents.find((agent) => agent.name === settings.defaultAgent)!.transport;
+  // agentcore always runs the runtime here: the emulator (or the endpoint override) forwards to it.
+  const usesLocalRuntime = transport.kind !== 'https' || transport.url === plannedUrl;
   const closers: Array<() => Promise<void>> = [];
 
   try {
     // The execution zone, unless the operator pointed us at another agent.
     let runtime: ExecutionRuntime | undefined;
     let executionBase: string | undefined;
-    if (!externalAgent || transportKind === 'agentcore') {
+    if (usesLocalRuntime) {
       runtime = runtimeFromEnv(env);
       const server = createExecutionHttpServer(runtime);
-      executionBase = `http://${await listen(server, options.executionPort ?? Number(env.EXECUTION_PORT ?? 8080), host)}`;
+      executionBase = `http://${await listen(server, executionPort, host)}`;
       closers.push(() => close(server));
     }
 
-    const agentEnv: NodeJS.ProcessEnv = { ...env, TRANSPORT: transportKind };
     const deps: TransportDeps = {};
     let emulator: AgentCoreEmulator | undefined;
-    if (transportKind === 'https' && !env.EXECUTION_URL && !env.EXECUTION_AGENTS) agentEnv.EXECUTION_URL = `${executionBase}/invocations`;
-    if (transportKind === 'in-process') deps.inProcess = runtime!.dispatch;
-    if (transportKind === 'agentcore') {
-      agentEnv.AGENTCORE_RUNTIME_ARN ||= LOCAL_RUNTIME_ARN;
-      if (!env.AWS_ENDPOINT_URL_BEDROCK_AGENTCORE) {
-        emulator = await startAgentCoreEmulator({ runtimes: { [agentEnv.AGENTCORE_RUNTIME_ARN]: executionBase! }, host });
-        closers.push(() => emulator!.close());
-        // The real SDK client, pointed at the emulator, with placeholder credentials it signs with.
-        deps.agentCoreClient = new BedrockAgentCoreClient({
-          endpoint: emulator.endpoint,
-          region: 'us-east-1',
-          credentials: { accessKeyId: 'LOCALEMULATOR', secretAccessKey: 'local-emulator-placeholder' },
-        });
-      }
+    let agentSettings = settings;
+    if (runtime) {
+      // The port is known only now (0 picks a free one).
+      const actualUrl = `${executionBase}/invocations`;
+      const local = (agent: AgentSettings): AgentSettings => (agent.transport.kind === 'https' && agent.transport.url === plannedUrl ? { ...agent, transport: { ...agent.transport, url: actualUrl } } : agent);
+      agentSettings = { ...settings, agents: settings.agents.map(local) };
     }
-    const agent = executionAgentsFromEnv(agentEnv, deps).default;
+    if (runtime && transport.kind === 'in-process') deps.inProcess = runtime.dispatch;
+    if (runtime && transport.kind === 'agentcore' && !env.AWS_ENDPOINT_URL_BEDROCK_AGENTCORE) {
+      emulator = await startAgentCoreEmulator({ runtimes: { [transport.runtimeArn]: executionBase! }, host });
+      closers.push(() => emulator!.close());
+      // The real SDK client, pointed at the emulator, with placeholder credentials it signs with.
+      deps.agentCoreClient = new BedrockAgentCoreClient({
+        endpoint: emulator.endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'LOCALEMULATOR', secretAccessKey: 'local-emulator-placeholder' },
+      });
+    }
+    const agent = buildExecutionAgents(agentSettings, deps).default;
 
     const consoleReplies = options.slack || env.SLACK_BOT_TOKEN ? undefined : new ConsoleSlackReplies(options.replyWriter);
     const slack = options.slack ?? consoleReplies ?? new WebApiSlackReplies(createSlackWebClient({ token: env.SLACK_BOT_TOKEN!, apiUrl: env.SLACK_API_URL }));

@@ -43,7 +43,7 @@ export function createLogger(serviceName: string): Logger {
   return new Logger({ serviceName, jsonReplacerFn: redactingReplacer });
 }
 
-/** Keys every log line about one task carries (ARCHITECTURE §6, issue 4). */
+/** Keys every log line about one task carries (docs/operations.md, "Reading the logs by request id"). */
 export type TaskLogKeys = {
   correlation_id?: string;
   request_id?: string;

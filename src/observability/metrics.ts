@@ -1,4 +1,5 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { Log } from './logger';
 
 /**
  * The pipeline's CloudWatch metrics (EMF through Powertools Metrics). Dimensions stay few —
@@ -13,11 +14,12 @@ export type Hop = 'ack' | 'execute' | 'poll' | 'post';
 export class PipelineMetrics {
   constructor(private readonly metrics: Metrics) {}
 
-  static create(serviceName: string): PipelineMetrics {
-    return new PipelineMetrics(new Metrics({ namespace: METRICS_NAMESPACE, serviceName }));
+  /** `log` receives Powertools' own warnings as structured lines. */
+  static create(serviceName: string, log?: Pick<Log, 'debug' | 'info' | 'warn' | 'error'>): PipelineMetrics {
+    return new PipelineMetrics(new Metrics({ namespace: METRICS_NAMESPACE, serviceName, ...(log ? { logger: withoutEmptyFlushWarning(log) } : {}) }));
   }
 
-  /** The underlying Powertools Metrics, for the handler's flush middleware. */
+  /** The underlying Powertools Metrics, for the handler's flush middleware (logMetrics). */
   get powertools(): Metrics {
     return this.metrics;
   }
@@ -47,4 +49,20 @@ export class PipelineMetrics {
     for (const [key, dimensionValue] of Object.entries(dimensions)) metric.addDimension(key, dimensionValue);
     metric.addMetric(name, unit, value);
   }
+}
+
+/**
+ * Every metric here is a single metric, written the moment it is made, so the flush after an
+ * invocation usually finds nothing stored (only the cold-start metric) — which Powertools reports
+ * as a warning on every warm invocation. That one warning says nothing here; the rest pass.
+ */
+function withoutEmptyFlushWarning(log: Pick<Log, 'debug' | 'info' | 'warn' | 'error'>) {
+  return {
+    debug: (message: string, ...rest: unknown[]) => log.debug(message, { details: rest }),
+    info: (message: string, ...rest: unknown[]) => log.info(message, { details: rest }),
+    warn: (message: string, ...rest: unknown[]) => {
+      if (!message.startsWith('No application metrics to publish')) log.warn(message, { details: rest });
+    },
+    error: (message: string, ...rest: unknown[]) => log.error(message, { details: rest }),
+  };
 }

@@ -1,9 +1,11 @@
-import { newRequestId, request, type ExecuteTaskParams, type JsonRpcErrorObject } from '../contract';
-import { A2A_DIALECTS, A2A_VERSION_HEADER, isA2aVersion, readA2aReply, type A2aDialect, type A2aReply, type A2aVersion } from './a2a-dialects';
-import { CancelError, ProtocolFailure, callJsonRpc, type RpcAnswer } from './json-rpc-exchange';
-import { failure, pending, success, type Outcome, type PendingHandle } from './outcome';
+import { AGENT_CARD_PATH, newRequestId, request, type ExecuteTaskParams, type JsonRpcErrorObject } from '../contract';
+import { TransportError, type Transport } from '../transport/transport';
+import { A2A_DIALECTS, A2A_VERSION_HEADER, isA2aVersion, readA2aReply, type A2aDialect, type A2aReply, type A2aState, type A2aVersion } from './a2a-dialects';
+import { CancelError, ProtocolFailure, answerFailure, callJsonRpc, type RpcAnswer } from './json-rpc-exchange';
+import { failure, pending, success, type Failure, type FailureCategory, type Outcome, type PendingHandle } from './outcome';
 import type { CallContext, ExecutionProtocol, TaskInput } from './protocol';
 import { isRetryableRpcError } from './retry-policy';
+import { categoryOfTransportFault } from './transport-failure';
 
 /** Finds out which dialect an agent speaks (e.g. from its agent card); may be asked more than once. */
 export type A2aVersionResolver = (signal?: AbortSignal) => Promise<A2aVersion>;
@@ -18,18 +20,24 @@ export type A2aProtocolOptions = {
   blocking?: boolean;
 };
 
-/** The A2A task states that end a task without an answer, in words an operator reads in a log. */
-const UNSUCCESSFUL_STATES: Readonly<Record<string, string>> = {
-  failed: 'the agent reported that the task failed',
-  canceled: 'the agent reports the task as canceled',
-  rejected: 'the agent rejected the task',
-  'input-required': 'the agent asks for more input, which a one-shot Slack task cannot give',
-  'auth-required': 'the agent asks for authentication, which a one-shot Slack task cannot give',
-  unknown: 'the agent reported a task in an unknown state',
+type UnsuccessfulState = Exclude<A2aState, 'completed' | 'submitted' | 'working'>;
+
+/**
+ * The A2A task states that end a task without an answer: what each means for the user, and its
+ * words for an operator's log. A task the agent cannot finish without a second turn
+ * (input-required, auth-required) is `failed`: a one-shot Slack task has no way to answer it.
+ */
+const UNSUCCESSFUL_STATES: Readonly<Record<UnsuccessfulState, { category: FailureCategory; words: string }>> = {
+  failed: { category: 'failed', words: 'the agent reported that the task failed' },
+  canceled: { category: 'cancelled', words: 'the agent reports the task as canceled' },
+  rejected: { category: 'rejected', words: 'the agent rejected the task' },
+  'input-required': { category: 'failed', words: 'the agent asks for more input, which a one-shot Slack task cannot give' },
+  'auth-required': { category: 'failed', words: 'the agent asks for authentication, which a one-shot Slack task cannot give' },
+  unknown: { category: 'failed', words: 'the agent reported a task in an unknown state' },
 };
 
 /**
- * The A2A protocol over JSON-RPC (ARCHITECTURE §4), in the 1.0 or 0.3 dialect. The message id is
+ * The A2A protocol over JSON-RPC (docs/architecture.md §4.3), in the 1.0 or 0.3 dialect. The message id is
  * the request id, and SendMessage's JSON-RPC id too, so a retried task is the same message.
  * A pending handle remembers its dialect, so a poll in another Lambda needs no second look at
  * the agent card.
@@ -78,13 +86,11 @@ export class A2aProtocol implements ExecutionProtocol {
     try {
       return { dialect: A2A_DIALECTS[await this.version(signal)] };
     } catch (error) {
-      const retryable = error instanceof A2aVersionError ? error.retryable : false;
-      return { unknown: failure('a2a:version-unknown', `could not tell which A2A version the agent speaks: ${(error as Error).message}`, retryable) as Failure };
+      const [category, retryable] = error instanceof A2aVersionError ? [error.category, error.retryable] : (['unavailable', false] as const);
+      return { unknown: failure(category, 'a2a:version-unknown', `could not tell which A2A version the agent speaks: ${(error as Error).message}`, retryable) };
     }
   }
 }
-
-type Failure = Outcome & { kind: 'failure' };
 
 function outcomeOf(dialect: A2aDialect, method: string, answer: RpcAnswer, polled?: PendingHandle): Outcome {
   if (answer.kind === 'unusable') return answer.outcome;
@@ -92,9 +98,9 @@ function outcomeOf(dialect: A2aDialect, method: string, answer: RpcAnswer, polle
   const reply = readA2aReply(answer.result);
   switch (reply.kind) {
     case 'unrecognised':
-      return failure(ProtocolFailure.Malformed, `${method} result is neither an A2A message nor a task`, false);
+      return answerFailure(ProtocolFailure.Malformed, `${method} result is neither an A2A message nor a task`);
     case 'message':
-      if (polled) return failure(ProtocolFailure.Malformed, `${method} answered with a message where a task was expected`, false);
+      if (polled) return answerFailure(ProtocolFailure.Malformed, `${method} answered with a message where a task was expected`);
       return success(reply.text, { ...(reply.messageId ? { messageId: reply.messageId } : {}), ...(reply.contextId ? { contextId: reply.contextId } : {}) });
     case 'task':
       return taskOutcome(dialect, reply, polled);
@@ -107,18 +113,58 @@ function taskOutcome(dialect: A2aDialect, task: A2aReply & { kind: 'task' }, pol
   if (task.state === 'submitted' || task.state === 'working') {
     // Hand-written agents may leave the id out of a poll answer; the handle still knows it.
     const taskId = task.taskId ?? polled?.taskId;
-    if (!taskId) return failure('a2a:no-task-id', `the agent answered with a ${task.state} task but no task id to follow it by`, false);
+    if (!taskId) return answerFailure('a2a:no-task-id', `the agent answered with a ${task.state} task but no task id to follow it by`);
     const contextId = task.contextId ?? polled?.contextId;
     return pending({ taskId, a2aVersion: dialect.version, ...(contextId ? { contextId } : {}) }, task.state);
   }
   const reason = task.statusText ? `: ${truncate(task.statusText)}` : '';
-  return failure(`a2a:${task.state}`, `${UNSUCCESSFUL_STATES[task.state]}${reason}`, false);
+  const { category, words } = UNSUCCESSFUL_STATES[task.state];
+  return failure(category, `a2a:${task.state}`, `${words}${reason}`, false);
 }
 
 function rpcFailure(method: string, error: JsonRpcErrorObject): Outcome {
   // A2A's codes overlap the zone contract's with other meanings (-32001 is "task not found"
   // here, "timeout" there), so they travel namespaced.
-  return failure(`a2a:${error.code}`, `${method} answered ${error.code}: ${error.message}`, isRetryableRpcError(error, { protocol: 'a2a', method }));
+  return failure(categoryOfA2aError(error), `a2a:${error.code}`, `${method} answered ${error.code}: ${error.message}`, isRetryableRpcError(error, { protocol: 'a2a', method }));
+}
+
+/**
+ * A2A's error table has no code for back-pressure or outages: an agent says "rate limited" with
+ * HTTP 429 (the transport's business) or with a `google.rpc.ErrorInfo` reason in the error's
+ * `data`, which is how A2A 1.0 (and @a2a-js/sdk) carries an error's reason. The reason wins;
+ * otherwise only the codes that refuse the input say more than `failed`.
+ */
+const ERROR_INFO_REASONS: ReadonlyMap<string, FailureCategory> = new Map<string, FailureCategory>([
+  ['RATE_LIMIT_EXCEEDED', 'busy'],
+  ['RESOURCE_EXHAUSTED', 'busy'],
+  ['QUOTA_EXCEEDED', 'busy'],
+  ['TOO_MANY_REQUESTS', 'busy'],
+  ['UNAVAILABLE', 'unavailable'],
+  ['SERVICE_UNAVAILABLE', 'unavailable'],
+  ['DEADLINE_EXCEEDED', 'timed-out'],
+  ['CANCELLED', 'cancelled'],
+  ['INVALID_ARGUMENT', 'rejected'],
+  ['CONTENT_TYPE_NOT_SUPPORTED', 'rejected'],
+]);
+
+const A2A_ERROR_CODES: ReadonlyMap<number, FailureCategory> = new Map<number, FailureCategory>([
+  [-32602, 'rejected'], // Invalid params: the message itself was refused
+  [-32005, 'rejected'], // ContentTypeNotSupportedError
+]);
+
+export function categoryOfA2aError(error: JsonRpcErrorObject): FailureCategory {
+  for (const reason of errorInfoReasons(error.data)) {
+    const category = ERROR_INFO_REASONS.get(reason.toUpperCase());
+    if (category) return category;
+  }
+  return A2A_ERROR_CODES.get(error.code) ?? 'failed';
+}
+
+/** `data` as @a2a-js/sdk writes it (an array of ErrorInfo-like details), or one such object. */
+function errorInfoReasons(data: unknown): string[] {
+  return (Array.isArray(data) ? data : [data])
+    .map((detail) => (typeof detail === 'object' && detail !== null ? (detail as { reason?: unknown }).reason : undefined))
+    .filter((reason): reason is string => typeof reason === 'string');
 }
 
 /** What the agent may want to know about where the task comes from; never the bot token. */
@@ -139,27 +185,29 @@ export class A2aVersionError extends Error {
   constructor(
     message: string,
     readonly retryable: boolean,
+    /** What the failed read means for the task that needed it. */
+    readonly category: FailureCategory = 'unavailable',
     options?: { cause?: unknown },
   ) {
     super(message, options);
   }
 }
 
-export const AGENT_CARD_PATH = '/.well-known/agent-card.json';
-
-/** Where an agent at `agentUrl` publishes its card: the well-known path at its origin. */
-export function agentCardUrlFor(agentUrl: string): string {
-  return new URL(AGENT_CARD_PATH, agentUrl).toString();
-}
+export type AgentCardOptions = {
+  /** Where the card is, on the agent's origin. Default: the well-known path. */
+  path?: string;
+};
 
 /**
- * Reads the dialect from the agent card once, and remembers it. A failed read is not remembered,
- * so the next task asks again.
+ * Reads the dialect from the agent card once, and remembers it. The card is read through the
+ * agent's own transport (`getDocument`), so it carries the same auth as every task — a bearer
+ * token, a SigV4 signature — and the same timeout and size limit. A failed read is not
+ * remembered, so the next task asks again.
  */
-export function agentCardVersionResolver(cardUrl: string, options: { fetch?: typeof fetch; timeoutMs?: number } = {}): A2aVersionResolver {
+export function agentCardVersionResolver(transport: Transport, options: AgentCardOptions = {}): A2aVersionResolver {
   let known: Promise<A2aVersion> | undefined;
   return (signal) => {
-    known ??= readAgentCardVersion(cardUrl, { ...options, ...(signal ? { signal } : {}) }).catch((error: unknown) => {
+    known ??= readAgentCardVersion(transport, { ...options, ...(signal ? { signal } : {}) }).catch((error: unknown) => {
       known = undefined;
       throw error;
     });
@@ -167,30 +215,30 @@ export function agentCardVersionResolver(cardUrl: string, options: { fetch?: typ
   };
 }
 
-export async function readAgentCardVersion(cardUrl: string, options: { fetch?: typeof fetch; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<A2aVersion> {
-  const fetchImpl = options.fetch ?? globalThis.fetch;
-  const timeout = AbortSignal.timeout(options.timeoutMs ?? 5_000);
-  let response: Response;
+export async function readAgentCardVersion(transport: Transport, options: AgentCardOptions & { signal?: AbortSignal } = {}): Promise<A2aVersion> {
+  const path = options.path ?? AGENT_CARD_PATH;
+  const where = `the agent card (${path})`;
+  if (!transport.getDocument) {
+    throw new A2aVersionError(`the ${transport.kind} transport cannot read ${where}; a2aVersion auto needs transport https`, false);
+  }
+  let body: string | undefined;
   try {
     // A 1.0 server with 0.3 compatibility serves the 0.3 card unless asked for 1.0.
-    response = await fetchImpl(cardUrl, {
-      headers: { Accept: 'application/json', [A2A_VERSION_HEADER]: '1.0' },
-      signal: options.signal ? AbortSignal.any([options.signal, timeout]) : timeout,
-    });
+    body = await transport.getDocument(path, { headers: { [A2A_VERSION_HEADER]: '1.0' }, ...(options.signal ? { signal: options.signal } : {}) });
   } catch (error) {
-    throw new A2aVersionError(`the agent card at ${cardUrl} could not be fetched`, true, { cause: error });
+    if (!(error instanceof TransportError)) throw new A2aVersionError(`${where} could not be read`, true, 'unavailable', { cause: error });
+    const hint = error.reason === 'auth' ? ' (the card is requested with the same auth as the agent\'s tasks, and the agent refused it: check the agent\'s auth settings)' : '';
+    throw new A2aVersionError(`${where} could not be read: ${error.message}${hint}`, error.retryable, categoryOfTransportFault(error), { cause: error });
   }
-  if (!response.ok) {
-    throw new A2aVersionError(`the agent card at ${cardUrl} answered HTTP ${response.status}`, response.status >= 500 || response.status === 429);
-  }
+  if (body === undefined) throw new A2aVersionError(`${where} is empty`, false);
   let card: unknown;
   try {
-    card = await response.json();
+    card = JSON.parse(body);
   } catch (error) {
-    throw new A2aVersionError(`the agent card at ${cardUrl} is not JSON`, false, { cause: error });
+    throw new A2aVersionError(`${where} is not JSON`, false, 'unavailable', { cause: error });
   }
   const version = versionFromAgentCard(card);
-  if (!version) throw new A2aVersionError(`the agent card at ${cardUrl} names no protocol version`, false);
+  if (!version) throw new A2aVersionError(`${where} names no protocol version`, false);
   return version;
 }
 

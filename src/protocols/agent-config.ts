@@ -1,58 +1,83 @@
 import { z } from 'zod';
 import { ConfigError, parseEnv } from '../config/env';
-import type { Transport, TransportKind } from '../transport/transport';
-import { agentCardUrlFor, agentCardVersionResolver } from './a2a';
+import { transportConfigFrom, type TransportConfig, type TransportValues } from '../transport/config';
+import { createTransport, type TransportDeps } from '../transport/factory';
+import { TRANSPORT_KINDS, type Transport } from '../transport/transport';
+import { agentCardVersionResolver } from './a2a';
 import { ExecutionAgent } from './execution-agent';
 import { PROTOCOL_NAMES, createProtocol, type ProtocolOptions } from './factory';
+import type { ProtocolName } from './protocol';
 
 /**
- * Which execution agents the verification zone talks to (ARCHITECTURE §4): a name + a protocol +
- * a transport + its address and auth. Either one agent from plain variables
+ * Which execution agents the verification zone talks to (docs/architecture.md §4.3): a name +
+ * a protocol + a transport. Parsed once, here, into typed `AgentsSettings`; each agent's transport
+ * part is parsed by src/transport/config.ts, which alone knows the transport options.
+ *
+ * Either one agent from plain variables
  *   EXECUTION_PROTOCOL = execute-task | a2a | simple-a2a   (default execute-task)
  *   A2A_VERSION        = 1.0 | 0.3                          (default 1.0; a2a only)
- *   TRANSPORT          = agentcore | https | in-process     (default agentcore)
- * whose address the transport factory reads from its own variables, or several from
- *   EXECUTION_AGENTS   = JSON array of AgentConfig, exactly one of them the default.
- * When EXECUTION_AGENTS is set it replaces EXECUTION_PROTOCOL and TRANSPORT; A2A_VERSION stays
- * the dialect of a2a entries that name none.
+ *   TRANSPORT, EXECUTION_URL, AGENTCORE_RUNTIME_ARN, …      (src/transport/config.ts)
+ * or several from
+ *   EXECUTION_AGENTS   = JSON array of entries: name, protocol, a2aVersion?, default?, transport
+ *                        (the kind) and that transport's options (url, auth, runtimeArn, …,
+ *                        timeoutMs, maxAttempts, …). Options an entry leaves out come from the
+ *                        environment as for a single agent; A2A_VERSION is the dialect of a2a
+ *                        entries that name none.
  */
 
-export const TRANSPORT_KINDS = ['agentcore', 'https', 'in-process'] as const satisfies readonly TransportKind[];
-export const AUTH_MODES = ['sigv4', 'bearer', 'none'] as const;
 export const A2A_VERSION_SETTINGS = ['1.0', '0.3', 'auto'] as const;
+export type A2aVersionSetting = (typeof A2A_VERSION_SETTINGS)[number];
 
-export const AgentConfigSchema = z
+export type AgentSettings = {
+  readonly name: string;
+  readonly protocol: ProtocolName;
+  /** a2a only (always filled in for a2a): the dialect, or `auto` to read it from the agent card. */
+  readonly a2aVersion?: A2aVersionSetting;
+  readonly transport: TransportConfig;
+};
+
+export type AgentsSettings = {
+  readonly agents: readonly AgentSettings[];
+  /** The name of the agent the pipeline uses. */
+  readonly defaultAgent: string;
+};
+
+export type AgentSources = {
+  env?: NodeJS.ProcessEnv;
+  /** Fills transport options the configuration leaves out (the local stack's loopback runtime). */
+  transportDefaults?: TransportValues;
+  /** Typed values that win over the environment (command-line flags); one agent only. */
+  overrides?: { protocol?: ProtocolName; transport?: TransportValues };
+};
+
+export const DEFAULT_AGENT_NAME = 'default';
+
+const AgentEnvSchema = z.object({
+  EXECUTION_PROTOCOL: z.enum(PROTOCOL_NAMES).default('execute-task'),
+  A2A_VERSION: z.enum(['1.0', '0.3']).default('1.0'),
+  EXECUTION_AGENTS: z.string().optional(),
+});
+
+/** The protocol half of an EXECUTION_AGENTS entry; every other key belongs to its transport. */
+const AgentEntrySchema = z
   .object({
     name: z.string().trim().min(1, 'name must not be empty'),
     protocol: z.enum(PROTOCOL_NAMES),
     transport: z.enum(TRANSPORT_KINDS),
-    /** https: the endpoint (a Lambda function URL, API Gateway, any A2A agent). */
-    url: z.url().optional(),
-    /** https: how to sign requests; the transport picks a default from the URL when unset. */
-    auth: z.enum(AUTH_MODES).optional(),
-    /** agentcore: the runtime to invoke. */
-    runtimeArn: z.string().startsWith('arn:', 'runtimeArn must be an ARN').optional(),
-    /** agentcore: endpoint qualifier (default DEFAULT). */
-    qualifier: z.string().min(1).optional(),
-    /** a2a: the dialect; `auto` reads it from the agent card at the url's origin. */
     a2aVersion: z.enum(A2A_VERSION_SETTINGS).optional(),
     default: z.boolean().optional(),
   })
-  // Unknown keys are refused: a misspelt `runtimeARN` must not silently fall back to a default.
-  .strict()
+  .catchall(z.unknown())
   .superRefine((agent, ctx) => {
     const problem = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
-    if (agent.transport === 'https' && !agent.url) problem('url', 'transport https needs a url');
-    if (agent.transport === 'agentcore' && !agent.runtimeArn) problem('runtimeArn', 'transport agentcore needs a runtimeArn');
-    if (agent.transport !== 'https' && agent.auth) problem('auth', 'auth applies to transport https only');
-    if (agent.transport !== 'agentcore' && (agent.runtimeArn || agent.qualifier)) problem('runtimeArn', 'runtimeArn and qualifier apply to transport agentcore only');
     if (agent.protocol !== 'a2a' && agent.a2aVersion) problem('a2aVersion', 'a2aVersion applies to protocol a2a only');
-    if (agent.a2aVersion === 'auto' && (agent.transport !== 'https' || !agent.url)) problem('a2aVersion', 'a2aVersion auto reads the agent card, so it needs transport https and a url');
+    // The card is read over HTTP from the agent's origin, with the transport's own auth.
+    if (agent.a2aVersion === 'auto' && agent.transport !== 'https') problem('a2aVersion', 'a2aVersion auto reads the agent card, so it needs transport https');
   });
-export type AgentConfig = z.infer<typeof AgentConfigSchema>;
 
+/** The shape of EXECUTION_AGENTS, for tooling; transport options are checked per entry by the transport. */
 export const ExecutionAgentsSchema = z
-  .array(AgentConfigSchema)
+  .array(AgentEntrySchema)
   .min(1, 'list at least one agent')
   .superRefine((agents, ctx) => {
     const seen = new Set<string>();
@@ -66,39 +91,27 @@ export const ExecutionAgentsSchema = z
     if (defaults !== 1 && !lone) ctx.addIssue({ code: 'custom', path: [], message: `exactly one agent must have "default": true (found ${defaults})` });
   });
 
-const AgentEnvSchema = z.object({
-  EXECUTION_PROTOCOL: z.enum(PROTOCOL_NAMES).default('execute-task'),
-  A2A_VERSION: z.enum(['1.0', '0.3']).default('1.0'),
-  TRANSPORT: z.enum(TRANSPORT_KINDS).default('agentcore'),
-  EXECUTION_AGENTS: z.string().optional(),
-});
-
-export type AgentsConfig = {
-  /** Every agent; an a2a agent always has its `a2aVersion` filled in. */
-  agents: readonly AgentConfig[];
-  /** The name of the agent the pipeline uses. */
-  defaultAgent: string;
-};
-
-export const DEFAULT_AGENT_NAME = 'default';
-
-export function loadAgentsConfig(env: NodeJS.ProcessEnv = process.env): AgentsConfig {
+/** Parses the execution agents once; throws a ConfigError naming every bad value. */
+export function agentSettingsFrom(sources: AgentSources = {}): AgentsSettings {
+  const env = sources.env ?? {};
   const vars = parseEnv(AgentEnvSchema, env, 'execution agent');
   if (vars.EXECUTION_AGENTS === undefined) {
-    const agent: AgentConfig = {
+    const protocol = sources.overrides?.protocol ?? vars.EXECUTION_PROTOCOL;
+    const agent: AgentSettings = {
       name: DEFAULT_AGENT_NAME,
-      protocol: vars.EXECUTION_PROTOCOL,
-      transport: vars.TRANSPORT,
-      default: true,
-      ...(vars.EXECUTION_PROTOCOL === 'a2a' ? { a2aVersion: vars.A2A_VERSION } : {}),
+      protocol,
+      ...(protocol === 'a2a' ? { a2aVersion: vars.A2A_VERSION } : {}),
+      transport: transportConfigFrom({ env, defaults: sources.transportDefaults, overrides: sources.overrides?.transport }),
     };
     return { agents: [agent], defaultAgent: agent.name };
   }
-  return parseExecutionAgents(vars.EXECUTION_AGENTS, vars.A2A_VERSION);
+  if (sources.overrides?.protocol || sources.overrides?.transport) {
+    throw new ConfigError('EXECUTION_AGENTS lists the agents; protocol and transport overrides apply to a single agent only');
+  }
+  return parseExecutionAgents(vars.EXECUTION_AGENTS, { env, defaultA2aVersion: vars.A2A_VERSION, transportDefaults: sources.transportDefaults });
 }
 
-/** Parses EXECUTION_AGENTS; `a2aVersion` defaults to A2A_VERSION for a2a agents that name none. */
-export function parseExecutionAgents(json: string, defaultA2aVersion: '1.0' | '0.3' = '1.0'): AgentsConfig {
+function parseExecutionAgents(json: string, options: { env: NodeJS.ProcessEnv; defaultA2aVersion: '1.0' | '0.3'; transportDefaults?: TransportValues }): AgentsSettings {
   let value: unknown;
   try {
     value = JSON.parse(json);
@@ -107,20 +120,28 @@ export function parseExecutionAgents(json: string, defaultA2aVersion: '1.0' | '0
   }
   const parsed = ExecutionAgentsSchema.safeParse(value);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((issue) => `EXECUTION_AGENTS${issue.path.map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`)).join('')}: ${issue.message}`);
+    const issues = parsed.error.issues.map((issue) => `${labelOf(issue.path)}: ${issue.message}`);
     throw new ConfigError(`invalid execution agent configuration: ${issues.join('; ')}`);
   }
-  const agents = parsed.data.map((agent) => (agent.protocol === 'a2a' && !agent.a2aVersion ? { ...agent, a2aVersion: defaultA2aVersion } : agent));
-  const chosen = agents.find((agent) => agent.default === true) ?? agents[0]!;
-  return { agents, defaultAgent: chosen.name };
+  const problems: string[] = [];
+  const agents = parsed.data.map((entry, index): AgentSettings | undefined => {
+    const { name, protocol, a2aVersion, default: _default, transport: kind, ...fields } = entry;
+    try {
+      const transport = transportConfigFrom({ env: options.env, entry: { kind, fields, label: labelOf([index]) }, defaults: options.transportDefaults });
+      return { name, protocol, ...(protocol === 'a2a' ? { a2aVersion: a2aVersion ?? options.defaultA2aVersion } : {}), transport };
+    } catch (error) {
+      problems.push((error as Error).message.replace(/^invalid transport configuration: /, ''));
+      return undefined;
+    }
+  });
+  if (problems.length) throw new ConfigError(`invalid execution agent configuration: ${problems.join('; ')}`);
+  const chosen = parsed.data.find((agent) => agent.default === true) ?? parsed.data[0]!;
+  return { agents: agents as AgentSettings[], defaultAgent: chosen.name };
 }
 
-export type AgentWiring = {
-  /** Builds the transport of one agent (`createTransport` from src/transport/factory.ts). */
-  makeTransport: (agent: AgentConfig) => Transport;
-  /** Reads agent cards for `a2aVersion: auto`. Default: global fetch. */
-  fetch?: typeof fetch;
-};
+function labelOf(path: readonly PropertyKey[]): string {
+  return `EXECUTION_AGENTS${path.map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`)).join('')}`;
+}
 
 export type ExecutionAgents = {
   readonly default: ExecutionAgent;
@@ -128,21 +149,28 @@ export type ExecutionAgents = {
   get(name: string): ExecutionAgent | undefined;
 };
 
-export function buildExecutionAgents(config: AgentsConfig, wiring: AgentWiring): ExecutionAgents {
+/** Builds each agent: its protocol and its transport (the clients it needs come from `deps`). */
+export function buildExecutionAgents(settings: AgentsSettings, deps: TransportDeps = {}): ExecutionAgents {
   const byName = new Map<string, ExecutionAgent>();
-  for (const agent of config.agents) {
-    byName.set(agent.name, new ExecutionAgent(agent.name, createProtocol(agent.protocol, protocolOptionsFor(agent, wiring)), wiring.makeTransport(agent)));
+  for (const agent of settings.agents) {
+    const transport = createTransport(agent.transport, deps);
+    byName.set(agent.name, new ExecutionAgent(agent.name, createProtocol(agent.protocol, protocolOptionsFor(agent, transport)), transport));
   }
-  const chosen = byName.get(config.defaultAgent);
-  if (!chosen) throw new ConfigError(`the default agent ${JSON.stringify(config.defaultAgent)} is not configured`);
+  const chosen = byName.get(settings.defaultAgent);
+  if (!chosen) throw new ConfigError(`the default agent ${JSON.stringify(settings.defaultAgent)} is not configured`);
   return { default: chosen, names: [...byName.keys()], get: (name) => byName.get(name) };
 }
 
-function protocolOptionsFor(agent: AgentConfig, wiring: AgentWiring): ProtocolOptions {
+/** Parses and builds in one step: what the verification functions, `zone call` and the local stack use. */
+export function executionAgentsFrom(sources: AgentSources = {}, deps: TransportDeps = {}): ExecutionAgents {
+  return buildExecutionAgents(agentSettingsFrom(sources), deps);
+}
+
+function protocolOptionsFor(agent: AgentSettings, transport: Transport): ProtocolOptions {
   if (agent.protocol !== 'a2a') return {};
   if (agent.a2aVersion === 'auto') {
-    if (!agent.url) throw new ConfigError(`agent ${agent.name}: a2aVersion auto needs a url`);
-    return { a2aVersion: agentCardVersionResolver(agentCardUrlFor(agent.url), wiring.fetch ? { fetch: wiring.fetch } : {}) };
+    if (agent.transport.kind !== 'https') throw new ConfigError(`agent ${agent.name}: a2aVersion auto needs transport https`);
+    return { a2aVersion: agentCardVersionResolver(transport) };
   }
   return { a2aVersion: agent.a2aVersion ?? '1.0' };
 }

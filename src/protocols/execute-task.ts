@@ -9,15 +9,15 @@ import {
   getTaskResultRequest,
   type JsonRpcRequest,
 } from '../contract';
-import { CancelError, ProtocolFailure, callJsonRpc, type RpcAnswer } from './json-rpc-exchange';
-import { failure, pending, success, type Outcome, type PendingHandle } from './outcome';
+import { CancelError, ProtocolFailure, answerFailure, callJsonRpc, type RpcAnswer } from './json-rpc-exchange';
+import { failure, pending, success, type FailureCategory, type Outcome, type PendingHandle } from './outcome';
 import type { CallContext, ExecutionProtocol, TaskInput } from './protocol';
 import { isRetryableRpcError } from './retry-policy';
 
 type ResultSchema = typeof ExecuteTaskResultSchema | typeof GetTaskResultResultSchema;
 
 /**
- * The zone contract (ARCHITECTURE §3): `execute_task` carries the caller's request id as its
+ * The zone contract (docs/contract.md, "Repeated ids and retries"): `execute_task` carries the caller's request id as its
  * JSON-RPC id, so a retry is recognised by the execution zone as the same task; `get_task_result`
  * and `cancel_task` are fresh requests about a task id and get fresh ids.
  */
@@ -53,10 +53,10 @@ function outcomeOf(request: JsonRpcRequest<unknown>, answer: RpcAnswer, schema: 
     case 'unusable':
       return answer.outcome;
     case 'error':
-      return failure(answer.error.code, answer.error.message, isRetryableRpcError(answer.error, { protocol: 'execute-task', method: request.method }));
+      return failure(categoryOfContractError(answer.error.code), answer.error.code, answer.error.message, isRetryableRpcError(answer.error, { protocol: 'execute-task', method: request.method }));
     case 'result': {
       const parsed = schema.safeParse(answer.result);
-      if (!parsed.success) return failure(ProtocolFailure.Malformed, `${request.method} result breaks the contract: ${issuesOf(parsed.error)}`, false);
+      if (!parsed.success) return answerFailure(ProtocolFailure.Malformed, `${request.method} result breaks the contract: ${issuesOf(parsed.error)}`);
       const result = parsed.data;
       if (result.status === 'success') {
         const { status: _status, response_text, ...extra } = result;
@@ -65,6 +65,24 @@ function outcomeOf(request: JsonRpcRequest<unknown>, answer: RpcAnswer, schema: 
       return pending({ taskId: result.task_id }, result.status);
     }
   }
+}
+
+/**
+ * What a zone contract error means for the user (docs/contract.md, "Errors"). Everything not
+ * named here — -32603, -32002 Task not found, the request errors other than -32602, and the
+ * server-defined -32000 range — is `failed`.
+ */
+const CONTRACT_ERROR_CATEGORIES: ReadonlyMap<number, FailureCategory> = new Map<number, FailureCategory>([
+  [ErrorCode.ModelThrottled, 'busy'],
+  [ErrorCode.ModelUnavailable, 'unavailable'],
+  [ErrorCode.Timeout, 'timed-out'],
+  [ErrorCode.TaskCancelled, 'cancelled'],
+  [ErrorCode.ModelRejected, 'rejected'],
+  [ErrorCode.InvalidParams, 'rejected'],
+]);
+
+export function categoryOfContractError(code: number): FailureCategory {
+  return CONTRACT_ERROR_CATEGORIES.get(code) ?? 'failed';
 }
 
 function issuesOf(error: z.ZodError): string {

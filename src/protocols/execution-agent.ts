@@ -1,7 +1,8 @@
 import type { ExecuteTaskParams } from '../contract';
-import { TransportError, type Transport, type TransportKind } from '../transport/transport';
-import { failure, type Outcome, type PendingHandle } from './outcome';
+import type { Transport, TransportKind } from '../transport/transport';
+import type { Outcome, PendingHandle } from './outcome';
 import type { ExecutionProtocol, ProtocolName } from './protocol';
+import { transportFailure } from './transport-failure';
 
 export type AgentCallOptions = {
   /** The task's request id: reused on every retry, and the session key for every call about it. */
@@ -11,7 +12,7 @@ export type AgentCallOptions = {
 };
 
 /**
- * An execution agent = a name + a protocol + a transport (ARCHITECTURE §4). This is all the
+ * An execution agent = a name + a protocol + a transport (docs/architecture.md §4.3). This is all the
  * pipeline sees of the execution zone: three calls that always resolve with an Outcome.
  */
 export class ExecutionAgent {
@@ -58,10 +59,4 @@ export class ExecutionAgent {
       return transportFailure(error);
     }
   }
-}
-
-/** A transport fault becomes a failure whose retryability the transport decided. */
-function transportFailure(error: unknown): Outcome {
-  if (error instanceof TransportError) return failure(`transport:${error.reason}`, error.message, error.retryable);
-  return failure('agent:unexpected', (error as Error)?.message ?? String(error), false);
 }

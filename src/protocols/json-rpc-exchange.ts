@@ -7,10 +7,13 @@ import {
   type JsonRpcRequest,
 } from '../contract';
 import type { TransportResponse } from '../transport/transport';
-import { failure, type Outcome } from './outcome';
+import { failure, type Failure } from './outcome';
 import type { CallContext } from './protocol';
 
-/** Failures of the answer itself, shared by every protocol: none of them gets better by asking again. */
+/**
+ * Failures of the answer itself, shared by every protocol: none of them gets better by asking
+ * again, and all are in the `failed` category.
+ */
 export const ProtocolFailure = {
   /** The transport brought back no body (HTTP 204, an empty AgentCore payload). */
   Empty: 'protocol:empty',
@@ -24,7 +27,7 @@ export const ProtocolFailure = {
 export type RpcAnswer =
   | { kind: 'result'; result: unknown }
   | { kind: 'error'; error: JsonRpcErrorObject }
-  | { kind: 'unusable'; outcome: Outcome & { kind: 'failure' } };
+  | { kind: 'unusable'; outcome: Failure };
 
 /** Sends one JSON body over the call's transport. Transport faults propagate as TransportError. */
 export function sendJson(call: CallContext, body: unknown, headers?: Readonly<Record<string, string>>): Promise<TransportResponse> {
@@ -68,7 +71,12 @@ export function readRpcAnswer(request: Pick<JsonRpcRequest, 'id' | 'method'>, bo
 }
 
 export function unusable(code: string, message: string): RpcAnswer & { kind: 'unusable' } {
-  return { kind: 'unusable', outcome: failure(code, message, false) as Outcome & { kind: 'failure' } };
+  return { kind: 'unusable', outcome: answerFailure(code, message) };
+}
+
+/** A failure of the answer itself (a ProtocolFailure code, or the like): `failed`, and never worth asking again. */
+export function answerFailure(code: string, message: string): Failure {
+  return failure('failed', code, message, false);
 }
 
 /** Raised by `cancel` when the far side could not be told to stop; callers log it and move on. */

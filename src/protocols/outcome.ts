@@ -1,6 +1,7 @@
 /**
- * What an execution protocol makes of a response, in the pipeline's terms (ARCHITECTURE §4).
- * The pipeline never branches on the protocol or transport: only on these three kinds.
+ * What an execution protocol makes of a response, in the pipeline's terms (docs/architecture.md §4.3).
+ * The pipeline never branches on the protocol or transport: only on these three kinds, and on a
+ * failure's category.
  */
 
 /** Enough to poll or cancel a pending task later; JSON-serialisable, it travels in SQS messages. */
@@ -11,11 +12,43 @@ export type PendingHandle = {
   [key: string]: string;
 };
 
+/**
+ * What went wrong, in the few words the pipeline acts on. Each protocol (and the transport fault
+ * mapping in execution-agent.ts) decides the category from what only it can read — contract error
+ * codes, A2A errors and task states, HTTP statuses — so the verification zone never looks at a
+ * code or a message to choose what to tell the user.
+ */
+export const FAILURE_CATEGORIES = [
+  /** Throttled, rate-limited, too many sessions: it passes by itself. */
+  'busy',
+  /** The agent or its model cannot be reached or used: transport down, model unavailable, access denied. */
+  'unavailable',
+  /** The task or the call ran past its time limit. */
+  'timed-out',
+  /** The task was cancelled before it finished. */
+  'cancelled',
+  /** The agent refused this input: invalid params, content filtered, input too long, unsupported content. */
+  'rejected',
+  /** Anything else: an error the agent did not explain, an answer that breaks the protocol. */
+  'failed',
+] as const;
+export type FailureCategory = (typeof FAILURE_CATEGORIES)[number];
+
+export type Failure = {
+  kind: 'failure';
+  category: FailureCategory;
+  /** The raw code (a JSON-RPC error code, `a2a:rejected`, `transport:throttled`, …): for logs and metrics only. */
+  code: number | string;
+  /** The far side's words: for logs only, never for the user. */
+  message: string;
+  retryable: boolean;
+};
+
 export type Outcome =
   | { kind: 'success'; text: string; extra: Record<string, unknown> }
   | { kind: 'pending'; handle: PendingHandle; state?: string }
-  | { kind: 'failure'; code: number | string; message: string; retryable: boolean };
+  | Failure;
 
 export const success = (text: string, extra: Record<string, unknown> = {}): Outcome => ({ kind: 'success', text, extra });
 export const pending = (handle: PendingHandle, state?: string): Outcome => ({ kind: 'pending', handle, ...(state ? { state } : {}) });
-export const failure = (code: number | string, message: string, retryable: boolean): Outcome => ({ kind: 'failure', code, message, retryable });
+export const failure = (category: FailureCategory, code: number | string, message: string, retryable: boolean): Failure => ({ kind: 'failure', category, code, message, retryable });

@@ -66,7 +66,9 @@ type Consumer = { handler: DeliveryHandler; concurrency: number };
 export class MemoryQueue<T> implements Queue<T> {
   readonly name: string;
   private readonly visibilityMs: number;
-  private readonly maxReceiveCount: number | undefined;
+  readonly maxReceiveCount: number | undefined;
+  /** As configured, before time scaling (what SQS would be set to). */
+  readonly visibilityTimeoutSeconds: number;
   private readonly deadLetterQueue: MemoryQueue<unknown> | undefined;
   private readonly timeScale: number;
   private readonly messages = new Map<string, Stored>();
@@ -88,6 +90,7 @@ export class MemoryQueue<T> implements Queue<T> {
     }
     this.name = options.name;
     this.timeScale = timeScale;
+    this.visibilityTimeoutSeconds = visibility;
     this.visibilityMs = visibility * 1000 * timeScale;
     this.maxReceiveCount = options.maxReceiveCount;
     this.deadLetterQueue = options.deadLetterQueue;

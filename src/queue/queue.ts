@@ -1,5 +1,5 @@
 /**
- * The Queue port (ARCHITECTURE §2): SQS when deployed, in memory locally and in tests. Bodies
+ * The Queue port (docs/architecture.md §4.4): SQS when deployed, in memory locally and in tests. Bodies
  * are JSON text on the wire; consumers parse and validate them, so a poison message is caught
  * where it is read, exactly as with SQS.
  */

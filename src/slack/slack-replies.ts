@@ -1,7 +1,8 @@
 import { ErrorCode, LogLevel, WebClient, WebClientEvent, type Logger as SlackSdkLogger, type RetryOptions } from '@slack/web-api';
 import { ConfigError } from '../config/env';
 import { redactString, type Log } from '../observability/logger';
-import { isLoopbackUrl } from '../transport/loopback';
+import type { SecretSource } from '../secrets/secret-source';
+import { isLoopbackUrl } from '../net/loopback';
 
 /**
  * Posting replies and reactions over the Slack Web API (`@slack/web-api`). The pipeline sees only
@@ -121,6 +122,48 @@ export class WebApiSlackReplies implements SlackReplies {
       this.options.log?.info('reaction left as it is', { method, reaction: reaction.name, code: failure.code });
     }
   }
+}
+
+/** Slack errors that refuse the token itself; after a rotation, what the old token gets. */
+export const TOKEN_REFUSED_ERRORS: ReadonlySet<string> = new Set(['invalid_auth', 'token_revoked', 'token_expired', 'not_authed', 'account_inactive']);
+
+export type RotatingSlackRepliesOptions = Omit<SlackWebClientOptions, 'token' | 'log'> & { log?: Pick<Log, 'info' | 'warn' | 'error'> };
+
+/**
+ * SlackReplies whose bot token comes from a secret that may rotate while the process lives (a
+ * warm Lambda). The WebClient is rebuilt whenever the secret's value changes; a call Slack
+ * refuses for its token (TOKEN_REFUSED_ERRORS) re-reads the secret once and, if that gives a
+ * new token, is made once more with it. No Slack call is made before the token is read.
+ */
+export function slackRepliesFromSecret(botToken: SecretSource, options: RotatingSlackRepliesOptions = {}): SlackReplies {
+  let current: { token: string; replies: WebApiSlackReplies } | undefined;
+  const repliesWith = (token: string): WebApiSlackReplies => {
+    if (current?.token !== token) current = { token, replies: new WebApiSlackReplies(createSlackWebClient({ ...options, token }), { log: options.log }) };
+    return current.replies;
+  };
+
+  const call = async <T>(method: string, run: (replies: WebApiSlackReplies) => Promise<T>): Promise<T> => {
+    const token = await botToken.get();
+    try {
+      return await run(repliesWith(token));
+    } catch (error) {
+      if (!(error instanceof SlackApiError) || !TOKEN_REFUSED_ERRORS.has(error.code)) throw error;
+      const fresh = await botToken.refresh().catch((refreshError: unknown) => {
+        options.log?.warn('Slack refused the bot token and re-reading its secret failed', { method, code: error.code, error: refreshError as Error });
+        return token;
+      });
+      // The same token again would be refused again: report Slack's answer instead.
+      if (fresh === token) throw error;
+      options.log?.info('Slack refused the bot token; retrying once with the token re-read from its secret', { method, code: error.code });
+      return run(repliesWith(fresh));
+    }
+  };
+
+  return {
+    post: (message) => call('chat.postMessage', (replies) => replies.post(message)),
+    addReaction: (reaction) => call('reactions.add', (replies) => replies.addReaction(reaction)),
+    removeReaction: (reaction) => call('reactions.remove', (replies) => replies.removeReaction(reaction)),
+  };
 }
 
 export const DEFAULT_SLACK_API_URL = 'https://slack.com/api/';

@@ -1,5 +1,5 @@
 /**
- * Splits a reply into Slack-sized messages (ARCHITECTURE §6). Slack truncates a message's text at
+ * Splits a reply into Slack-sized messages (docs/architecture.md §2.4). Slack truncates a message's text at
  * 40,000 characters and asks apps to stay under 4,000, so long answers go out as several posts
  * in the same thread.
  *

@@ -1,10 +1,11 @@
 import { InvokeAgentRuntimeCommand, type BedrockAgentCoreClient } from '@aws-sdk/client-bedrock-agentcore';
+import { errnoCode, faultMaker } from './faults';
 import { BodyTooLargeError, readBodyLimited } from './response-body';
 import { runtimeSessionId } from './session-id';
 import { TransportError, type SendOptions, type Transport, type TransportFaultReason, type TransportResponse } from './transport';
 
 /**
- * The `agentcore` transport (ARCHITECTURE §4): Bedrock AgentCore `InvokeAgentRuntime`.
+ * The `agentcore` transport (docs/architecture.md §4.2): Bedrock AgentCore `InvokeAgentRuntime`.
  *
  * Retries are the SDK's own (standard mode: throttling, 5xx, network errors; `maxAttempts` is
  * set where the client is built, see factory.ts). What is left when the SDK gives up is
@@ -13,7 +14,7 @@ import { TransportError, type SendOptions, type Transport, type TransportFaultRe
  *
  * `correlationId` and protocol `headers` are not sent: AgentCore strips custom headers unless
  * they carry the `X-Amzn-Bedrock-AgentCore-Runtime-Custom-` prefix and are allowlisted on the
- * runtime (FACTS §2), and `traceId` belongs to X-Ray. The correlation id travels in the
+ * runtime (docs/architecture.md §10.4), and `traceId` belongs to X-Ray. The correlation id travels in the
  * JSON-RPC params instead, where every transport carries it.
  */
 export type AgentCoreTransportOptions = {
@@ -31,6 +32,7 @@ export const AGENTCORE_DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 
 export class AgentCoreTransport implements Transport {
   readonly kind = 'agentcore' as const;
+  private readonly fault = faultMaker(this.kind);
   private readonly encoder = new TextEncoder();
   private readonly maxResponseBytes: number;
 
@@ -98,16 +100,12 @@ export class AgentCoreTransport implements Transport {
       .join(', ');
     return this.fault(`AgentCore InvokeAgentRuntime failed: ${name}: ${message}${where ? ` (${where})` : ''}`, reason, retryable, { status }, error);
   }
-
-  private fault(message: string, reason: TransportFaultReason, retryable: boolean, details: { status?: number } = {}, cause?: unknown): TransportError {
-    return new TransportError(message, reason, retryable, { ...details, transport: this.kind }, cause === undefined ? undefined : { cause });
-  }
 }
 
 const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /**
- * What is left after the SDK's retries, by error name first (the modelled errors of FACTS §1),
+ * What is left after the SDK's retries, by error name first (the modelled errors of docs/architecture.md §10.3),
  * then by HTTP status for anything unmodelled.
  */
 export function classifyAgentCoreFault(name: string, status: number | undefined, code?: string): [TransportFaultReason, boolean] {
@@ -164,14 +162,4 @@ function facts(error: unknown): { name: string; message: string; status?: number
     requestId: e.$metadata?.requestId,
     code: errnoCode(error),
   };
-}
-
-/** The SDK wraps socket errors ("AWS SDK error wrapper for …"); the errno code is on a cause. */
-function errnoCode(error: unknown): string | undefined {
-  for (let current = error, depth = 0; current && depth < 5; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
 }

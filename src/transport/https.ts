@@ -1,15 +1,17 @@
 import { ConfigError } from '../config/env';
 import { redactString, type Log } from '../observability/logger';
-import type { BearerTokenProvider } from './bearer-token';
-import { isLoopbackUrl } from './loopback';
+import { isLoopbackUrl } from '../net/loopback';
+import type { SecretSource } from '../secrets/secret-source';
+import { errnoCode, faultMaker } from './faults';
 import { readBodyLimited, BodyTooLargeError } from './response-body';
 import { backoffDelay, parseRetryAfter, sleep as realSleep, type Sleep } from './retry';
 import { SigV4Signer, sigv4TargetOfHost, type SigV4Credentials } from './sigv4-signer';
-import { TransportError, type SendOptions, type Transport, type TransportFaultReason, type TransportResponse } from './transport';
+import { TransportError, type GetDocumentOptions, type SendOptions, type Transport, type TransportFaultReason, type TransportResponse } from './transport';
 
 /**
- * The `https` transport (ARCHITECTURE §4): one `fetch` POST per call to an execution endpoint,
- * a Lambda function URL, an API Gateway route or any host that serves the zone contract.
+ * The `https` transport (docs/architecture.md §4.2): one `fetch` POST per call to an execution endpoint,
+ * a Lambda function URL, an API Gateway route or any host that serves the zone contract; and
+ * `getDocument`, a GET of a document on the same origin (an A2A agent card) with the same auth.
  *
  * Retried here, with capped exponential backoff and full jitter: connection failures, 429 and
  * 502/503/504, the faults of a proxy or a cold fleet that an immediate second try often gets
@@ -34,7 +36,11 @@ export type HttpsAuth =
       /** The signing clock; injected by tests. */
       now?: () => Date;
     }
-  | { kind: 'bearer'; token: BearerTokenProvider };
+  | {
+      kind: 'bearer';
+      /** Refreshed once after a 401, which is what a rotated secret looks like from here. */
+      token: SecretSource;
+    };
 
 export type HttpsTransportOptions = {
   url: string;
@@ -71,6 +77,16 @@ export const HTTPS_DEFAULTS: Readonly<HttpsSettings> = {
   maxResponseBytes: 10 * 1024 * 1024,
 };
 
+/** One HTTP exchange: a POST of a request body to the endpoint, or a GET of a document on its origin. */
+type HttpCall = {
+  method: 'POST' | 'GET';
+  url: URL;
+  /** Empty for a GET; signed as such. */
+  body: string;
+  /** What the fault messages call the other side. */
+  target: string;
+};
+
 /** One attempt's result: a body, or a fault and whether this transport may try again. */
 type Attempt =
   | { ok: true; body: TransportResponse }
@@ -80,6 +96,7 @@ const SNIPPET_BYTES = 200;
 
 export class HttpsTransport implements Transport {
   readonly kind = 'https' as const;
+  private readonly fault = faultMaker(this.kind);
   readonly url: URL;
   readonly authKind: HttpsAuth['kind'];
   private readonly fetchImpl: typeof fetch;
@@ -87,7 +104,7 @@ export class HttpsTransport implements Transport {
   private readonly random: () => number;
   private readonly settings: HttpsSettings;
   private readonly signer?: SigV4Signer;
-  private readonly bearer?: BearerTokenProvider;
+  private readonly bearer?: SecretSource;
   private readonly log?: Pick<Log, 'warn'>;
 
   constructor(options: HttpsTransportOptions) {
@@ -111,11 +128,23 @@ export class HttpsTransport implements Transport {
   }
 
   async send(body: string, options: SendOptions): Promise<TransportResponse> {
-    const baseHeaders = this.baseHeaders(options);
+    return this.exchange({ method: 'POST', url: this.url, body, target: 'the execution endpoint' }, options);
+  }
+
+  /** A GET on the endpoint's origin: the same auth (SigV4 signs the empty body), timeout, retries and size limit. */
+  async getDocument(path: string, options: GetDocumentOptions = {}): Promise<TransportResponse> {
+    const url = new URL(path, this.url.origin);
+    // Only a path: credentials must never follow a document to another host.
+    if (!path.startsWith('/') || url.origin !== this.url.origin) throw new TypeError(`getDocument takes a path on ${this.url.origin}, not ${JSON.stringify(path)}`);
+    return this.exchange({ method: 'GET', url, body: '', target: url.href }, options);
+  }
+
+  private async exchange(call: HttpCall, options: GetDocumentOptions): Promise<TransportResponse> {
+    const baseHeaders = this.baseHeaders(call, options);
     let tokenRefreshed = false;
     for (let attempt = 1; ; attempt++) {
-      if (options.signal?.aborted) throw this.cancelled();
-      const result = await this.attemptOnce(body, baseHeaders, options.signal);
+      if (options.signal?.aborted) throw this.cancelled(call);
+      const result = await this.attemptOnce(call, baseHeaders, options.signal);
       if (result.ok) return result.body;
 
       // A 401 with a cached bearer token is what rotation looks like: read the secret again and
@@ -142,12 +171,12 @@ export class HttpsTransport implements Transport {
       try {
         await this.sleep(delayMs, options.signal);
       } catch {
-        throw this.cancelled();
+        throw this.cancelled(call);
       }
     }
   }
 
-  private baseHeaders(options: SendOptions): Record<string, string> {
+  private baseHeaders(call: HttpCall, options: GetDocumentOptions): Record<string, string> {
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(options.headers ?? {})) {
       const key = name.toLowerCase();
@@ -155,16 +184,16 @@ export class HttpsTransport implements Transport {
       if (key === 'authorization' || key === 'host' || key === 'content-length' || key.startsWith('x-amz-')) continue;
       headers[key] = value;
     }
-    headers['content-type'] = 'application/json';
+    if (call.method === 'POST') headers['content-type'] = 'application/json';
     headers.accept = 'application/json';
     if (options.correlationId) headers['x-correlation-id'] = options.correlationId;
     return headers;
   }
 
-  private async attemptOnce(body: string, baseHeaders: Record<string, string>, callerSignal: AbortSignal | undefined): Promise<Attempt> {
+  private async attemptOnce(call: HttpCall, baseHeaders: Record<string, string>, callerSignal: AbortSignal | undefined): Promise<Attempt> {
     let headers: Record<string, string>;
     try {
-      headers = await this.authorize(baseHeaders, body);
+      headers = await this.authorize(baseHeaders, call);
     } catch (error) {
       return { ok: false, retry: false, error: this.fault(`could not obtain ${this.authKind} credentials: ${describe(error)}`, 'auth', this.authKind === 'bearer', {}, error) };
     }
@@ -173,9 +202,9 @@ export class HttpsTransport implements Transport {
     const timer = setTimeout(() => timeout.abort(new Error('attempt timed out')), this.settings.timeoutMs);
     const signal = callerSignal ? AbortSignal.any([callerSignal, timeout.signal]) : timeout.signal;
     const aborted = (error: unknown): Attempt | undefined => {
-      if (callerSignal?.aborted) return { ok: false, retry: false, error: this.cancelled(error) };
+      if (callerSignal?.aborted) return { ok: false, retry: false, error: this.cancelled(call, error) };
       if (timeout.signal.aborted) {
-        return { ok: false, retry: false, error: this.fault(`no answer from the execution endpoint within ${this.settings.timeoutMs} ms`, 'timeout', true, {}, error) };
+        return { ok: false, retry: false, error: this.fault(`no answer from ${call.target} within ${this.settings.timeoutMs} ms`, 'timeout', true, {}, error) };
       }
       return undefined;
     };
@@ -185,9 +214,9 @@ export class HttpsTransport implements Transport {
       try {
         // Redirects are not followed: a signed request would not survive one, and a bearer
         // token must not be carried to another host.
-        response = await this.fetchImpl(this.url, { method: 'POST', headers, body, signal, redirect: 'manual' });
+        response = await this.fetchImpl(call.url, { method: call.method, headers, ...(call.method === 'POST' ? { body: call.body } : {}), signal, redirect: 'manual' });
       } catch (error) {
-        return aborted(error) ?? { ok: false, retry: true, error: this.fault(`could not reach the execution endpoint (${connectionCode(error)})`, 'connection', true, {}, error) };
+        return aborted(error) ?? { ok: false, retry: true, error: this.fault(`could not reach ${call.target} (${connectionCode(error)})`, 'connection', true, {}, error) };
       }
 
       const { status } = response;
@@ -199,19 +228,19 @@ export class HttpsTransport implements Transport {
         const declared = Number(response.headers.get('content-length'));
         if (Number.isFinite(declared) && declared > this.settings.maxResponseBytes) {
           await discard(response);
-          return { ok: false, retry: false, error: this.tooLarge(status) };
+          return { ok: false, retry: false, error: this.tooLarge(call, status) };
         }
         try {
           const text = response.body ? await readBodyLimited(response.body as unknown as AsyncIterable<Uint8Array>, this.settings.maxResponseBytes) : '';
           return { ok: true, body: text === '' ? undefined : text };
         } catch (error) {
-          if (error instanceof BodyTooLargeError) return { ok: false, retry: false, error: this.tooLarge(status) };
+          if (error instanceof BodyTooLargeError) return { ok: false, retry: false, error: this.tooLarge(call, status) };
           return aborted(error) ?? { ok: false, retry: true, error: this.fault(`the response body broke off (${connectionCode(error)})`, 'connection', true, { status }, error) };
         }
       }
 
       const snippet = await readSnippet(response);
-      const answered = `the execution endpoint answered HTTP ${status}${snippet ? `: ${snippet}` : ''}`;
+      const answered = `${call.target} answered HTTP ${status}${snippet ? `: ${snippet}` : ''}`;
       const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
       const refusal = (reason: TransportFaultReason, retryable: boolean, retry = false): Extract<Attempt, { ok: false }> => ({
         ok: false,
@@ -234,43 +263,39 @@ export class HttpsTransport implements Transport {
     }
   }
 
-  private async authorize(headers: Record<string, string>, body: string): Promise<Record<string, string>> {
+  private async authorize(headers: Record<string, string>, call: HttpCall): Promise<Record<string, string>> {
     if (this.signer) {
-      const signed = await this.signer.sign({ url: this.url, method: 'POST', headers, body });
+      const signed = await this.signer.sign({ url: call.url, method: call.method, headers, body: call.body });
       // fetch derives Host from the URL; it is the same value the signature covers.
       const { host: _host, ...rest } = signed;
       return rest;
     }
-    if (this.bearer) return { ...headers, authorization: `Bearer ${await this.bearer()}` };
+    if (this.bearer) return { ...headers, authorization: `Bearer ${await this.bearer.get()}` };
     return headers;
   }
 
-  /** True when the provider produced a token different from the one the endpoint refused. */
+  /** True when the secret now holds a token different from the one the endpoint refused. */
   private async refreshToken(): Promise<boolean> {
     if (!this.bearer) return false;
     try {
-      const before = await this.bearer();
-      const after = await this.bearer({ forceRefresh: true });
+      const before = await this.bearer.get();
+      const after = await this.bearer.refresh();
       return after !== before;
     } catch {
       return false;
     }
   }
 
-  private fault(message: string, reason: TransportFaultReason, retryable: boolean, details: { status?: number } = {}, cause?: unknown): TransportError {
-    return new TransportError(message, reason, retryable, { ...details, transport: this.kind }, cause === undefined ? undefined : { cause });
+  private tooLarge(call: HttpCall, status: number): TransportError {
+    return this.fault(`the response from ${call.target} is larger than ${this.settings.maxResponseBytes} bytes`, 'too-large', false, { status });
   }
 
-  private tooLarge(status: number): TransportError {
-    return this.fault(`the execution endpoint's response is larger than ${this.settings.maxResponseBytes} bytes`, 'too-large', false, { status });
-  }
-
-  private cancelled(cause?: unknown): TransportError {
-    return this.fault('the call was cancelled before the execution endpoint answered', 'timeout', true, {}, cause);
+  private cancelled(call: HttpCall, cause?: unknown): TransportError {
+    return this.fault(`the call was cancelled before ${call.target} answered`, 'timeout', true, {}, cause);
   }
 }
 
-/** Plain http:// reaches only this machine; anything else must be TLS (ARCHITECTURE §4). */
+/** Plain http:// reaches only this machine; anything else must be TLS (docs/architecture.md §4.2). */
 function parseExecutionUrl(raw: string): URL {
   let url: URL;
   try {
@@ -321,14 +346,9 @@ function withAttempts(error: TransportError, attempts: number): TransportError {
   return new TransportError(`${error.message} (gave up after ${attempts} attempts)`, error.reason, error.retryable, error.details, { cause: error.cause });
 }
 
-/** The errno-style code of a fetch failure (undici hides it in `cause`). */
+/** What a fetch failure was, for the message: its errno-style code, else its own words. */
 function connectionCode(error: unknown): string {
-  for (let current = error, depth = 0; current && depth < 5; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return error instanceof Error ? error.message : 'unknown error';
+  return errnoCode(error) ?? (error instanceof Error ? error.message : 'unknown error');
 }
 
 function describe(error: unknown): string {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /**
- * AgentCore's runtimeSessionId from a transport session key (FACTS §1: 33–256 characters).
+ * AgentCore's runtimeSessionId from a transport session key (docs/architecture.md §10.3: 33–256 characters).
  * The same key must give the same id, so `get_task_result` lands in the session (microVM) that
  * runs the task; without an id the SDK would send a fresh UUID and open a new session each call.
  *

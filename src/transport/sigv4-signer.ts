@@ -4,7 +4,7 @@ import { SignatureV4 } from '@smithy/signature-v4';
 
 /**
  * SigV4 for the https transport: Lambda function URLs with AWS_IAM auth (service `lambda`) and
- * API Gateway IAM auth (service `execute-api`), FACTS §4.
+ * API Gateway IAM auth (service `execute-api`), docs/architecture.md §10.5.
  */
 export type SigV4Credentials = ConstructorParameters<typeof SignatureV4>[0]['credentials'];
 

@@ -1,5 +1,5 @@
 /**
- * The transport seam (ARCHITECTURE §4): move one request body to an execution zone and bring
+ * The transport seam (docs/architecture.md §4.2): move one request body to an execution zone and bring
  * back the response body. A transport owns addressing, auth, timeouts, transient-fault retries
  * and size limits, and knows nothing of JSON-RPC.
  */
@@ -20,12 +20,23 @@ export type SendOptions = {
 /** The response body, or `undefined` for "no content" (HTTP 204, an empty AgentCore payload). */
 export type TransportResponse = string | undefined;
 
+/** For `getDocument`: what SendOptions has, less the session (a document belongs to no task). */
+export type GetDocumentOptions = Omit<SendOptions, 'sessionKey'>;
+
 export interface Transport {
   readonly kind: TransportKind;
   send(body: string, options: SendOptions): Promise<TransportResponse>;
+  /**
+   * GETs a JSON document (an A2A agent card) at `path` — absolute, on the origin of the endpoint
+   * this transport sends to — with the same auth, timeout, retries and size limit as `send`.
+   * Resolves with the body (undefined when empty); faults are TransportErrors, like `send`'s.
+   * Only transports that address an HTTP origin have it.
+   */
+  getDocument?(path: string, options?: GetDocumentOptions): Promise<TransportResponse>;
 }
 
-export type TransportKind = 'agentcore' | 'https' | 'in-process';
+export const TRANSPORT_KINDS = ['agentcore', 'https', 'in-process'] as const;
+export type TransportKind = (typeof TRANSPORT_KINDS)[number];
 
 /** Why no usable response came back. */
 export type TransportFaultReason =

@@ -7,7 +7,7 @@ import { withLastReceiveApology } from './last-receive';
 import { pollDelaySeconds } from './poll-schedule';
 import { parseQueueMessage } from './poison-message';
 import { TaskMessageSchema, replyThreadTs, type ReplyMessage, type SlackThread, type TaskMessage } from './queue-messages';
-import type { SecretSource } from './secret-source';
+import type { SecretSource } from '../secrets/secret-source';
 import { noTrace } from './trace';
 
 export type AgentInvokerOptions = FollowUpOptions & {
@@ -80,16 +80,16 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
       }
       case 'failure':
         if (!outcome.retryable) {
-          log.warn('task failed', { code: outcome.code, message: outcome.message });
+          log.warn('task failed', { category: outcome.category, code: outcome.code, message: outcome.message });
           trace({ requestId: task.request_id, hop: 'failed', at: now(), detail: { code: outcome.code } });
-          await reply(task, thread, 'error', options.messages[userMessageForFailure(outcome.code)]);
+          await reply(task, thread, 'error', options.messages[userMessageForFailure(outcome.category)]);
           return;
         }
-        log.warn('transient failure; the task will be retried', { code: outcome.code, message: outcome.message, receive_count: delivery.receiveCount });
+        log.warn('transient failure; the task will be retried', { category: outcome.category, code: outcome.code, message: outcome.message, receive_count: delivery.receiveCount });
         trace({ requestId: task.request_id, hop: 'retry', at: now(), detail: { code: outcome.code, receive_count: delivery.receiveCount } });
         if (delivery.receiveCount >= options.maxReceiveCount) {
           // The last try: tell the user now with the specific reason; the DLQ keeps the record.
-          await reply(task, thread, 'error', options.messages[userMessageForFailure(outcome.code)]);
+          await reply(task, thread, 'error', options.messages[userMessageForFailure(outcome.category)]);
           throw new RetryableTaskError(`giving up after ${delivery.receiveCount} attempts: ${outcome.code}`, true);
         }
         throw new RetryableTaskError(`transient failure ${outcome.code}`);

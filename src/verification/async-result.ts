@@ -37,11 +37,11 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
       return reply(message, 'answer', outcome.text || options.messages.executionFailed);
     }
     if (outcome.kind === 'failure' && !outcome.retryable) {
-      log.warn('task failed', { code: outcome.code, message: outcome.message, polls: attempt });
+      log.warn('task failed', { category: outcome.category, code: outcome.code, message: outcome.message, polls: attempt });
       trace({ requestId: message.request_id, hop: 'failed', at: now(), detail: { code: outcome.code } });
-      return reply(message, 'error', options.messages[userMessageForFailure(outcome.code)]);
+      return reply(message, 'error', options.messages[userMessageForFailure(outcome.category)]);
     }
-    if (outcome.kind === 'failure') log.warn('transient failure while polling; polling on', { code: outcome.code, message: outcome.message });
+    if (outcome.kind === 'failure') log.warn('transient failure while polling; polling on', { category: outcome.category, code: outcome.code, message: outcome.message });
 
     const elapsed = now() - message.accepted_at;
     if (elapsed >= deadlineMs) {

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { envBool, envInt, envList, envNumber, parseEnv } from '../config/env';
+import { QUEUE_SETTINGS } from './pipeline-settings';
 import { DEFAULT_POLL_SCHEDULE, type PollSchedule } from './poll-schedule';
-import { userMessages, type UserMessages } from './user-messages';
 
 /**
- * Verification-zone configuration. Each function reads only what it needs; the execution agent
- * (TRANSPORT, EXECUTION_PROTOCOL, …) is configured by src/protocols/agent-config.ts.
+ * Verification-zone configuration, parsed once per function (src/verification/wiring.ts turns it
+ * into each function's options). The execution agent (TRANSPORT, EXECUTION_PROTOCOL, …) is
+ * parsed by src/protocols/agent-config.ts.
  */
 export const VerificationConfigSchema = z.object({
   SLACK_SIGNING_SECRET: z.string().optional(),
@@ -24,9 +25,9 @@ export const VerificationConfigSchema = z.object({
   TASK_QUEUE_URL: z.string().optional(),
   POLL_QUEUE_URL: z.string().optional(),
   REPLY_QUEUE_URL: z.string().optional(),
-  TASK_MAX_RECEIVE_COUNT: envInt(3, 1),
-  POLL_MAX_RECEIVE_COUNT: envInt(5, 1),
-  REPLY_MAX_RECEIVE_COUNT: envInt(5, 1),
+  TASK_MAX_RECEIVE_COUNT: envInt(QUEUE_SETTINGS.tasks.maxReceiveCount, 1),
+  POLL_MAX_RECEIVE_COUNT: envInt(QUEUE_SETTINGS.polls.maxReceiveCount, 1),
+  REPLY_MAX_RECEIVE_COUNT: envInt(QUEUE_SETTINGS.replies.maxReceiveCount, 1),
   POLL_FIRST_DELAY_S: envInt(DEFAULT_POLL_SCHEDULE.firstDelaySeconds, 0, 900),
   POLL_BACKOFF_FACTOR: envNumber(DEFAULT_POLL_SCHEDULE.factor, 1),
   POLL_MAX_DELAY_S: envInt(DEFAULT_POLL_SCHEDULE.maxDelaySeconds, 0, 900),
@@ -48,26 +49,5 @@ export function pollScheduleOf(config: VerificationConfig): PollSchedule {
     factor: config.POLL_BACKOFF_FACTOR,
     maxDelaySeconds: config.POLL_MAX_DELAY_S,
     deadlineSeconds: config.POLL_DEADLINE_S,
-  };
-}
-
-/** The slack-events settings that come straight from configuration (same in Lambda and locally). */
-export function ingressSettingsOf(config: VerificationConfig): {
-  messages: UserMessages;
-  allowedTeamIds?: string[];
-  allowedUserIds?: string[];
-  allowedChannelIds?: string[];
-  maxTextLength: number;
-  claimTtlSeconds: number;
-  botUserId?: string;
-} {
-  return {
-    messages: userMessages(config.USER_MESSAGES_JSON),
-    allowedTeamIds: config.ALLOWED_TEAM_IDS,
-    allowedUserIds: config.ALLOWED_USER_IDS,
-    allowedChannelIds: config.ALLOWED_CHANNEL_IDS,
-    maxTextLength: config.MAX_TEXT_LENGTH,
-    claimTtlSeconds: config.EVENT_CLAIM_TTL_SECONDS,
-    botUserId: config.SLACK_BOT_USER_ID,
   };
 }

@@ -19,6 +19,6 @@ export function parseQueueMessage<S extends z.ZodType>(schema: S, body: string, 
     throw new PoisonMessageError(`${what} is not JSON`, { cause: error });
   }
   const parsed = schema.safeParse(json);
-  if (!parsed.success) throw new PoisonMessageError(`${what} is malformed: ${parsed.error.issues.map((issue) => issue.path.join('.')).join(', ')}`);
+  if (!parsed.success) throw new PoisonMessageError(`${what} is malformed: ${parsed.error.issues.map((issue) => issue.path.join('.') || '(root)').join(', ')}`);
   return parsed.data;
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The parts of Slack's Events API payloads the ingress reads (FACTS §5); everything else passes through. */
+/** The parts of Slack's Events API payloads the ingress reads (docs/architecture.md §10.1); everything else passes through. */
 export const SlackInnerEventSchema = z
   .object({
     type: z.string(),

@@ -4,7 +4,7 @@ import type { PipelineMetrics } from '../observability/metrics';
 import type { Queue } from '../queue/queue';
 import type { ReplyMessage, TaskMessage } from './queue-messages';
 import type { RateLimiter } from './rate-limiter';
-import type { SecretSource } from './secret-source';
+import type { SecretSource } from '../secrets/secret-source';
 import { classifyEvent, SlackEnvelopeSchema } from './slack-event';
 import { verifySlackSignature } from './slack-signature';
 import type { ClaimStore } from './stores/claim-store';

@@ -3,13 +3,10 @@ import type { PipelineMetrics } from '../observability/metrics';
 import type { Delivery } from '../queue/queue';
 import { SlackApiError, type SlackReplies } from '../slack/slack-replies';
 import { SLACK_CHUNK_LIMIT, splitForSlack } from '../slack/split-message';
-import { PoisonMessageError } from './poison-message';
+import { parseQueueMessage } from './poison-message';
 import { ReplyMessageSchema, replyThreadTs, type ReplyMessage, type SlackThread } from './queue-messages';
 import type { ClaimStore } from './stores/claim-store';
 import { noTrace, type Tracer } from './trace';
-
-/** A SlackReplies, or a function that builds one on first use (the bot token may come from Secrets Manager). */
-export type SlackRepliesSource = SlackReplies | (() => Promise<SlackReplies>);
 
 /** 👀 while a task runs; ✅ or ⚠️ once its reply is posted. */
 export const REACTIONS = { received: 'eyes', answered: 'white_check_mark', failed: 'warning' } as const;
@@ -21,31 +18,24 @@ export const REACTIONS = { received: 'eyes', answered: 'white_check_mark', faile
 export const DEFAULT_REPLY_CLAIM_TTL_SECONDS = 14 * 24 * 60 * 60;
 
 export type SlackPosterOptions = {
-  replies: SlackRepliesSource;
+  /** With a bot token that may rotate, build it with `slackRepliesFromSecret`. */
+  replies: SlackReplies;
   claims: ClaimStore;
   /** SLACK_REACTIONS: mark the user's message ✅ (answer) or ⚠️ (error) in place of 👀. */
   reactions: boolean;
   log: Log;
   claimTtlSeconds?: number;
+  /**
+   * The replies queue's maxReceiveCount: a chunk that fails on that receive goes to the DLQ, and
+   * the user has not been answered — logged as an error, for an operator to redrive.
+   */
+  maxReceiveCount?: number;
   /** Longest message posted, in UTF-16 code units. @default SLACK_CHUNK_LIMIT */
   chunkLimit?: number;
   metrics?: PipelineMetrics;
   trace?: Tracer;
   now?: () => number;
 };
-
-/** One SlackReplies per process, built once; a failed build is tried again on the next call. */
-export function lazySlackReplies(source: SlackRepliesSource): () => Promise<SlackReplies> {
-  if (typeof source !== 'function') return () => Promise.resolve(source);
-  let pending: Promise<SlackReplies> | undefined;
-  return () => {
-    pending ??= source().catch((error: unknown) => {
-      pending = undefined;
-      throw error;
-    });
-    return pending;
-  };
-}
 
 /**
  * The slack-poster function: one reply message → its text, split to Slack's size, posted in
@@ -59,14 +49,14 @@ export function lazySlackReplies(source: SlackRepliesSource): () => Promise<Slac
 export type SlackPoster = (delivery: Delivery, context?: { signal?: AbortSignal }) => Promise<void>;
 
 export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
-  const replies = lazySlackReplies(options.replies);
+  const slack = options.replies;
   const ttlSeconds = options.claimTtlSeconds ?? DEFAULT_REPLY_CLAIM_TTL_SECONDS;
   const limit = options.chunkLimit ?? SLACK_CHUNK_LIMIT;
   const trace = options.trace ?? noTrace;
   const now = options.now ?? Date.now;
 
   return async (delivery, context) => {
-    const message = parseReply(delivery.body);
+    const message = parseQueueMessage(ReplyMessageSchema, delivery.body, 'reply message');
     const log = taskLogger(options.log, { request_id: message.request_id, correlation_id: message.request_id });
     const chunks = splitForSlack(message.text, limit);
     if (chunks.length === 0) {
@@ -75,7 +65,6 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
       return;
     }
 
-    const slack = await replies();
     const threadTs = replyThreadTs(message);
     const startedAt = now();
     let posted = 0;
@@ -96,13 +85,10 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
         );
         const code = error instanceof SlackApiError ? error.code : 'unknown_error';
         options.metrics?.slackApiError(code);
-        log.warn('posting the reply failed; SQS will deliver it again', {
-          chunk: index,
-          chunks: chunks.length,
-          code,
-          retryable: error instanceof SlackApiError ? error.retryable : undefined,
-          receive_count: delivery.receiveCount,
-        });
+        const lastReceive = options.maxReceiveCount !== undefined && delivery.receiveCount >= options.maxReceiveCount;
+        const details = { chunk: index, chunks: chunks.length, code, retryable: error instanceof SlackApiError ? error.retryable : undefined, receive_count: delivery.receiveCount };
+        if (lastReceive) log.error('posting the reply failed on its last receive: it goes to the replies DLQ and the user has no answer until it is redriven', details);
+        else log.warn('posting the reply failed; SQS will deliver it again', details);
         throw error;
       }
     }
@@ -117,8 +103,7 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
 }
 
 /** Adds 👀 to the user's message: the invoker calls this when a task starts (with reactions on). */
-export async function acknowledgeReceipt(replies: SlackRepliesSource, thread: Pick<SlackThread, 'channel' | 'ts'>): Promise<void> {
-  const slack = typeof replies === 'function' ? await replies() : replies;
+export async function acknowledgeReceipt(slack: SlackReplies, thread: Pick<SlackThread, 'channel' | 'ts'>): Promise<void> {
   await slack.addReaction({ channel: thread.channel, timestamp: thread.ts, name: REACTIONS.received });
 }
 
@@ -141,16 +126,4 @@ async function markDone(slack: SlackReplies, message: ReplyMessage, log: Log, me
       log.warn('could not update the reaction; the reply itself was posted', { step, code });
     }
   }
-}
-
-function parseReply(body: string): ReplyMessage {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch (error) {
-    throw new PoisonMessageError('reply message is not JSON', { cause: error });
-  }
-  const parsed = ReplyMessageSchema.safeParse(json);
-  if (!parsed.success) throw new PoisonMessageError(`reply message is malformed: ${parsed.error.issues.map((i) => i.path.join('.') || '(root)').join(', ')}`);
-  return parsed.data;
 }

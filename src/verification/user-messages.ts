@@ -11,6 +11,7 @@ export const DEFAULT_USER_MESSAGES = {
   rateLimited: "You're sending requests faster than I can take them. Please try again in a minute.",
   executionFailed: "Sorry, I couldn't complete that request. Please try again, or rephrase it.",
   modelBusy: "I'm getting a lot of requests right now. Please try again in a few minutes.",
+  requestRejected: "Sorry, I can't take that request as it is. Could you rephrase it, or make it shorter?",
   unavailable: "Sorry, I can't reach my assistant service right now. Please try again in a few minutes.",
   timedOut: 'Sorry, that took too long and I stopped working on it. Please try a smaller request.',
   cancelled: 'That request was cancelled before it finished.',

@@ -1,4 +1,8 @@
 import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { createLocalPipeline } from '../../src/local/local-pipeline';
+import type { ExecutionAgent } from '../../src/protocols/execution-agent';
+import type { SlackReplies } from '../../src/slack/slack-replies';
+import { visibilityTimeoutSeconds } from '../../src/verification/pipeline-settings';
 import { functionId, onlyResource, SINGLE_ACCOUNT, statementsFor, statementsOfFunction, synthesize, type Synthesized } from './support/synth';
 
 /** What the verification zone is whatever the transport: queues, functions, secrets, API, alarms. */
@@ -81,6 +85,26 @@ describe('queues', () => {
     expect(resources()[dlqId].Properties).toEqual(expect.objectContaining({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 1209600 }));
     expect(resources()[fnId].Properties.Environment.Variables[variable]).toBe(String(receives));
     expect(queueByDlqArn(dlqId)?.[0]).toBe(queueId);
+  });
+
+  it('are the queues the local pipeline simulates: same visibility timeouts and receive counts (one table, src/verification/pipeline-settings.ts)', async () => {
+    const local = createLocalPipeline({ agent: {} as ExecutionAgent, slack: {} as SlackReplies, signingSecret: 'unused', env: { POWERTOOLS_LOG_LEVEL: 'SILENT' } });
+    try {
+      const consumers = { tasks: 'agent-invoker', polls: 'async-result', replies: 'slack-poster' } as const;
+      for (const [name, prefix] of Object.entries(consumers) as Array<[keyof typeof consumers, string]>) {
+        const queueId = eventSourceOf(functionId(template, prefix)).Properties.EventSourceArn['Fn::GetAtt'][0];
+        const deployed = resources()[queueId].Properties;
+        const simulated = local.queues[name];
+        expect({ name, visibility: simulated.visibilityTimeoutSeconds, receives: simulated.maxReceiveCount }).toEqual({
+          name,
+          visibility: deployed.VisibilityTimeout,
+          receives: deployed.RedrivePolicy.maxReceiveCount,
+        });
+        expect(deployed.VisibilityTimeout).toBe(visibilityTimeoutSeconds(name));
+      }
+    } finally {
+      await local.stop();
+    }
   });
 
   it('refuses every non-TLS request on all six queues', () => {

@@ -40,9 +40,25 @@ describe('zone call', () => {
     expect(emulator.invocations.some((i) => i.runtimeArn === ARN)).toBe(true);
   });
 
+  it('runs the execution runtime in its own process with TRANSPORT=in-process, accepted tasks included', async () => {
+    const { code, output } = await runZone(['call', '--text', 'inside #sleep=300', '--poll-ms', '100'], { TRANSPORT: 'in-process', SYNC_BUDGET_MS: '50' });
+    expect(code).toBe(0);
+    expect(output).toMatch(/protocol execute-task over in-process/);
+    expect(output).toMatch(/pending: task task-/);
+    expect(output).toMatch(/echo: inside #sleep=300/);
+  });
+
+  it('refuses an unknown --transport or --protocol, naming the choices', async () => {
+    const transport = await runZone(['call', '--text', 'x', '--transport', 'pigeon']);
+    const protocol = await runZone(['call', '--text', 'x', '--protocol', 'soap']);
+    expect(transport.code).toBe(1);
+    expect(transport.output).toMatch(/--transport must be one of agentcore, https, in-process/);
+    expect(protocol.output).toMatch(/--protocol must be one of execute-task, a2a, simple-a2a/);
+  });
+
   it('exits 1 and prints the failure for a task that fails', async () => {
     const { code, output } = await runZone(['call', '--text', '#fail', '--url', runtime.invocationsUrl]);
     expect(code).toBe(1);
-    expect(output).toMatch(/failure: -32000 \(permanent\)/);
+    expect(output).toMatch(/failure: failed, code -32000 \(permanent\)/);
   });
 });

@@ -5,11 +5,13 @@ import { readBody } from '../../src/execution/hosts/http-host';
 import { startAgentCoreEmulator, type AgentCoreEmulator } from '../../src/local/agentcore-emulator';
 import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { createProtocol } from '../../src/protocols/factory';
-import type { Outcome } from '../../src/protocols/outcome';
+import type { FailureCategory, Outcome } from '../../src/protocols/outcome';
 import { AgentCoreTransport } from '../../src/transport/agentcore';
 import { HttpsTransport } from '../../src/transport/https';
 import { InProcessTransport, type BodyHandler } from '../../src/transport/in-process';
 import type { Transport } from '../../src/transport/transport';
+import { userMessageForFailure } from '../../src/verification/failure-messages';
+import { DEFAULT_USER_MESSAGES } from '../../src/verification/user-messages';
 import { startSdkA2aAgent, startHandWrittenA2aAgent, type A2aTestAgent } from '../support/a2a-agents';
 import { startExecutionRuntime, type RunningRuntime } from '../support/execution-runtime';
 import { closeServer, listenOnLoopback } from '../support/http';
@@ -115,18 +117,20 @@ describe.each(Object.keys(transports))('execute-task over %s', (transportName) =
     expect(last).toEqual({ kind: 'success', text: 'echo: slow #sleep=300', extra: {} });
   });
 
-  it.each([
-    [-32000, false],
-    [-32001, false],
-    [-32002, false],
-    [-32003, false],
-    [-32010, true],
-    [-32600, false],
-    [-32601, false],
-    [-32602, false],
-    [-32603, false],
-  ])('JSON-RPC error %i → failure (retryable %s)', async (code, retryable) => {
-    expect((await runToEnd(agent('scripted'), `#rpc-error=${code}`)).first).toEqual({ kind: 'failure', code, message: 'scripted error', retryable });
+  it.each<[number, FailureCategory, boolean]>([
+    [-32000, 'failed', false],
+    [-32001, 'timed-out', false],
+    [-32002, 'failed', false],
+    [-32003, 'cancelled', false],
+    [-32010, 'busy', true],
+    [-32011, 'rejected', false],
+    [-32012, 'unavailable', true],
+    [-32600, 'failed', false],
+    [-32601, 'failed', false],
+    [-32602, 'rejected', false],
+    [-32603, 'failed', false],
+  ])('JSON-RPC error %i → failure %s (retryable %s)', async (code, category, retryable) => {
+    expect((await runToEnd(agent('scripted'), `#rpc-error=${code}`)).first).toEqual({ kind: 'failure', category, code, message: 'scripted error', retryable });
   });
 
   it.each([
@@ -134,8 +138,15 @@ describe.each(Object.keys(transports))('execute-task over %s', (transportName) =
     ['a malformed response', '#garbage', 'protocol:malformed'],
     ['an empty response', '#empty', 'protocol:empty'],
   ])('%s → a non-retryable failure', async (_label, text, code) => {
-    expect((await runToEnd(agent('scripted'), text)).first).toMatchObject({ kind: 'failure', code, retryable: false });
+    expect((await runToEnd(agent('scripted'), text)).first).toMatchObject({ kind: 'failure', category: 'failed', code, retryable: false });
   });
+});
+
+it('AgentCore’s own throttling (ThrottlingException) reads as busy', async () => {
+  emulator.injectFaults({ status: 429, type: 'ThrottlingException', message: 'Rate exceeded' });
+  const agent = new ExecutionAgent('matrix', createProtocol('execute-task'), transports.agentcore!('runtime'));
+
+  expect((await runToEnd(agent, 'hi')).first).toMatchObject({ kind: 'failure', category: 'busy', code: 'transport:throttled', retryable: true });
 });
 
 describe('a2a over https and agentcore', () => {
@@ -156,6 +167,23 @@ describe('a2a over https and agentcore', () => {
   });
 });
 
+describe('an A2A agent that is throttled reaches the user as "busy", whatever carries it', () => {
+  it.each<[string, () => Transport, '1.0' | '0.3', string]>([
+    ['A2A 1.0 (@a2a-js/sdk), its own rate limit (ErrorInfo), over https', () => new HttpsTransport({ url: sdkAgent.url, maxAttempts: 1 }), '1.0', '#rate-limited'],
+    ['A2A 1.0 (@a2a-js/sdk), an HTTP 429 in front of it, over https', () => new HttpsTransport({ url: sdkAgent.url, maxAttempts: 1 }), '1.0', '#throttle'],
+    ['A2A 0.3 (@a2a-js/sdk compat), an HTTP 429 in front of it, over https', () => new HttpsTransport({ url: sdkAgent.url, maxAttempts: 1 }), '0.3', '#throttle'],
+    ['A2A 0.3 (hand-written), its own rate limit (ErrorInfo), over https', () => new HttpsTransport({ url: handWritten.url, maxAttempts: 1 }), '0.3', '#rate-limited'],
+    ['A2A 0.3 (hand-written), its own rate limit (ErrorInfo), over agentcore', () => new AgentCoreTransport({ client: agentCoreClient, runtimeArn: ARN('a2a_hand') }), '0.3', '#rate-limited'],
+  ])('%s', async (_label, transport, a2aVersion, text) => {
+    const agent = new ExecutionAgent('a2a', createProtocol('a2a', { a2aVersion }), transport());
+
+    const { first } = await runToEnd(agent, text);
+
+    expect(first).toMatchObject({ kind: 'failure', category: 'busy' });
+    expect(DEFAULT_USER_MESSAGES[userMessageForFailure((first as { category: FailureCategory }).category)]).toBe(DEFAULT_USER_MESSAGES.modelBusy);
+  });
+});
+
 describe('simple-a2a over https and agentcore', () => {
   it.each([
     ['https', () => new HttpsTransport({ url: legacy.url, maxAttempts: 1 })],
@@ -163,7 +191,8 @@ describe('simple-a2a over https and agentcore', () => {
   ])('%s: success, error, malformed', async (_label, transport) => {
     const agent = new ExecutionAgent('legacy', createProtocol('simple-a2a'), transport());
     expect((await runToEnd(agent, 'hello')).first).toMatchObject({ kind: 'success', text: 'legacy: hello' });
-    expect((await runToEnd(agent, '#error')).first).toMatchObject({ kind: 'failure', retryable: false });
-    expect((await runToEnd(agent, '#garbage')).first).toMatchObject({ kind: 'failure', code: 'protocol:malformed' });
+    expect((await runToEnd(agent, '#error')).first).toMatchObject({ kind: 'failure', category: 'failed', retryable: false });
+    expect((await runToEnd(agent, '#error=model throttled, try later')).first).toMatchObject({ kind: 'failure', category: 'busy', retryable: false });
+    expect((await runToEnd(agent, '#garbage')).first).toMatchObject({ kind: 'failure', category: 'failed', code: 'protocol:malformed' });
   });
 });

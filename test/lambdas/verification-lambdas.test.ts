@@ -6,6 +6,7 @@ import { slackSignatureHeaders } from '../../src/verification/slack-signature';
 import { createTable, startLocalDynamoDb, type LocalDynamoDb } from '../support/dynalite';
 import { startExecutionRuntime, type RunningRuntime } from '../support/execution-runtime';
 import { startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
+import { startFakeSecretsManager } from '../support/fake-secrets-manager';
 import { lambdaContext } from '../support/lambda-context';
 
 /**
@@ -130,6 +131,35 @@ describe('lambdas/verification/slack-poster', () => {
     expect((await handler(sqsEvent([reply]), lambdaContext())).batchItemFailures).toEqual([]);
     expect((await handler(sqsEvent([reply], 2), lambdaContext())).batchItemFailures).toEqual([]);
     expect(slack.posts).toEqual([expect.objectContaining({ channel: 'C1', thread_ts: '1700000000.000100', text: 'hello from the poster' })]);
+  });
+});
+
+describe('lambdas/verification/slack-poster with SLACK_BOT_TOKEN_ARN', () => {
+  it('takes a rotated bot token in a warm container: Slack refuses the old one, the secret is read again', async () => {
+    const arn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:slack-bot-token-AbCdEf';
+    const secrets = await startFakeSecretsManager();
+    const rotating = await startFakeSlackApi({ botToken: 'lambda-bot-token-a' });
+    const before = { SLACK_BOT_TOKEN: process.env.SLACK_BOT_TOKEN, SLACK_API_URL: process.env.SLACK_API_URL };
+    const reply = (text: string) => ({ request_id: globalThis.crypto.randomUUID(), team_id: 'T1', channel: 'C1', ts: '1700000000.000100', kind: 'answer', text });
+    try {
+      secrets.setSecret(arn, 'lambda-bot-token-a');
+      delete process.env.SLACK_BOT_TOKEN;
+      Object.assign(process.env, { SLACK_BOT_TOKEN_ARN: arn, SLACK_API_URL: rotating.apiUrl });
+      await jest.isolateModulesAsync(async () => {
+        const { handler } = await import('../../lambdas/verification/slack-poster');
+        expect((await handler(sqsEvent([reply('before the rotation')]), lambdaContext())).batchItemFailures).toEqual([]);
+
+        secrets.setSecret(arn, 'lambda-bot-token-b');
+        rotating.rotateToken('lambda-bot-token-b');
+        expect((await handler(sqsEvent([reply('after the rotation')]), lambdaContext())).batchItemFailures).toEqual([]);
+      });
+      expect(rotating.posts.map((p) => p.text)).toEqual(['before the rotation', 'after the rotation']);
+      expect(rotating.requests.map((r) => r.headers.authorization)).toEqual(['Bearer lambda-bot-token-a', 'Bearer lambda-bot-token-a', 'Bearer lambda-bot-token-b']);
+    } finally {
+      delete process.env.SLACK_BOT_TOKEN_ARN;
+      Object.assign(process.env, before);
+      await Promise.all([secrets.close(), rotating.close()]);
+    }
   });
 });
 

@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { A2aProtocol, agentCardVersionResolver, type A2aVersionResolver } from '../../src/protocols/a2a';
+import { A2aProtocol, agentCardVersionResolver, categoryOfA2aError } from '../../src/protocols/a2a';
 import type { A2aVersion } from '../../src/protocols/a2a-dialects';
+import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { CancelError, ProtocolFailure } from '../../src/protocols/json-rpc-exchange';
-import type { Outcome, PendingHandle } from '../../src/protocols/outcome';
+import type { Failure, Outcome, PendingHandle } from '../../src/protocols/outcome';
 import { startHandWrittenA2aAgent, startSdkA2aAgent, type A2aTestAgent } from '../support/a2a-agents';
-import { HttpsTransport } from '../../src/transport/https';
+import { staticSecret } from '../../src/secrets/secret-source';
+import { HttpsTransport, type HttpsTransportOptions } from '../../src/transport/https';
+import type { Transport } from '../../src/transport/transport';
 import { callContext, pollUntilSettled } from './support/recording-transport';
 
 const handleOf = (outcome: Outcome): PendingHandle => {
@@ -84,7 +87,7 @@ describe.each<[string, Dialect]>([
 
     const { outcome } = await pollUntilSettled(protocol, handle, poller());
 
-    expect(outcome).toEqual({ kind: 'failure', code: 'a2a:failed', message: expect.stringContaining('the tool timed out'), retryable: false });
+    expect(outcome).toEqual({ kind: 'failure', category: 'failed', code: 'a2a:failed', message: expect.stringContaining('the tool timed out'), retryable: false });
   });
 
   it('takes the answer from the last agent message in the history when there is no artifact', async () => {
@@ -92,14 +95,26 @@ describe.each<[string, Dialect]>([
   });
 
   it.each([
-    ['#fail', 'a2a:failed', 'the model exploded'],
-    ['#reject', 'a2a:rejected', 'this agent does not do that'],
-    ['#input', 'a2a:input-required', 'which city do you mean?'],
-    ['#auth', 'a2a:auth-required', 'sign in first'],
-  ])('turns a task answered %s into failure %s, not retryable', async (text, code, reason) => {
+    ['#fail', 'a2a:failed', 'failed', 'the model exploded'],
+    ['#reject', 'a2a:rejected', 'rejected', 'this agent does not do that'],
+    ['#input', 'a2a:input-required', 'failed', 'which city do you mean?'],
+    ['#auth', 'a2a:auth-required', 'failed', 'sign in first'],
+  ])('turns a task answered %s into failure %s (%s), not retryable', async (text, code, category, reason) => {
     const outcome = await start(text);
 
-    expect(outcome).toEqual({ kind: 'failure', code, message: expect.stringContaining(reason), retryable: false });
+    expect(outcome).toEqual({ kind: 'failure', category, code, message: expect.stringContaining(reason), retryable: false });
+  });
+
+  it('reads an HTTP 429 in front of the agent as busy, and leaves the retry to the queue', async () => {
+    const outcome = await new ExecutionAgent('a2a', protocol, transport).start({ text: '#throttle' }, { requestId: randomUUID() });
+
+    expect(outcome).toMatchObject({ kind: 'failure', category: 'busy', code: 'transport:throttled', retryable: true });
+  });
+
+  it(`reads the agent’s own rate limit (an ErrorInfo reason) as busy${dialect.version === '0.3' ? ' — except in 0.3, which carries no reason' : ''}`, async () => {
+    const outcome = await start('#rate-limited');
+
+    expect(outcome).toMatchObject({ kind: 'failure', category: dialect.version === '1.0' ? 'busy' : 'failed', code: 'a2a:-32603', retryable: false });
   });
 
   it('cancels a working task; the next poll reports it canceled', async () => {
@@ -109,13 +124,13 @@ describe.each<[string, Dialect]>([
     const outcome = await protocol.poll(handle, poller());
 
     expect(agent.requests.at(-2)!.body).toMatchObject({ method: dialect.methods[2], params: { id: handle.taskId } });
-    expect(outcome).toMatchObject({ kind: 'failure', code: 'a2a:canceled', retryable: false });
+    expect(outcome).toMatchObject({ kind: 'failure', category: 'cancelled', code: 'a2a:canceled', retryable: false });
   });
 
   it('reports an unknown task by its A2A error code, namespaced and not retryable', async () => {
     const outcome = await protocol.poll({ taskId: randomUUID(), a2aVersion: dialect.version }, poller());
 
-    expect(outcome).toEqual({ kind: 'failure', code: 'a2a:-32001', message: expect.stringContaining('Task not found'), retryable: false });
+    expect(outcome).toEqual({ kind: 'failure', category: 'failed', code: 'a2a:-32001', message: expect.stringContaining('Task not found'), retryable: false });
   });
 });
 
@@ -126,7 +141,7 @@ describe('A2aProtocol dialect mismatch', () => {
     try {
       const outcome = await new A2aProtocol({ version: '0.3' }).start({ requestId: randomUUID(), params: { text: 'hi' } }, callContext(new HttpsTransport({ url: agent.url, maxAttempts: 1 }), 'r'));
 
-      expect(outcome).toMatchObject({ kind: 'failure', code: 'a2a:-32009', retryable: false });
+      expect(outcome).toMatchObject({ kind: 'failure', category: 'failed', code: 'a2a:-32009', retryable: false });
     } finally {
       quiet.mockRestore();
       await agent.close();
@@ -169,20 +184,20 @@ describe('A2aProtocol against a hand-written 0.3 agent (no kind, no ids)', () =>
   });
 
   it.each([
-    ['#fail', 'a2a:failed', 'no model available'],
-    ['#cancelled', 'a2a:canceled', 'canceled'],
-    ['#auth', 'a2a:auth-required', 'authentication'],
-    ['#noid', 'a2a:no-task-id', 'no task id'],
-  ])('turns %s into failure %s, not retryable', async (text, code, words) => {
-    expect(await start(text)).toEqual({ kind: 'failure', code, message: expect.stringContaining(words), retryable: false });
+    ['#fail', 'a2a:failed', 'failed', 'no model available'],
+    ['#cancelled', 'a2a:canceled', 'cancelled', 'canceled'],
+    ['#auth', 'a2a:auth-required', 'failed', 'authentication'],
+    ['#noid', 'a2a:no-task-id', 'failed', 'no task id'],
+  ])('turns %s into failure %s (%s), not retryable', async (text, code, category, words) => {
+    expect(await start(text)).toEqual({ kind: 'failure', category, code, message: expect.stringContaining(words), retryable: false });
   });
 
   it('refuses an answer carrying another request’s id', async () => {
-    expect(await start('#wrong-id')).toMatchObject({ kind: 'failure', code: ProtocolFailure.IdMismatch, retryable: false });
+    expect(await start('#wrong-id')).toMatchObject({ kind: 'failure', category: 'failed', code: ProtocolFailure.IdMismatch, retryable: false });
   });
 
   it('refuses a body that is not JSON', async () => {
-    expect(await start('#garbage')).toMatchObject({ kind: 'failure', code: ProtocolFailure.Malformed, retryable: false });
+    expect(await start('#garbage')).toMatchObject({ kind: 'failure', category: 'failed', code: ProtocolFailure.Malformed, retryable: false });
   });
 
   it('cancels with tasks/cancel; an unknown task counts as nothing left to cancel', async () => {
@@ -212,17 +227,24 @@ describe('A2aProtocol with a2aVersion auto (the agent card decides)', () => {
   });
   afterAll(() => Promise.all([sdk.close(), compat.close(), handWritten.close()]));
 
+  const transportTo = (agent: A2aTestAgent, options: Partial<HttpsTransportOptions> = {}) => new HttpsTransport({ url: agent.url, maxAttempts: 1, ...options });
+  const startOnce = (protocol: A2aProtocol, transport: HttpsTransport, text = 'hi') => protocol.start({ requestId: randomUUID(), params: { text } }, callContext(transport, 'r'));
+
   it.each<[string, A2aVersion, () => A2aTestAgent]>([
     ['a 1.0 SDK agent', '1.0', () => sdk],
     ['a 1.0 SDK agent that also serves 0.3', '1.0', () => compat],
     ['a hand-written 0.3 agent', '0.3', () => handWritten],
-  ])('reads %s as %s', async (_what, version, agent) => {
-    await expect(agentCardVersionResolver(agent().cardUrl)()).resolves.toBe(version);
+  ])('reads %s as %s, through the agent’s transport', async (_what, version, agent) => {
+    await expect(agentCardVersionResolver(transportTo(agent()))()).resolves.toBe(version);
+    // A 1.0 server that also serves 0.3 hands out its 1.0 card only when asked for it.
+    expect(agent().cardRequests.at(-1)).toMatchObject({ 'a2a-version': '1.0', accept: 'application/json' });
   });
 
   it('talks to each agent in the dialect its card names, and pins the dialect in the handle', async () => {
-    const protocolFor = (agent: A2aTestAgent) => new A2aProtocol({ version: agentCardVersionResolver(agent.cardUrl) });
-    const run = (agent: A2aTestAgent, text: string) => protocolFor(agent).start({ requestId: randomUUID(), params: { text } }, callContext(new HttpsTransport({ url: agent.url, maxAttempts: 1 }), 'r'));
+    const run = (agent: A2aTestAgent, text: string) => {
+      const transport = transportTo(agent);
+      return startOnce(new A2aProtocol({ version: agentCardVersionResolver(transport) }), transport, text);
+    };
 
     const fromSdk = await run(sdk, 'hello');
     const fromHandWritten = await run(handWritten, '#task');
@@ -233,39 +255,98 @@ describe('A2aProtocol with a2aVersion auto (the agent card decides)', () => {
   });
 
   it('reads the card once and remembers it', async () => {
-    let fetches = 0;
+    let gets = 0;
     const counting: typeof fetch = (input, init) => {
-      fetches++;
+      if (init?.method === 'GET') gets++;
       return fetch(input, init);
     };
-    const resolve = agentCardVersionResolver(sdk.cardUrl, { fetch: counting });
+    const resolve = agentCardVersionResolver(transportTo(sdk, { fetch: counting }));
 
     await Promise.all([resolve(), resolve()]);
     await resolve();
 
-    expect(fetches).toBe(1);
+    expect(gets).toBe(1);
   });
 
   it('fails the task as retryable when the card cannot be fetched, and asks again next time', async () => {
-    let calls = 0;
-    const flaky: A2aVersionResolver = agentCardVersionResolver('http://127.0.0.1:9/.well-known/agent-card.json', {
-      fetch: (input, init) => (++calls === 1 ? fetch(input, init) : fetch(sdk.cardUrl, init)),
-    });
-    const protocol = new A2aProtocol({ version: flaky });
-    const call = callContext(new HttpsTransport({ url: sdk.url, maxAttempts: 1 }), 'r');
+    let gets = 0;
+    const flaky: typeof fetch = (input, init) => (init?.method === 'GET' && ++gets === 1 ? Promise.reject(new TypeError('fetch failed')) : fetch(input, init));
+    const transport = transportTo(sdk, { fetch: flaky });
+    const protocol = new A2aProtocol({ version: agentCardVersionResolver(transport) });
 
-    const first = await protocol.start({ requestId: randomUUID(), params: { text: 'hi' } }, call);
-    const second = await protocol.start({ requestId: randomUUID(), params: { text: 'hi' } }, call);
+    const first = await startOnce(protocol, transport);
+    const second = await startOnce(protocol, transport);
 
-    expect(first).toMatchObject({ kind: 'failure', code: 'a2a:version-unknown', retryable: true });
+    expect(first).toMatchObject({ kind: 'failure', category: 'unavailable', code: 'a2a:version-unknown', retryable: true });
     expect(second).toMatchObject({ kind: 'success', text: 'a2a echo: hi' });
   });
 
   it('fails the task for good when there is no card to read', async () => {
-    const protocol = new A2aProtocol({ version: agentCardVersionResolver(`${sdk.url}/no-card-here`) });
+    const transport = transportTo(sdk);
+    const protocol = new A2aProtocol({ version: agentCardVersionResolver(transport, { path: '/no-card-here' }) });
 
-    const outcome = await protocol.start({ requestId: randomUUID(), params: { text: 'hi' } }, callContext(new HttpsTransport({ url: sdk.url, maxAttempts: 1 }), 'r'));
+    const outcome = await startOnce(protocol, transport);
 
-    expect(outcome).toMatchObject({ kind: 'failure', code: 'a2a:version-unknown', retryable: false });
+    expect(outcome).toMatchObject({ kind: 'failure', category: 'unavailable', code: 'a2a:version-unknown', retryable: false, message: expect.stringContaining('HTTP 404') });
+  });
+
+  it('says so plainly when the transport cannot read documents (a2aVersion auto needs https)', async () => {
+    const inProcess: Transport = { kind: 'in-process', send: async () => undefined };
+
+    await expect(agentCardVersionResolver(inProcess)()).rejects.toThrow('the in-process transport cannot read the agent card (/.well-known/agent-card.json); a2aVersion auto needs transport https');
+  });
+
+  describe('of a bearer-protected agent', () => {
+    let guarded: A2aTestAgent;
+    beforeAll(async () => {
+      guarded = await startSdkA2aAgent({ bearerToken: 'card-token-1' });
+    });
+    afterAll(() => guarded.close());
+
+    it('reads the card with the agent’s token, and so detects its dialect', async () => {
+      const transport = transportTo(guarded, { auth: { kind: 'bearer', token: staticSecret('card-token-1') } });
+      const protocol = new A2aProtocol({ version: agentCardVersionResolver(transport) });
+
+      const outcome = await startOnce(protocol, transport, 'hello');
+
+      expect(outcome).toMatchObject({ kind: 'success', text: 'a2a echo: hello' });
+      expect(guarded.cardRequests.at(-1)!.authorization).toBe('Bearer card-token-1');
+      expect(guarded.requests.at(-1)!.body.method).toBe('SendMessage');
+    });
+
+    it.each<[string, Partial<HttpsTransportOptions>]>([
+      ['without a token', { auth: { kind: 'none' } }],
+      ['with the wrong token', { auth: { kind: 'bearer', token: staticSecret('not-the-token') } }],
+    ])('fails %s, with an error that names the card, the 401 and the auth', async (_what, options) => {
+      const transport = transportTo(guarded, options);
+      const sent = guarded.requests.length;
+
+      const outcome = await startOnce(new A2aProtocol({ version: agentCardVersionResolver(transport) }), transport);
+
+      expect(outcome).toMatchObject({ kind: 'failure', category: 'unavailable', code: 'a2a:version-unknown', retryable: false });
+      const { message } = outcome as Failure;
+      expect(message).toContain(`${new URL(guarded.url).origin}/.well-known/agent-card.json answered HTTP 401`);
+      expect(message).toContain("the card is requested with the same auth as the agent's tasks, and the agent refused it");
+      expect(guarded.requests).toHaveLength(sent); // no task was sent in a guessed dialect
+    });
+  });
+});
+
+describe('categoryOfA2aError', () => {
+  const info = (reason: string) => [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason, domain: 'a2a-protocol.org' }];
+
+  it.each<[string, string, { code: number; message: string; data?: unknown }]>([
+    ['an ErrorInfo rate limit, whatever the code', 'busy', { code: -32603, message: 'x', data: info('RATE_LIMIT_EXCEEDED') }],
+    ['RESOURCE_EXHAUSTED', 'busy', { code: -32000, message: 'x', data: info('RESOURCE_EXHAUSTED') }],
+    ['a reason in a single data object, in any case', 'busy', { code: -32603, message: 'x', data: { reason: 'quota_exceeded' } }],
+    ['UNAVAILABLE', 'unavailable', { code: -32603, message: 'x', data: info('UNAVAILABLE') }],
+    ['DEADLINE_EXCEEDED', 'timed-out', { code: -32603, message: 'x', data: info('DEADLINE_EXCEEDED') }],
+    ['-32602 invalid params', 'rejected', { code: -32602, message: 'x' }],
+    ['-32005 content type not supported', 'rejected', { code: -32005, message: 'x', data: info('CONTENT_TYPE_NOT_SUPPORTED') }],
+    ['-32001 task not found', 'failed', { code: -32001, message: 'x', data: info('TASK_NOT_FOUND') }],
+    ['-32009 version not supported', 'failed', { code: -32009, message: 'x' }],
+    ['-32603 without a reason', 'failed', { code: -32603, message: 'rate limited, really' }],
+  ])('%s → %s', (_what, category, error) => {
+    expect(categoryOfA2aError(error)).toBe(category);
   });
 });

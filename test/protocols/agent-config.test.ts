@@ -2,26 +2,39 @@ import { randomUUID } from 'node:crypto';
 import { ConfigError } from '../../src/config/env';
 import { loadExecutionConfig } from '../../src/execution/config';
 import { createExecutionRuntime } from '../../src/execution/runtime';
-import { ExecutionAgentsSchema, buildExecutionAgents, loadAgentsConfig, type AgentConfig } from '../../src/protocols/agent-config';
+import { ExecutionAgentsSchema, agentSettingsFrom, buildExecutionAgents, executionAgentsFrom } from '../../src/protocols/agent-config';
 import { createProtocol } from '../../src/protocols/factory';
-import { InProcessTransport } from '../../src/transport/in-process';
-import type { Transport } from '../../src/transport/transport';
 import { startHandWrittenA2aAgent, startSdkA2aAgent, type A2aTestAgent } from '../support/a2a-agents';
-import { HttpsTransport } from '../../src/transport/https';
 
-describe('loadAgentsConfig from plain variables', () => {
+const ARN = 'arn:aws:bedrock-agentcore:us-east-1:123456789012:runtime/zone-abc1234567';
+const loadAgentsConfig = (env: NodeJS.ProcessEnv) => agentSettingsFrom({ env });
+
+describe('agentSettingsFrom plain variables', () => {
   it('defaults to one execute-task agent over agentcore', () => {
-    expect(loadAgentsConfig({})).toEqual({ agents: [{ name: 'default', protocol: 'execute-task', transport: 'agentcore', default: true }], defaultAgent: 'default' });
+    expect(loadAgentsConfig({ AGENTCORE_RUNTIME_ARN: ARN })).toEqual({
+      agents: [{ name: 'default', protocol: 'execute-task', transport: expect.objectContaining({ kind: 'agentcore', runtimeArn: ARN }) }],
+      defaultAgent: 'default',
+    });
   });
 
   it('reads EXECUTION_PROTOCOL, A2A_VERSION and TRANSPORT', () => {
-    const config = loadAgentsConfig({ EXECUTION_PROTOCOL: 'a2a', A2A_VERSION: '0.3', TRANSPORT: 'https' });
+    const config = loadAgentsConfig({ EXECUTION_PROTOCOL: 'a2a', A2A_VERSION: '0.3', TRANSPORT: 'https', EXECUTION_URL: 'https://agent.example/' });
 
-    expect(config.agents).toEqual([{ name: 'default', protocol: 'a2a', transport: 'https', a2aVersion: '0.3', default: true }]);
+    expect(config.agents).toEqual([{ name: 'default', protocol: 'a2a', a2aVersion: '0.3', transport: expect.objectContaining({ kind: 'https', url: 'https://agent.example/' }) }]);
   });
 
   it('gives a2a agents dialect 1.0 unless told otherwise', () => {
-    expect(loadAgentsConfig({ EXECUTION_PROTOCOL: 'a2a' }).agents[0]).toMatchObject({ a2aVersion: '1.0' });
+    expect(loadAgentsConfig({ EXECUTION_PROTOCOL: 'a2a', AGENTCORE_RUNTIME_ARN: ARN }).agents[0]).toMatchObject({ a2aVersion: '1.0' });
+  });
+
+  it('takes typed overrides over the environment, and refuses them for a list of agents', () => {
+    const env = { TRANSPORT: 'https', EXECUTION_URL: 'https://agent.example/' };
+
+    expect(agentSettingsFrom({ env, overrides: { protocol: 'simple-a2a', transport: { https: { url: 'https://flag.example/' } } } }).agents[0]).toMatchObject({
+      protocol: 'simple-a2a',
+      transport: { kind: 'https', url: 'https://flag.example/' },
+    });
+    expect(() => agentSettingsFrom({ env: { EXECUTION_AGENTS: '[]' }, overrides: { protocol: 'a2a' } })).toThrow(/single agent only/);
   });
 
   it.each([
@@ -33,10 +46,10 @@ describe('loadAgentsConfig from plain variables', () => {
   });
 });
 
-describe('loadAgentsConfig from EXECUTION_AGENTS', () => {
+describe('agentSettingsFrom EXECUTION_AGENTS', () => {
   const agents = (list: unknown[], extra: Record<string, string> = {}) => loadAgentsConfig({ EXECUTION_AGENTS: JSON.stringify(list), ...extra });
   const local = { name: 'local', protocol: 'execute-task', transport: 'https', url: 'http://127.0.0.1:8080/invocations', auth: 'none' };
-  const runtime = { name: 'prod', protocol: 'execute-task', transport: 'agentcore', runtimeArn: 'arn:aws:bedrock-agentcore:us-east-1:123456789012:runtime/zone-abc', qualifier: 'DEFAULT' };
+  const runtime = { name: 'prod', protocol: 'execute-task', transport: 'agentcore', runtimeArn: ARN, qualifier: 'DEFAULT' };
   const partner = { name: 'partner', protocol: 'a2a', transport: 'https', url: 'https://agent.example.com/a2a' };
 
   it('lists several agents and picks the one marked default', () => {
@@ -44,6 +57,16 @@ describe('loadAgentsConfig from EXECUTION_AGENTS', () => {
 
     expect(config.defaultAgent).toBe('prod');
     expect(config.agents.map((agent) => agent.name)).toEqual(['local', 'prod', 'partner']);
+  });
+
+  it('keeps the environment\'s transport tuning for every entry unless the entry sets its own', () => {
+    const config = agents([{ ...local, default: true }, { ...partner, timeoutMs: 900 }, runtime], { EXECUTION_TIMEOUT_MS: '4000', EXECUTION_MAX_ATTEMPTS: '5', AGENTCORE_TIMEOUT_MS: '8000' });
+
+    expect(config.agents.map((agent) => agent.transport)).toEqual([
+      expect.objectContaining({ kind: 'https', timeoutMs: 4000, maxAttempts: 5 }),
+      expect.objectContaining({ kind: 'https', timeoutMs: 900, maxAttempts: 5 }),
+      expect.objectContaining({ kind: 'agentcore', timeoutMs: 8000, qualifier: 'DEFAULT' }),
+    ]);
   });
 
   it('gives an a2a agent without a dialect the A2A_VERSION one', () => {
@@ -60,11 +83,12 @@ describe('loadAgentsConfig from EXECUTION_AGENTS', () => {
     ['no default among several', [local, runtime], /exactly one agent must have "default": true \(found 0\)/],
     ['two defaults', [{ ...local, default: true }, { ...runtime, default: true }], /found 2/],
     ['a name used twice', [{ ...local, default: true }, { ...runtime, name: 'local' }], /EXECUTION_AGENTS\[1\]\.name: .*used twice/],
-    ['https without a url', [{ ...local, url: undefined }], /EXECUTION_AGENTS\[0\]\.url: transport https needs a url/],
-    ['agentcore without a runtime ARN', [{ ...runtime, runtimeArn: undefined }], /runtimeArn: transport agentcore needs a runtimeArn/],
+    ['https without a url', [{ ...local, url: undefined }], /EXECUTION_AGENTS\[0\]\.url: transport https needs url/],
+    ['agentcore without a runtime ARN', [{ ...runtime, runtimeArn: undefined }], /EXECUTION_AGENTS\[0\]\.runtimeArn: transport agentcore needs runtimeArn/],
+    ['an option of another transport', [{ ...local, runtimeArn: ARN }], /EXECUTION_AGENTS\[0\].*runtimeArn/],
     ['a misspelt key', [{ ...runtime, runtimeARN: 'arn:x' }], /runtimeARN/],
     ['a dialect on a non-a2a agent', [{ ...local, a2aVersion: '0.3' }], /a2aVersion applies to protocol a2a only/],
-    ['auto without an https url', [{ ...runtime, protocol: 'a2a', a2aVersion: 'auto' }], /a2aVersion auto reads the agent card/],
+    ['auto without an https url', [{ ...runtime, protocol: 'a2a', a2aVersion: 'auto' }], /a2aVersion auto reads the agent card, so it needs transport https/],
     ['an empty list', [], /at least one agent/],
   ])('refuses %s', (_what, list, message) => {
     expect(() => agents(list)).toThrow(message);
@@ -84,33 +108,34 @@ describe('buildExecutionAgents', () => {
   let sdk: A2aTestAgent;
   let handWritten: A2aTestAgent;
   const runtime = createExecutionRuntime({ config: loadExecutionConfig({ SYNC_BUDGET_MS: '50' }) });
-  /** Stands in for createTransport from src/transport/factory.ts. */
-  const makeTransport = jest.fn((agent: AgentConfig): Transport => (agent.transport === 'in-process' ? new InProcessTransport(runtime.dispatch) : new HttpsTransport({ url: agent.url!, maxAttempts: 1 })));
-
   beforeAll(async () => {
     [sdk, handWritten] = await Promise.all([startSdkA2aAgent(), startHandWrittenA2aAgent()]);
   });
   afterAll(() => Promise.all([sdk.close(), handWritten.close()]));
 
   it('wires each agent with its protocol and the transport built from its own entry', async () => {
-    const config = loadAgentsConfig({
-      EXECUTION_AGENTS: JSON.stringify([
+    const config = agentSettingsFrom({ env: { EXECUTION_AGENTS: JSON.stringify([
         { name: 'local', protocol: 'execute-task', transport: 'in-process', default: true },
         { name: 'sdk', protocol: 'a2a', transport: 'https', url: sdk.url },
         { name: 'old', protocol: 'a2a', transport: 'https', url: handWritten.url, a2aVersion: 'auto' },
-      ]),
-    });
+      ]) } });
 
-    const agents = buildExecutionAgents(config, { makeTransport });
+    const agents = buildExecutionAgents(config, { inProcess: runtime.dispatch });
     const ask = (name: string, text: string) => agents.get(name)!.start({ text }, { requestId: randomUUID() });
 
-    expect(makeTransport.mock.calls.map(([agent]) => agent.name)).toEqual(['local', 'sdk', 'old']);
     expect(agents.default.name).toBe('local');
     expect(agents.names).toEqual(['local', 'sdk', 'old']);
     expect(await agents.default.start({ text: 'hi' }, { requestId: randomUUID() })).toMatchObject({ kind: 'success', text: 'echo: hi' });
     expect(await ask('sdk', 'hi')).toMatchObject({ kind: 'success', text: 'a2a echo: hi' });
     expect(await ask('old', 'hi')).toMatchObject({ kind: 'success', text: 'plain: hi' });
     expect(agents.get('sdk')).toMatchObject({ protocol: 'a2a', transport: 'https' });
+  });
+});
+
+describe('executionAgentsFrom', () => {
+  it('parses and builds in one step, failing clearly where a transport needs what nobody wired', () => {
+    expect(executionAgentsFrom({ env: { TRANSPORT: 'https', EXECUTION_URL: 'http://127.0.0.1:1/invocations' } }).default).toMatchObject({ name: 'default', transport: 'https', protocol: 'execute-task' });
+    expect(() => executionAgentsFrom({ env: { TRANSPORT: 'in-process' } })).toThrow(/in-process/);
   });
 });
 

@@ -8,7 +8,7 @@ import { createExecutionRuntime } from '../../src/execution/runtime';
 import { ExecuteTaskProtocol } from '../../src/protocols/execute-task';
 import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { CancelError, ProtocolFailure } from '../../src/protocols/json-rpc-exchange';
-import type { Outcome, PendingHandle } from '../../src/protocols/outcome';
+import type { FailureCategory, Outcome, PendingHandle } from '../../src/protocols/outcome';
 import { InProcessTransport } from '../../src/transport/in-process';
 import { TransportError, type Transport } from '../../src/transport/transport';
 import { startExecutionRuntime } from '../support/execution-runtime';
@@ -115,18 +115,18 @@ describe.each(wires)('ExecuteTaskProtocol against the execution runtime over %s'
     expect(transport.calls[1]?.body).toMatchObject({ method: 'get_task_result', params: { task_id: (started as { handle: PendingHandle }).handle.taskId } });
   });
 
-  it.each<[string, string, number, boolean]>([
-    ['a server-defined task failure', '#fail', -32000, false],
-    ['an unexpected crash (-32603 Internal error)', '#crash', ErrorCode.InternalError, false],
-    ['model throttling', '#throttle', ErrorCode.ModelThrottled, true],
-    ['model throttling the runtime marks permanent', '#throttle-final', ErrorCode.ModelThrottled, false],
-    ['an unavailable model', '#unavailable', ErrorCode.ModelUnavailable, true],
-    ['a model that rejects the request', '#rejected', ErrorCode.ModelRejected, false],
-    ['invalid params (empty text)', '', ErrorCode.InvalidParams, false],
-  ])('maps %s (text %j) to code %d, retryable %s', async (_what, text, code, retryable) => {
+  it.each<[string, string, number, FailureCategory, boolean]>([
+    ['a server-defined task failure', '#fail', -32000, 'failed', false],
+    ['an unexpected crash (-32603 Internal error)', '#crash', ErrorCode.InternalError, 'failed', false],
+    ['model throttling', '#throttle', ErrorCode.ModelThrottled, 'busy', true],
+    ['model throttling the runtime marks permanent', '#throttle-final', ErrorCode.ModelThrottled, 'busy', false],
+    ['an unavailable model', '#unavailable', ErrorCode.ModelUnavailable, 'unavailable', true],
+    ['a model that rejects the request', '#rejected', ErrorCode.ModelRejected, 'rejected', false],
+    ['invalid params (empty text)', '', ErrorCode.InvalidParams, 'rejected', false],
+  ])('maps %s (text %j) to code %d, category %s, retryable %s', async (_what, text, code, category, retryable) => {
     const outcome = await start(text);
 
-    expect(outcome).toEqual({ kind: 'failure', code, message: expect.any(String), retryable });
+    expect(outcome).toEqual({ kind: 'failure', category, code, message: expect.any(String), retryable });
   });
 
   it('never retries an error a poll reports: the task finished with it', async () => {
@@ -135,7 +135,7 @@ describe.each(wires)('ExecuteTaskProtocol against the execution runtime over %s'
 
     const { outcome } = await pollUntilSettled(protocol, (started as { handle: PendingHandle }).handle, callContext(transport, 'poller'));
 
-    expect(outcome).toEqual({ kind: 'failure', code: ErrorCode.ModelThrottled, message: expect.any(String), retryable: false });
+    expect(outcome).toEqual({ kind: 'failure', category: 'busy', code: ErrorCode.ModelThrottled, message: expect.any(String), retryable: false });
   });
 
   it('reports a task that ran past its time limit as -32001, not retryable', async () => {
@@ -143,13 +143,13 @@ describe.each(wires)('ExecuteTaskProtocol against the execution runtime over %s'
 
     const { outcome } = await pollUntilSettled(protocol, (started as { handle: PendingHandle }).handle, callContext(transport, 'poller'));
 
-    expect(outcome).toEqual({ kind: 'failure', code: ErrorCode.Timeout, message: expect.stringContaining('time limit'), retryable: false });
+    expect(outcome).toEqual({ kind: 'failure', category: 'timed-out', code: ErrorCode.Timeout, message: expect.stringContaining('time limit'), retryable: false });
   });
 
   it('reports a lost or expired task as -32002, not retryable', async () => {
     const outcome = await protocol.poll({ taskId: 'task-that-never-was' }, callContext(transport, 'poller'));
 
-    expect(outcome).toEqual({ kind: 'failure', code: ErrorCode.TaskNotFound, message: 'Task not found', retryable: false });
+    expect(outcome).toEqual({ kind: 'failure', category: 'failed', code: ErrorCode.TaskNotFound, message: 'Task not found', retryable: false });
   });
 
   it('cancels a pending task, after which a poll reports -32003', async () => {
@@ -160,7 +160,7 @@ describe.each(wires)('ExecuteTaskProtocol against the execution runtime over %s'
     const outcome = await protocol.poll(handle, callContext(transport, 'poller'));
 
     expect(transport.calls[1]?.body).toMatchObject({ method: 'cancel_task', params: { task_id: handle.taskId } });
-    expect(outcome).toEqual({ kind: 'failure', code: ErrorCode.TaskCancelled, message: 'Task cancelled', retryable: false });
+    expect(outcome).toEqual({ kind: 'failure', category: 'cancelled', code: ErrorCode.TaskCancelled, message: 'Task cancelled', retryable: false });
   });
 
   it('treats cancelling an unknown task as done: nothing runs on', async () => {
@@ -181,7 +181,7 @@ describe('ExecuteTaskProtocol with answers our runtime never gives', () => {
 
     const outcome = await start(transport);
 
-    expect(outcome).toEqual({ kind: 'failure', code: ProtocolFailure.IdMismatch, message: expect.stringContaining('another-request'), retryable: false });
+    expect(outcome).toEqual({ kind: 'failure', category: 'failed', code: ProtocolFailure.IdMismatch, message: expect.stringContaining('another-request'), retryable: false });
   });
 
   it.each([
@@ -194,39 +194,41 @@ describe('ExecuteTaskProtocol with answers our runtime never gives', () => {
   ])('refuses %s as protocol:malformed, not retryable', async (_what, body) => {
     const outcome = await start(answering(() => body));
 
-    expect(outcome).toMatchObject({ kind: 'failure', code: ProtocolFailure.Malformed, retryable: false });
+    expect(outcome).toMatchObject({ kind: 'failure', category: 'failed', code: ProtocolFailure.Malformed, retryable: false });
   });
 
   it('refuses an empty response as protocol:empty, not retryable', async () => {
     const outcome = await start(answering(() => undefined));
 
-    expect(outcome).toEqual({ kind: 'failure', code: ProtocolFailure.Empty, message: expect.any(String), retryable: false });
+    expect(outcome).toEqual({ kind: 'failure', category: 'failed', code: ProtocolFailure.Empty, message: expect.any(String), retryable: false });
   });
 
   it('accepts an error the server could not attribute (id null), e.g. a parse error', async () => {
     const outcome = await start(answering(() => JSON.stringify(errorResponse(null, ErrorCode.ParseError))));
 
-    expect(outcome).toEqual({ kind: 'failure', code: ErrorCode.ParseError, message: 'Parse error', retryable: false });
+    expect(outcome).toEqual({ kind: 'failure', category: 'failed', code: ErrorCode.ParseError, message: 'Parse error', retryable: false });
   });
 
-  it.each<[number, unknown, boolean]>([
-    [ErrorCode.ParseError, undefined, false],
-    [ErrorCode.Timeout, undefined, false],
-    [ErrorCode.TaskNotFound, undefined, false],
-    [ErrorCode.TaskCancelled, undefined, false],
-    [ErrorCode.InvalidRequest, undefined, false],
-    [ErrorCode.MethodNotFound, undefined, false],
-    [ErrorCode.InvalidParams, [{ path: 'text', message: 'required' }], false],
-    [ErrorCode.InternalError, undefined, false],
-    [ErrorCode.ModelRejected, { retryable: true }, false],
-    [ErrorCode.ModelThrottled, undefined, true],
-    [ErrorCode.ModelThrottled, { retryable: false }, false],
-    [ErrorCode.ModelUnavailable, { retryable: true }, true],
-    [ErrorCode.ModelUnavailable, { retryable: false }, false],
-  ])('execute_task error %d with data %j → retryable %s', async (code, data, retryable) => {
+  it.each<[number, unknown, FailureCategory, boolean]>([
+    [ErrorCode.ParseError, undefined, 'failed', false],
+    [ErrorCode.Timeout, undefined, 'timed-out', false],
+    [ErrorCode.TaskNotFound, undefined, 'failed', false],
+    [ErrorCode.TaskCancelled, undefined, 'cancelled', false],
+    [ErrorCode.InvalidRequest, undefined, 'failed', false],
+    [ErrorCode.MethodNotFound, undefined, 'failed', false],
+    [ErrorCode.InvalidParams, [{ path: 'text', message: 'required' }], 'rejected', false],
+    [ErrorCode.InternalError, undefined, 'failed', false],
+    [-32000, undefined, 'failed', false],
+    [-32099, { retryable: true }, 'failed', false],
+    [ErrorCode.ModelRejected, { retryable: true }, 'rejected', false],
+    [ErrorCode.ModelThrottled, undefined, 'busy', true],
+    [ErrorCode.ModelThrottled, { retryable: false }, 'busy', false],
+    [ErrorCode.ModelUnavailable, { retryable: true }, 'unavailable', true],
+    [ErrorCode.ModelUnavailable, { retryable: false }, 'unavailable', false],
+  ])('execute_task error %d with data %j → %s, retryable %s', async (code, data, category, retryable) => {
     const outcome = await start(answering((request) => JSON.stringify(errorResponse(request.id as string, code, undefined, data))));
 
-    expect(outcome).toMatchObject({ kind: 'failure', code, retryable });
+    expect(outcome).toMatchObject({ kind: 'failure', category, code, retryable });
   });
 
   it('rejects a cancel answer it cannot read, so the caller can log it', async () => {
@@ -242,6 +244,6 @@ describe('ExecuteTaskProtocol with answers our runtime never gives', () => {
     await expect(start(refused)).rejects.toBeInstanceOf(TransportError);
     const outcome: Outcome = await agent.start({ text: 'hi' }, { requestId });
 
-    expect(outcome).toMatchObject({ kind: 'failure', code: 'transport:connection', retryable: true });
+    expect(outcome).toMatchObject({ kind: 'failure', category: 'unavailable', code: 'transport:connection', retryable: true });
   });
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { ProtocolFailure } from '../../src/protocols/json-rpc-exchange';
-import { SimpleA2aProtocol } from '../../src/protocols/simple-a2a';
+import { SimpleA2aProtocol, categoryOfSimpleA2aError } from '../../src/protocols/simple-a2a';
 import { startLegacyAgent, type LegacyTestAgent } from '../support/legacy-agent';
 import { HttpsTransport } from '../../src/transport/https';
 import { callContext } from './support/recording-transport';
@@ -43,22 +43,32 @@ describe('SimpleA2aProtocol against a legacy agent', () => {
   });
 
   it('turns status error into simple-a2a:error with the agent’s reason, not retryable', async () => {
-    expect(await start('#error')).toEqual({ kind: 'failure', code: 'simple-a2a:error', message: 'the legacy agent could not answer', retryable: false });
+    expect(await start('#error')).toEqual({ kind: 'failure', category: 'failed', code: 'simple-a2a:error', message: 'the legacy agent could not answer', retryable: false });
+  });
+
+  it('reads a throttled legacy agent as busy, from the words of its error', async () => {
+    expect(await start('#error=Rate limit exceeded, slow down')).toEqual({ kind: 'failure', category: 'busy', code: 'simple-a2a:error', message: 'Rate limit exceeded, slow down', retryable: false });
   });
 
   it('refuses an answer for another task id', async () => {
-    expect(await start('#wrong-id')).toMatchObject({ kind: 'failure', code: ProtocolFailure.IdMismatch, retryable: false });
+    expect(await start('#wrong-id')).toMatchObject({ kind: 'failure', category: 'failed', code: ProtocolFailure.IdMismatch, retryable: false });
   });
 
   it('refuses a body that is not JSON, and an empty one', async () => {
-    expect(await start('#garbage')).toMatchObject({ kind: 'failure', code: ProtocolFailure.Malformed, retryable: false });
-    expect(await start('#empty')).toMatchObject({ kind: 'failure', code: ProtocolFailure.Empty, retryable: false });
+    expect(await start('#garbage')).toMatchObject({ kind: 'failure', category: 'failed', code: ProtocolFailure.Malformed, retryable: false });
+    expect(await start('#empty')).toMatchObject({ kind: 'failure', category: 'failed', code: ProtocolFailure.Empty, retryable: false });
   });
 
   it('leaves HTTP failures to the transport’s verdict', async () => {
     const outcome = await new ExecutionAgent('legacy', protocol, transport).start({ text: '#http500' }, { requestId: randomUUID() });
 
-    expect(outcome).toMatchObject({ kind: 'failure', code: 'transport:server', retryable: true });
+    expect(outcome).toMatchObject({ kind: 'failure', category: 'unavailable', code: 'transport:server', retryable: true });
+  });
+
+  it('reads an HTTP 429 from the agent as busy', async () => {
+    const outcome = await new ExecutionAgent('legacy', protocol, transport).start({ text: '#http429' }, { requestId: randomUUID() });
+
+    expect(outcome).toMatchObject({ kind: 'failure', category: 'busy', code: 'transport:throttled', retryable: true });
   });
 
   it('cannot poll (the format has no way to) and cancels as a no-op without a request', async () => {
@@ -67,7 +77,26 @@ describe('SimpleA2aProtocol against a legacy agent', () => {
     const polled = await protocol.poll({ taskId: 't' }, callContext(transport, 'r'));
     await protocol.cancel({ taskId: 't' }, callContext(transport, 'r'));
 
-    expect(polled).toMatchObject({ kind: 'failure', code: 'simple-a2a:no-polling', retryable: false });
+    expect(polled).toMatchObject({ kind: 'failure', category: 'failed', code: 'simple-a2a:no-polling', retryable: false });
     expect(agent.requests).toHaveLength(sentBefore);
+  });
+});
+
+describe('categoryOfSimpleA2aError', () => {
+  it.each([
+    ['Throttled by the model provider', 'busy'],
+    ['rate-limited: try later', 'busy'],
+    ['Too many requests', 'busy'],
+    ['the model is overloaded', 'busy'],
+    ['request timed out after 30s', 'timed-out'],
+    ['Timeout', 'timed-out'],
+    ['model unavailable', 'unavailable'],
+    ['cannot reach the backend', 'unavailable'],
+    ['input too long for the model', 'rejected'],
+    ['blocked by the content filter', 'rejected'],
+    ['the legacy agent could not answer', 'failed'],
+    ['KeyError: output', 'failed'],
+  ])('%j → %s', (reason, category) => {
+    expect(categoryOfSimpleA2aError(reason)).toBe(category);
   });
 });

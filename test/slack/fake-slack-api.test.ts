@@ -42,6 +42,21 @@ describe('startFakeSlackApi', () => {
     expect(JSON.stringify(slack.requests.map((r) => r.body))).not.toContain('test-token-1');
   });
 
+  it('after a token rotation refuses the old token as Slack does, and accepts only the new one', async () => {
+    const post = (token: string) => call('chat.postMessage', { body: JSON.stringify({ channel: 'C1', text: 'x' }), contentType: 'application/json', auth: `Bearer ${token}` });
+
+    slack.rotateToken('test-token-2');
+    const [old, fresh] = [await post('test-token-1'), await post('test-token-2')];
+    slack.rotateToken('test-token-3', 'token_revoked');
+    const revoked = await post('test-token-2');
+
+    expect([old.status, old.json]).toEqual([200, { ok: false, error: 'invalid_auth' }]);
+    expect(fresh.json.ok).toBe(true);
+    expect(revoked.json).toEqual({ ok: false, error: 'token_revoked' });
+    expect(slack.token).toBe('test-token-3');
+    expect(slack.posts).toHaveLength(1);
+  });
+
   it('rate-limits with 429 and Retry-After for as many calls as asked, then recovers', async () => {
     slack.failNext('chat.postMessage', { retryAfterSeconds: 3, times: 2 });
     const post = () => call('chat.postMessage', { body: JSON.stringify({ channel: 'C1', text: 'x' }), contentType: 'application/json', auth: 'Bearer test-token-1' });

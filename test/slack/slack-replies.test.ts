@@ -1,7 +1,8 @@
 import { createServer } from 'node:http';
 import { ConfigError } from '../../src/config/env';
 import type { Log } from '../../src/observability/logger';
-import { SlackApiError, WebApiSlackReplies, createSlackWebClient, slackApiUrl, toSlackApiError } from '../../src/slack/slack-replies';
+import type { SecretSource } from '../../src/secrets/secret-source';
+import { SlackApiError, WebApiSlackReplies, createSlackWebClient, slackApiUrl, slackRepliesFromSecret, toSlackApiError } from '../../src/slack/slack-replies';
 import { startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
 import { closeServer, listenOnLoopback } from '../support/http';
 
@@ -114,6 +115,99 @@ describe('WebApiSlackReplies over the real WebClient', () => {
     slack.failNext('reactions.add', { retryAfterSeconds: 0 });
     await repliesFor({}, log).addReaction({ channel: 'C1', timestamp: '1.1', name: 'eyes' });
     expect(log.lines).toContainEqual(expect.objectContaining({ level: 'warn', extra: [{ method: 'reactions.add', retry_after_seconds: 0 }] }));
+  });
+});
+
+describe('slackRepliesFromSecret: a bot token that rotates while the process lives', () => {
+  let slack: FakeSlackApi;
+  beforeEach(async () => {
+    slack = await startFakeSlackApi({ botToken: 'token-a' });
+  });
+  afterEach(async () => {
+    await slack.close();
+  });
+
+  /** What Secrets Manager would hold: `stored`, cached by `get` until `refresh` reads it again. */
+  function storedSecret(initial: string) {
+    const state = { stored: initial, cached: initial, refreshes: 0, failRefresh: false };
+    const source: SecretSource = {
+      get: async () => state.cached,
+      refresh: async () => {
+        state.refreshes += 1;
+        if (state.failRefresh) throw new Error('secret not readable');
+        return (state.cached = state.stored);
+      },
+    };
+    return { state, source };
+  }
+
+  const message = { channel: 'C1', threadTs: '1.1', text: 'hi' };
+  const tokensSent = () => slack.requests.map((r) => r.headers.authorization);
+
+  it.each(['invalid_auth', 'token_revoked', 'token_expired', 'account_inactive', 'not_authed'])(
+    'on %s re-reads the secret once and makes the call once more with the new token',
+    async (refusal) => {
+      const { state, source } = storedSecret('token-a');
+      const log = recordingLog();
+      const replies = slackRepliesFromSecret(source, { apiUrl: slack.apiUrl, retries: 0, log });
+      await replies.post(message);
+
+      slack.rotateToken('token-b', refusal);
+      state.stored = 'token-b';
+      await replies.post(message);
+      await replies.addReaction({ channel: 'C1', timestamp: '1.1', name: 'eyes' });
+
+      expect(tokensSent()).toEqual(['Bearer token-a', 'Bearer token-a', 'Bearer token-b', 'Bearer token-b']);
+      expect(slack.posts).toHaveLength(2);
+      expect(state.refreshes).toBe(1);
+      expect(log.lines).toEqual([expect.objectContaining({ level: 'info', message: expect.stringContaining('refused the bot token'), extra: [{ method: 'chat.postMessage', code: refusal }] })]);
+    },
+  );
+
+  it('builds a new client as soon as the secret holds a new token, before Slack refuses the old one', async () => {
+    const { state, source } = storedSecret('token-a');
+    const replies = slackRepliesFromSecret(source, { apiUrl: slack.apiUrl, retries: 0 });
+    await replies.post(message);
+
+    // The cached value changed (its max age ran out and it was read again).
+    slack.rotateToken('token-b');
+    state.cached = 'token-b';
+    await replies.removeReaction({ channel: 'C1', timestamp: '1.1', name: 'eyes' });
+
+    expect(tokensSent()).toEqual(['Bearer token-a', 'Bearer token-b']);
+    expect(state.refreshes).toBe(0);
+  });
+
+  it('does not call Slack again when the secret still holds the refused token', async () => {
+    const { state, source } = storedSecret('token-stale');
+    const replies = slackRepliesFromSecret(source, { apiUrl: slack.apiUrl, retries: 0 });
+
+    await expect(replies.post(message)).rejects.toMatchObject({ name: 'SlackApiError', code: 'invalid_auth' });
+
+    expect(slack.requests).toHaveLength(1);
+    expect(state.refreshes).toBe(1);
+  });
+
+  it('reports Slack’s refusal, not the secret read, when re-reading the secret fails', async () => {
+    const { state, source } = storedSecret('token-stale');
+    state.failRefresh = true;
+    const log = recordingLog();
+    const replies = slackRepliesFromSecret(source, { apiUrl: slack.apiUrl, retries: 0, log });
+
+    await expect(replies.post(message)).rejects.toMatchObject({ code: 'invalid_auth' });
+
+    expect(slack.requests).toHaveLength(1);
+    expect(log.lines.map((l) => [l.level, l.message])).toEqual([['warn', 'Slack refused the bot token and re-reading its secret failed']]);
+  });
+
+  it('leaves the secret alone for errors that are not about the token', async () => {
+    const { state, source } = storedSecret('token-a');
+    slack.failNext('chat.postMessage', { error: 'channel_not_found' });
+
+    await expect(slackRepliesFromSecret(source, { apiUrl: slack.apiUrl, retries: 0 }).post(message)).rejects.toMatchObject({ code: 'channel_not_found' });
+
+    expect(state.refreshes).toBe(0);
+    expect(slack.requests).toHaveLength(1);
   });
 });
 

@@ -3,6 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import express from 'express';
 import { Role, TaskState, type AgentCard, type Message, type Part, type Task } from '@a2a-js/sdk';
+import { A2AError } from '@a2a-js/sdk/errors';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import { UserBuilder, agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import { readBody } from '../../src/execution/hosts/http-host';
@@ -22,6 +23,10 @@ import { closeServer, listenOnLoopback } from './http';
  *                 a Task that is at once failed / rejected / input-required / auth-required,
  *                 with a reason in its status message
  *   #slow         a Task that works for 10 s unless it is cancelled
+ *   #throttle     HTTP 429 (Retry-After: 0) before the SDK sees the request, as a rate-limiting
+ *                 proxy in front of an agent answers
+ *   #rate-limited a JSON-RPC error the SDK writes for an A2AError whose ErrorInfo reason is
+ *                 RATE_LIMIT_EXCEEDED (in 1.0; the SDK's 0.3 layer drops the reason)
  */
 
 export type RecordedRequest = { headers: IncomingHttpHeaders; body: Record<string, unknown> };
@@ -32,12 +37,16 @@ export type A2aTestAgent = {
   cardUrl: string;
   /** Every JSON-RPC request received, in order. */
   requests: RecordedRequest[];
+  /** The headers of every agent card request received, in order (refused ones included). */
+  cardRequests: IncomingHttpHeaders[];
   close(): Promise<void>;
 };
 
 export type SdkAgentOptions = {
   /** Serve A2A 0.3 too (the SDK's compat layer: requests without `A2A-Version: 1.0`). */
   legacyCompat?: boolean;
+  /** Refuse (HTTP 401) every request, the agent card's included, without `Authorization: Bearer <token>`. */
+  bearerToken?: string;
 };
 
 const DEFAULT_DELAY_MS = 150;
@@ -66,12 +75,22 @@ export async function startSdkA2aAgent(options: SdkAgentOptions = {}): Promise<A
     signatures: [],
   };
   const executor = new DirectiveExecutor();
-  const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
+  const requestHandler = new DirectiveRequestHandler(card, new InMemoryTaskStore(), executor);
   const requests: RecordedRequest[] = [];
+  const cardRequests: IncomingHttpHeaders[] = [];
 
+  app.use('/.well-known/agent-card.json', (req, _res, next) => {
+    cardRequests.push(req.headers);
+    next();
+  });
+  if (options.bearerToken) {
+    const expected = `Bearer ${options.bearerToken}`;
+    app.use((req, res, next) => (req.headers.authorization === expected ? next() : res.status(401).json({ error: 'Unauthorized' })));
+  }
   app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: requestHandler, legacyCompat: { enabled: legacyCompat } }));
-  app.use('/a2a', express.json(), (req, _res, next) => {
+  app.use('/a2a', express.json(), (req, res, next) => {
     requests.push({ headers: req.headers, body: req.body as Record<string, unknown> });
+    if (JSON.stringify(req.body).includes('#throttle')) return res.status(429).set('Retry-After', '0').json({ error: 'Too Many Requests' });
     next();
   });
   app.use('/a2a', jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: legacyCompat } }));
@@ -80,11 +99,25 @@ export async function startSdkA2aAgent(options: SdkAgentOptions = {}): Promise<A
     url,
     cardUrl: `${baseUrl}/.well-known/agent-card.json`,
     requests,
+    cardRequests,
     close: async () => {
       executor.stopAll();
       await closeServer(server);
     },
   };
+}
+
+/** What an agent throws when its model provider or its own rate limit says "not now". */
+class RateLimitExceededError extends A2AError {
+  override readonly reason = 'RATE_LIMIT_EXCEEDED';
+}
+
+/** The SDK's handler, refusing `#rate-limited` messages before any task starts, as a rate limiter inside the agent would. */
+class DirectiveRequestHandler extends DefaultRequestHandler {
+  override async sendMessage(...args: Parameters<DefaultRequestHandler['sendMessage']>): ReturnType<DefaultRequestHandler['sendMessage']> {
+    if (JSON.stringify(args[0].message ?? {}).includes('#rate-limited')) throw new RateLimitExceededError('too many requests; try again in a minute');
+    return super.sendMessage(...args);
+  }
 }
 
 class DirectiveExecutor implements AgentExecutor {
@@ -169,6 +202,7 @@ function statusOf(ctx: RequestContext, state: TaskState, message?: Message) {
  *   #fail      a failed task with the reason in status.message
  *   #cancelled a task in the (British-spelt) cancelled state
  *   #auth      an auth-required task
+ *   #rate-limited  a JSON-RPC error -32000 whose data is a google.rpc.ErrorInfo, reason RATE_LIMIT_EXCEEDED
  *   #noid      a working task without an id (nothing to poll by)
  *   #wrong-id  a response carrying another request's id
  *   #garbage   a body that is not JSON
@@ -177,6 +211,7 @@ function statusOf(ctx: RequestContext, state: TaskState, message?: Message) {
  */
 export async function startHandWrittenA2aAgent(): Promise<A2aTestAgent> {
   const requests: RecordedRequest[] = [];
+  const cardRequests: IncomingHttpHeaders[] = [];
   const tasks = new Map<string, { text: string; readyAt: number; canceled: boolean }>();
   let counter = 0;
   let baseUrl = '';
@@ -184,18 +219,22 @@ export async function startHandWrittenA2aAgent(): Promise<A2aTestAgent> {
   const server: Server = createServer(async (req, res) => {
     const send = (status: number, body: string) => res.writeHead(status, { 'Content-Type': 'application/json' }).end(body);
     if (req.method === 'GET' && req.url === '/.well-known/agent-card.json') {
+      cardRequests.push(req.headers);
       return send(200, JSON.stringify({ name: 'hand-written', protocolVersion: '0.3.0', url: `${baseUrl}/`, capabilities: {}, skills: [] }));
     }
     const raw = await readBody(req, 1_000_000);
     const call = JSON.parse(raw.toString()) as { id: unknown; method: string; params: Record<string, any> };
     requests.push({ headers: req.headers, body: call as unknown as Record<string, unknown> });
     const reply = (result: unknown, id = call.id) => send(200, JSON.stringify({ jsonrpc: '2.0', id, result }));
-    const error = (code: number, message: string) => send(200, JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code, message } }));
+    const error = (code: number, message: string, data?: unknown) => send(200, JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code, message, ...(data === undefined ? {} : { data }) } }));
 
     if (call.method === 'message/send') {
       const text: string = (call.params.message?.parts ?? []).map((part: { text?: string }) => part.text ?? '').join('');
       const delayMs = Number(/#delay=(\d+)/.exec(text)?.[1] ?? DEFAULT_DELAY_MS);
       if (text.includes('#garbage')) return send(200, 'this is not JSON');
+      if (text.includes('#rate-limited')) {
+        return error(-32000, 'slow down', [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'RATE_LIMIT_EXCEEDED', domain: 'agent.example' }]);
+      }
       if (text.includes('#wrong-id')) return reply({ role: 'agent', parts: [{ text: 'not yours' }] }, 'someone-elses-request');
       if (text.includes('#task')) {
         const id = `hw-task-${++counter}`;
@@ -224,5 +263,5 @@ export async function startHandWrittenA2aAgent(): Promise<A2aTestAgent> {
     return error(-32601, 'Method not found');
   });
   baseUrl = await listenOnLoopback(server);
-  return { url: `${baseUrl}/`, cardUrl: `${baseUrl}/.well-known/agent-card.json`, requests, close: () => closeServer(server) };
+  return { url: `${baseUrl}/`, cardUrl: `${baseUrl}/.well-known/agent-card.json`, requests, cardRequests, close: () => closeServer(server) };
 }

@@ -31,8 +31,14 @@ export type FakeSlackFailure = {
 export type FakeSlackApi = {
   /** Ends with '/', as the SDK's `slackApiUrl` must. */
   apiUrl: string;
-  /** The bot token the fake accepts. */
-  token: string;
+  /** The bot token the fake accepts now. */
+  readonly token: string;
+  /**
+   * A token rotation: from now on only `next` is accepted, and the token accepted until now is
+   * answered `{ok:false,error:refusedWith}` — `invalid_auth` by default; `token_revoked`,
+   * `token_expired` and `account_inactive` are Slack's other answers to a token it no longer takes.
+   */
+  rotateToken(next: string, refusedWith?: string): void;
   botUserId: string;
   /** Successful posts, in the order Slack accepted them. */
   posts: FakeSlackPost[];
@@ -58,7 +64,9 @@ const FAKE_TEAM_ID = 'T0FAKE';
 type Answer = { status: number; body: Record<string, unknown>; headers?: Record<string, string> };
 
 export async function startFakeSlackApi(options: { botToken?: string } = {}): Promise<FakeSlackApi> {
-  const token = options.botToken ?? FAKE_BOT_TOKEN;
+  let token = options.botToken ?? FAKE_BOT_TOKEN;
+  /** Tokens rotated away, and what Slack answers each of them. */
+  const retired = new Map<string, string>();
   const posts: FakeSlackPost[] = [];
   const reactions: FakeSlackReaction[] = [];
   const requests: FakeSlackRequest[] = [];
@@ -94,7 +102,8 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
     const header = headers.authorization;
     const presented = header?.startsWith('Bearer ') ? header.slice('Bearer '.length) : isForm && typeof body.token === 'string' ? body.token : undefined;
     if (presented === undefined) return 'not_authed';
-    return presented === token ? undefined : 'invalid_auth';
+    if (presented === token) return undefined;
+    return retired.get(presented) ?? 'invalid_auth';
   };
 
   const handlers: Record<string, (body: Record<string, unknown>) => Answer> = {
@@ -183,7 +192,14 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
 
   return {
     apiUrl,
-    token,
+    get token() {
+      return token;
+    },
+    rotateToken(next, refusedWith = 'invalid_auth') {
+      retired.set(token, refusedWith);
+      retired.delete(next);
+      token = next;
+    },
     botUserId: FAKE_BOT_USER_ID,
     posts,
     reactions,

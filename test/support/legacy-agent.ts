@@ -11,10 +11,12 @@ import { closeServer, listenOnLoopback } from './http';
  *   #result    success, output {result: …}
  *   #json      success, output {answer: 42, unit: "none"} (no text field)
  *   #error     status error, error "the legacy agent could not answer"
+ *   #error=<reason>  status error with that reason (the rest of the text)
  *   #wrong-id  success for another task_id
  *   #garbage   a body that is not JSON
  *   #empty     HTTP 204, no body
  *   #http500   HTTP 500
+ *   #http429   HTTP 429 (Retry-After: 0)
  */
 export type LegacyTestAgent = {
   url: string;
@@ -35,6 +37,9 @@ export async function startLegacyAgent(): Promise<LegacyTestAgent> {
     if (text.includes('#garbage')) return send(200, '<html>not json</html>');
     if (text.includes('#empty')) return res.writeHead(204).end();
     if (text.includes('#http500')) return send(500, JSON.stringify({ message: 'boom' }));
+    if (text.includes('#http429')) return res.writeHead(429, { 'Content-Type': 'application/json', 'Retry-After': '0' }).end(JSON.stringify({ message: 'slow down' }));
+    const reason = /#error=(.+)$/.exec(text)?.[1];
+    if (reason) return send(200, JSON.stringify({ task_id: call.task_id, status: 'error', output: null, error: reason }));
     if (text.includes('#error')) return send(200, JSON.stringify({ task_id: call.task_id, status: 'error', output: null, error: 'the legacy agent could not answer' }));
     if (text.includes('#wrong-id')) return answer({ text: 'not yours' }, 'another-task');
     if (text.includes('#response')) return answer({ response: `legacy response: ${text}` });

@@ -1,17 +1,20 @@
 import { ConfigError } from '../../src/config/env';
 import { startAgentCoreEmulator } from '../../src/local/agentcore-emulator';
+import { staticSecret } from '../../src/secrets/secret-source';
 import { AgentCoreTransport } from '../../src/transport/agentcore';
-import { createTransport, parseTransportConfig, transportConfigFromEnv } from '../../src/transport/factory';
+import { ENV_VARIABLES, transportConfigFrom, transportEnvironment } from '../../src/transport/config';
+import { createTransport } from '../../src/transport/factory';
 import { HttpsTransport } from '../../src/transport/https';
 import { InProcessTransport } from '../../src/transport/in-process';
 import { startExecutionRuntime } from '../support/execution-runtime';
 import { executeTask, json, startTestServer } from './fixtures';
 
 const ARN = 'arn:aws:bedrock-agentcore:eu-west-1:123456789012:runtime/slack_zone_exec-AbCdEf1234';
+const transportConfigFromEnv = (env: NodeJS.ProcessEnv) => transportConfigFrom({ env });
 
-describe('transportConfigFromEnv', () => {
+describe('transportConfigFrom', () => {
   it('defaults to agentcore, which needs a runtime ARN', () => {
-    expect(() => transportConfigFromEnv({})).toThrow(new ConfigError('TRANSPORT=agentcore needs AGENTCORE_RUNTIME_ARN'));
+    expect(() => transportConfigFromEnv({})).toThrow(new ConfigError('invalid transport configuration: TRANSPORT=agentcore needs AGENTCORE_RUNTIME_ARN'));
     expect(transportConfigFromEnv({ AGENTCORE_RUNTIME_ARN: ARN, AGENTCORE_QUALIFIER: 'prod', AWS_REGION: 'us-east-1' })).toEqual({
       kind: 'agentcore',
       runtimeArn: ARN,
@@ -49,21 +52,42 @@ describe('transportConfigFromEnv', () => {
     );
   });
 
-  it("takes one agent's address over the variables, keeping the shared settings", () => {
-    const env = { TRANSPORT: 'agentcore', AGENTCORE_RUNTIME_ARN: ARN, EXECUTION_TIMEOUT_MS: '7000', EXECUTION_BEARER_TOKEN: 'shared' };
-    expect(transportConfigFromEnv(env, { kind: 'https', url: 'https://agent-b.example/a2a', auth: 'bearer' })).toMatchObject({
-      kind: 'https',
-      url: 'https://agent-b.example/a2a',
-      auth: 'bearer',
-      bearerToken: 'shared',
-      timeoutMs: 7000,
-    });
-    expect(transportConfigFromEnv(env, { qualifier: 'canary' })).toMatchObject({ kind: 'agentcore', runtimeArn: ARN, qualifier: 'canary' });
+  it("takes one agent's entry over the variables, keeping the shared settings (timeouts, retries, token)", () => {
+    const env = { TRANSPORT: 'agentcore', AGENTCORE_RUNTIME_ARN: ARN, EXECUTION_TIMEOUT_MS: '7000', EXECUTION_MAX_ATTEMPTS: '5', EXECUTION_BEARER_TOKEN: 'shared' };
+    const entry = { kind: 'https' as const, fields: { url: 'https://agent-b.example/a2a', auth: 'bearer' }, label: 'EXECUTION_AGENTS[1]' };
+
+    expect(transportConfigFrom({ env, entry })).toMatchObject({ kind: 'https', url: 'https://agent-b.example/a2a', auth: 'bearer', bearerToken: 'shared', timeoutMs: 7000, maxAttempts: 5 });
+    expect(transportConfigFrom({ env, entry: { ...entry, fields: { ...entry.fields, timeoutMs: 900 } } })).toMatchObject({ timeoutMs: 900, maxAttempts: 5 });
   });
 
-  it('parseTransportConfig validates a hand-written config the same way', () => {
-    expect(parseTransportConfig({ kind: 'https', url: 'https://x.example', maxAttempts: 5 })).toMatchObject({ kind: 'https', maxAttempts: 5, timeoutMs: 30_000 });
-    expect(() => parseTransportConfig({ kind: 'agentcore', runtimeArn: 'nope' })).toThrow(ConfigError);
+  it('names an entry\'s own bad or unknown option by its place in EXECUTION_AGENTS', () => {
+    const entry = (fields: Record<string, unknown>) => ({ kind: 'agentcore' as const, fields, label: 'EXECUTION_AGENTS[0]' });
+
+    expect(() => transportConfigFrom({ entry: entry({}) })).toThrow(/EXECUTION_AGENTS\[0\]\.runtimeArn: transport agentcore needs runtimeArn/);
+    expect(() => transportConfigFrom({ entry: entry({ runtimeArn: ARN, runtimeARN: ARN }) })).toThrow(/EXECUTION_AGENTS\[0\].*runtimeARN/);
+    expect(() => transportConfigFrom({ entry: entry({ runtimeArn: ARN, maxAttempts: 0 }) })).toThrow(/EXECUTION_AGENTS\[0\]\.maxAttempts/);
+  });
+
+  it('applies overrides over the environment and defaults under it', () => {
+    const env = { TRANSPORT: 'https', EXECUTION_URL: 'https://from-env.example/' };
+
+    expect(transportConfigFrom({ env, overrides: { https: { url: 'https://flag.example/' } } })).toMatchObject({ kind: 'https', url: 'https://flag.example/' });
+    expect(transportConfigFrom({ env, defaults: { https: { url: 'https://default.example/' } } })).toMatchObject({ url: 'https://from-env.example/' });
+    expect(transportConfigFrom({ env: {}, defaults: { kind: 'https', https: { url: 'http://127.0.0.1:1/' } } })).toMatchObject({ kind: 'https', url: 'http://127.0.0.1:1/' });
+    expect(transportConfigFrom({ env: { TRANSPORT: 'in-process' }, defaults: { kind: 'https' } })).toEqual({ kind: 'in-process' });
+  });
+
+  it('writes a configuration back as the environment a deployment sets, and reads it again unchanged', () => {
+    const env = transportEnvironment('https', { url: 'https://x.example/', auth: 'bearer', bearerSecretArn: 'token-secret', timeoutMs: 4000 });
+
+    expect(env).toEqual({ TRANSPORT: 'https', EXECUTION_URL: 'https://x.example/', EXECUTION_AUTH: 'bearer', EXECUTION_BEARER_SECRET_ARN: 'token-secret', EXECUTION_TIMEOUT_MS: '4000' });
+    expect(transportConfigFrom({ env })).toMatchObject({ kind: 'https', url: 'https://x.example/', auth: 'bearer', bearerSecretArn: 'token-secret', timeoutMs: 4000 });
+    expect(() => transportEnvironment('agentcore', { url: 'https://x.example/' } as never)).toThrow(/agentcore has no option url/);
+  });
+
+  it('lists a variable for every option of every transport (a new option cannot be left unreadable)', () => {
+    expect(Object.keys(ENV_VARIABLES.https).sort()).toEqual(['auth', 'baseDelayMs', 'bearerSecretArn', 'bearerToken', 'maxAttempts', 'maxDelayMs', 'maxResponseBytes', 'maxRetryAfterMs', 'region', 'sigv4Service', 'timeoutMs', 'url']);
+    expect(Object.keys(ENV_VARIABLES.agentcore).sort()).toEqual(['maxAttempts', 'maxResponseBytes', 'qualifier', 'region', 'runtimeArn', 'timeoutMs']);
   });
 });
 
@@ -116,7 +140,7 @@ describe('createTransport', () => {
         EXECUTION_AUTH: 'bearer',
         EXECUTION_BEARER_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:exec-token',
       });
-      const transport = createTransport(config, { bearerTokenProvider: async () => 'tok-from-provider' });
+      const transport = createTransport(config, { bearerTokenProvider: staticSecret('tok-from-provider') });
       expect(await transport.send('{}', { sessionKey: 'k' })).toBe('{"auth":"Bearer tok-from-provider"}');
     } finally {
       await server.close();

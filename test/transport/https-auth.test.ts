@@ -1,11 +1,11 @@
 import { Hash } from '@smithy/hash-node';
 import { HttpRequest } from '@smithy/protocol-http';
 import { SignatureV4 } from '@smithy/signature-v4';
-import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { secretsManagerBearerToken, staticBearerToken, tokenFromSecret } from '../../src/transport/bearer-token';
+import { secretsManagerSecret, staticSecret, type SecretSource } from '../../src/secrets/secret-source';
 import { HttpsTransport } from '../../src/transport/https';
 import { sigv4TargetOfHost } from '../../src/transport/sigv4-signer';
 import { TransportError } from '../../src/transport/transport';
+import { startFakeSecretsManager } from '../support/fake-secrets-manager';
 import { caught, json, startTestServer, type TestServer } from './fixtures';
 
 const key = { sessionKey: 'a1b2c3d4-0000-4000-8000-000000000002' };
@@ -111,22 +111,22 @@ describe('HttpsTransport with a bearer token', () => {
     validToken = 'token-2';
   });
 
-  /** A provider that hands out token-1 until asked to refresh, then token-2, …; counts refreshes. */
+  /** A secret that holds token-1 until refreshed, then token-2, …; counts refreshes. */
   const rotatingProvider = () => {
     let current = 1;
     let refreshes = 0;
-    const provider = async (options?: { forceRefresh?: boolean }) => {
-      if (options?.forceRefresh) {
+    const provider: SecretSource = {
+      get: async () => `token-${current}`,
+      refresh: async () => {
         refreshes++;
-        current++;
-      }
-      return `token-${current}`;
+        return `token-${++current}`;
+      },
     };
     return { provider, refreshes: () => refreshes };
   };
 
   it('sends Authorization: Bearer <token>', async () => {
-    const transport = new HttpsTransport({ url: server.url, auth: { kind: 'bearer', token: staticBearerToken('token-2') } });
+    const transport = new HttpsTransport({ url: server.url, auth: { kind: 'bearer', token: staticSecret('token-2') } });
     await expect(transport.send('{}', key)).resolves.toBe('{"ok":true}');
     expect(server.requests.map((r) => r.headers.authorization)).toEqual(['Bearer token-2']);
   });
@@ -150,7 +150,7 @@ describe('HttpsTransport with a bearer token', () => {
   });
 
   it('a static token that is refused is not sent again', async () => {
-    const transport = new HttpsTransport({ url: server.url, auth: { kind: 'bearer', token: staticBearerToken('wrong') } });
+    const transport = new HttpsTransport({ url: server.url, auth: { kind: 'bearer', token: staticSecret('wrong') } });
     await expect(transport.send('{}', key)).rejects.toMatchObject({ reason: 'auth', retryable: false });
     expect(server.requests).toHaveLength(1);
   });
@@ -160,8 +160,9 @@ describe('HttpsTransport with a bearer token', () => {
       url: server.url,
       auth: {
         kind: 'bearer',
-        token: async () => {
-          throw new Error('Secrets Manager unavailable');
+        token: {
+          get: () => Promise.reject(new Error('Secrets Manager unavailable')),
+          refresh: () => Promise.reject(new Error('Secrets Manager unavailable')),
         },
       },
     });
@@ -169,43 +170,25 @@ describe('HttpsTransport with a bearer token', () => {
     expect(error).toMatchObject({ reason: 'auth', retryable: true });
     expect(server.requests).toHaveLength(0);
   });
-});
 
-describe('secretsManagerBearerToken', () => {
-  const fakeClient = (values: Array<string | Error>) => {
-    const send = jest.fn(async () => {
-      const next = values.shift();
-      if (next instanceof Error) throw next;
-      return { SecretString: next };
-    });
-    return { client: { send } as unknown as SecretsManagerClient, send };
-  };
+  it('a token rotated in Secrets Manager is picked up after the 401, without a restart', async () => {
+    const sm = await startFakeSecretsManager();
+    try {
+      const arn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:exec-token-AbCdEf';
+      sm.setSecret(arn, '{"token":"token-2"}');
+      // What the factory builds for EXECUTION_BEARER_SECRET_ARN.
+      const transport = new HttpsTransport({ url: server.url, auth: { kind: 'bearer', token: secretsManagerSecret(arn, { jsonField: 'token' }) } });
+      await expect(transport.send('{}', key)).resolves.toBe('{"ok":true}');
 
-  it('reads the secret once, and again only when asked to refresh', async () => {
-    const { client, send } = fakeClient(['first', 'second']);
-    const token = secretsManagerBearerToken('arn:aws:secretsmanager:us-east-1:123456789012:secret:exec-token', client);
-    expect(await token()).toBe('first');
-    expect(await token()).toBe('first');
-    expect(send).toHaveBeenCalledTimes(1);
-    expect(await token({ forceRefresh: true })).toBe('second');
-    expect(await token()).toBe('second');
-    expect(send).toHaveBeenCalledTimes(2);
-  });
+      sm.setSecret(arn, '{"token":"token-3"}');
+      validToken = 'token-3';
+      await expect(transport.send('{}', key)).resolves.toBe('{"ok":true}');
 
-  it('a failed read is not cached', async () => {
-    const { client, send } = fakeClient([new Error('throttled'), 'recovered']);
-    const token = secretsManagerBearerToken('exec-token', client);
-    await expect(token()).rejects.toThrow('throttled');
-    await expect(token()).resolves.toBe('recovered');
-    expect(send).toHaveBeenCalledTimes(2);
-  });
-
-  it('accepts the token itself or a JSON object with a token field, and never quotes a bad secret', () => {
-    expect(tokenFromSecret(' plain-token \n', 's')).toBe('plain-token');
-    expect(tokenFromSecret('{"token":"from-json"}', 's')).toBe('from-json');
-    expect(() => tokenFromSecret('{"password":"x"}', 's')).toThrow(/without a string "token" field/);
-    expect(() => tokenFromSecret('{not json but secret-ish', 's')).toThrow(/^(?!.*secret-ish).*not valid JSON/);
-    expect(() => tokenFromSecret('', 's')).toThrow(/no string value/);
+      expect(server.requests.map((r) => r.headers.authorization)).toEqual(['Bearer token-2', 'Bearer token-2', 'Bearer token-3']);
+      expect(sm.requests).toHaveLength(2);
+    } finally {
+      await sm.close();
+    }
   });
 });
 

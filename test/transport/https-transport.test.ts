@@ -1,4 +1,5 @@
 import { ConfigError } from '../../src/config/env';
+import { staticSecret } from '../../src/secrets/secret-source';
 import { HttpsTransport, type HttpsTransportOptions } from '../../src/transport/https';
 import { TransportError } from '../../src/transport/transport';
 import { startExecutionRuntime, type RunningRuntime } from '../support/execution-runtime';
@@ -50,7 +51,7 @@ describe('HttpsTransport: what goes on the wire', () => {
   });
 
   it('does not let a protocol header replace the framing or the auth', async () => {
-    const transport = new HttpsTransport({ url: server.url, auth: { kind: 'bearer', token: async () => 'real-token' } });
+    const transport = new HttpsTransport({ url: server.url, auth: { kind: 'bearer', token: staticSecret('real-token') } });
     await transport.send('{}', { ...key, headers: { 'Content-Type': 'text/plain', Authorization: 'Bearer forged' } });
     const seen = server.requests.at(-1)!;
     expect(seen.headers['content-type']).toBe('application/json');
@@ -266,7 +267,7 @@ describe('HttpsTransport: faults from misbehaving servers', () => {
 
   it('never puts the bearer token in an error, even when the server echoes it back', async () => {
     const server = await serve((req, res) => json(res, 403, { seen: req.headers.authorization }));
-    const { transport } = transportFor(server.url, { auth: { kind: 'bearer', token: async () => 'sk-very-secret-token' } });
+    const { transport } = transportFor(server.url, { auth: { kind: 'bearer', token: staticSecret('sk-very-secret-token') } });
     const error = await caught<TransportError>(() => transport.send('{}', key));
     expect(error.reason).toBe('auth');
     expect(server.requests[0]!.headers.authorization).toBe('Bearer sk-very-secret-token');

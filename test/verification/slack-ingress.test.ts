@@ -2,7 +2,7 @@ import { MemoryQueue } from '../../src/queue/memory-queue';
 import { createLogger } from '../../src/observability/logger';
 import type { ReplyMessage, TaskMessage } from '../../src/verification/queue-messages';
 import { RateLimiter } from '../../src/verification/rate-limiter';
-import { staticSecret, type SecretSource } from '../../src/verification/secret-source';
+import { staticSecret, type SecretSource } from '../../src/secrets/secret-source';
 import { createSlackIngress, type SlackIngressOptions } from '../../src/verification/slack-ingress';
 import { slackSignatureHeaders } from '../../src/verification/slack-signature';
 import { MemoryClaimStore } from '../../src/verification/stores/memory-claim-store';

@@ -1,11 +1,13 @@
 import { createLogger } from '../../src/observability/logger';
 import type { Delivery } from '../../src/queue/queue';
-import { SlackApiError, WebApiSlackReplies, createSlackWebClient, type SlackReplies } from '../../src/slack/slack-replies';
+import { secretsManagerSecret } from '../../src/secrets/secret-source';
+import { SlackApiError, WebApiSlackReplies, createSlackWebClient, slackRepliesFromSecret, type SlackReplies } from '../../src/slack/slack-replies';
 import { splitForSlack } from '../../src/slack/split-message';
 import { PoisonMessageError } from '../../src/verification/poison-message';
 import type { ReplyMessage } from '../../src/verification/queue-messages';
 import { acknowledgeReceipt, createSlackPoster, type SlackPosterOptions } from '../../src/verification/slack-poster';
 import { MemoryClaimStore } from '../../src/verification/stores/memory-claim-store';
+import { startFakeSecretsManager } from '../support/fake-secrets-manager';
 import { startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
 
 // Not shaped like a Slack token on purpose: the logger masks xox… tokens, which would hide a leak
@@ -125,6 +127,22 @@ describe('createSlackPoster', () => {
     expect(slack.posts.map((p) => p.text.split(' ')[0])).toEqual(['first', 'second']);
   });
 
+  it('says at ERROR that the user has no answer when a post fails on the replies queue\'s last receive, and only then', async () => {
+    const lines: Array<{ level: string; message: string }> = [];
+    const capture = (level: string) => (message: string) => lines.push({ level, message });
+    const log = { debug: capture('debug'), info: capture('info'), warn: capture('warn'), error: capture('error') };
+    const post = poster({ maxReceiveCount: 3, log });
+
+    for (const receive of [2, 3]) {
+      slack.failNext('chat.postMessage', { error: 'channel_not_found' });
+      await expect(post(delivery(replyMessage(), receive))).rejects.toBeInstanceOf(SlackApiError);
+    }
+
+    const failures = lines.filter((line) => line.message.startsWith('posting the reply failed'));
+    expect(failures.map((line) => line.level)).toEqual(['warn', 'error']);
+    expect(failures[1]!.message).toMatch(/last receive: it goes to the replies DLQ/);
+  });
+
   it('throws PoisonMessageError for a body that is not a reply message, and calls Slack for nothing', async () => {
     const post = poster();
 
@@ -150,16 +168,34 @@ describe('createSlackPoster', () => {
     expect(slack.posts).toHaveLength(1);
   });
 
-  it('builds a lazily-made SlackReplies once, and again only after a failed build', async () => {
-    const factory = jest.fn<Promise<SlackReplies>, []>().mockRejectedValueOnce(new Error('secret not readable')).mockResolvedValue(replies);
-    const post = poster({ replies: factory });
+  it('posts with the rotated bot token once Slack refuses the old one, without a restart', async () => {
+    // Prepare: the bot token in (fake) Secrets Manager, read through the real SDK client.
+    const secrets = await startFakeSecretsManager();
+    try {
+      const arn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:slack-bot-token-AbCdEf';
+      secrets.setSecret(arn, BOT_TOKEN);
+      const post = poster({ replies: slackRepliesFromSecret(secretsManagerSecret(arn), { apiUrl: slack.apiUrl, retries: 0 }) });
+      await post(delivery(replyMessage({ request_id: 'before', text: 'with token A' })));
 
-    await expect(post(delivery(replyMessage({ request_id: 'a' })))).rejects.toThrow('secret not readable');
-    await post(delivery(replyMessage({ request_id: 'a' }), 2));
-    await post(delivery(replyMessage({ request_id: 'b' })));
+      // Act: the secret rotates, and Slack stops taking the old token.
+      const rotated = 'test-bot-token-rotated-b';
+      secrets.setSecret(arn, rotated);
+      slack.rotateToken(rotated);
+      await post(delivery(replyMessage({ request_id: 'after', text: 'with token B' })));
 
-    expect(factory).toHaveBeenCalledTimes(2);
-    expect(slack.posts).toHaveLength(2);
+      // Assess
+      expect(slack.posts.map((p) => p.text)).toEqual(['with token A', 'with token B']);
+      expect(postRequests().map((r) => [r.headers.authorization, r.body.text])).toEqual([
+        [`Bearer ${BOT_TOKEN}`, 'with token A'],
+        [`Bearer ${BOT_TOKEN}`, 'with token B'],
+        [`Bearer ${rotated}`, 'with token B'],
+      ]);
+      expect(secrets.requests).toHaveLength(2);
+      // The retry with token B happened within the same post: one delivery, one claim.
+      expect(await claims.claim('reply#after#0', 60)).toBe(false);
+    } finally {
+      await secrets.close();
+    }
   });
 
   describe('reactions', () => {
@@ -177,7 +213,7 @@ describe('createSlackPoster', () => {
     });
 
     it('swaps 👀 for ⚠️ after an error reply', async () => {
-      await acknowledgeReceipt(async () => replies, thread);
+      await acknowledgeReceipt(replies, thread);
       await poster({ reactions: true })(delivery(replyMessage({ kind: 'error', text: 'Sorry, something went wrong.' })));
 
       expect(slack.reactions.map((r) => `${r.op} ${r.name}`)).toEqual(['add eyes', 'remove eyes', 'add warning']);

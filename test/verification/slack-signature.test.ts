@@ -1,6 +1,6 @@
 import { computeSlackSignature, slackSignatureHeaders, verifySlackSignature } from '../../src/verification/slack-signature';
 
-// Slack's published test vector (FACTS §5).
+// Slack's published test vector (docs/architecture.md §10.1).
 const SECRET = '8f742231b10e8888abcd99yyyzzz85a5';
 const TIMESTAMP = '1531420618';
 const BODY =

@@ -1,10 +1,9 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { DeliveryHandler } from '../../../src/queue/queue';
 import { deliveryFromSqsRecord } from '../../../src/queue/sqs-queue';
-import type { PipelineMetrics } from '../../../src/observability/metrics';
+import { powertools, type LambdaFunctionContext } from './function-context';
 
 /** Leave this much of the Lambda's time to report partial failures after calls are cut short. */
 const REPORT_MARGIN_MS = 3_000;
@@ -15,23 +14,20 @@ const REPORT_MARGIN_MS = 3_000;
  * The signal aborts calls a little before the Lambda would time out, so a slow execution zone
  * never makes the function die mid-call with the whole batch lost.
  */
-export function sqsBatchHandler(handle: DeliveryHandler, log: Logger, metrics?: PipelineMetrics) {
+export function sqsBatchHandler(handle: DeliveryHandler, context: LambdaFunctionContext) {
   return middy(
-    async (event: SQSEvent, context: Context, { signal }: { signal: AbortSignal }): Promise<SQSBatchResponse> => {
-      const budget = AbortSignal.timeout(Math.max(1_000, context.getRemainingTimeInMillis() - REPORT_MARGIN_MS));
+    async (event: SQSEvent, lambda: Context, { signal }: { signal: AbortSignal }): Promise<SQSBatchResponse> => {
+      const budget = AbortSignal.timeout(Math.max(1_000, lambda.getRemainingTimeInMillis() - REPORT_MARGIN_MS));
       const combined = AbortSignal.any([signal, budget]);
       const processor = new BatchProcessor(EventType.SQS);
-      try {
-        return await processPartialResponse(event, (record: SQSRecord) => handle(deliveryFromSqsRecord(record), { signal: combined }), processor, {
-          context,
-          processInParallel: true,
-          throwOnFullBatchFailure: false,
-        });
-      } finally {
-        metrics?.powertools.publishStoredMetrics();
-        log.debug('batch done', { records: event.Records.length });
-      }
+      const result = await processPartialResponse(event, (record: SQSRecord) => handle(deliveryFromSqsRecord(record), { signal: combined }), processor, {
+        context: lambda,
+        processInParallel: true,
+        throwOnFullBatchFailure: false,
+      });
+      context.log.debug('batch done', { records: event.Records.length, failed: result.batchItemFailures.length });
+      return result;
     },
     { timeoutEarlyInMillis: 500 },
-  );
+  ).use(powertools<SQSEvent, SQSBatchResponse>(context));
 }

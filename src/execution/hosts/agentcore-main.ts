@@ -3,7 +3,7 @@ import { createExecutionHttpServer } from './http-host';
 
 /**
  * Entry point of the AgentCore Runtime code deploy (NODE_22): the process must itself listen on
- * 0.0.0.0:8080 and serve /invocations and /ping (FACTS §2).
+ * 0.0.0.0:8080 and serve /invocations and /ping (docs/architecture.md §10.4).
  */
 const runtime = runtimeFromEnv();
 const server = createExecutionHttpServer(runtime);

@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { AGENT_CARD_PATH } from '../../contract';
 import type { ExecutionRuntime } from '../runtime';
 import { HealthReporter } from './health';
 
@@ -11,7 +12,6 @@ import { HealthReporter } from './health';
  */
 export const INVOCATIONS_PATH = '/invocations';
 export const PING_PATH = '/ping';
-export const AGENT_CARD_PATH = '/.well-known/agent-card.json';
 
 const ROUTES: Record<string, string> = { [INVOCATIONS_PATH]: 'POST', [PING_PATH]: 'GET', [AGENT_CARD_PATH]: 'GET' };
 

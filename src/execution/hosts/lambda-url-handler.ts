@@ -1,6 +1,6 @@
 import type { APIGatewayProxyStructuredResultV2 as LambdaFunctionURLResult, LambdaFunctionURLEvent } from 'aws-lambda';
 import type { ExecutionRuntime } from '../runtime';
-import { AGENT_CARD_PATH } from './http-host';
+import { AGENT_CARD_PATH } from '../../contract';
 
 /**
  * The execution runtime behind a Lambda function URL (the `https` transport): the same

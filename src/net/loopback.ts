@@ -2,7 +2,7 @@ import { BlockList, isIP } from 'node:net';
 
 /**
  * Whether a URL host can only ever reach this machine. Plain `http://` is allowed to such hosts
- * alone (ARCHITECTURE §4), so the check errs on the side of "no": names other than `localhost`
+ * alone (docs/architecture.md §4.2), so the check errs on the side of "no": names other than `localhost`
  * are not resolved, because DNS can point any name anywhere.
  */
 const LOOPBACK = new BlockList();

@@ -1,4 +1,4 @@
-import { isLoopbackHost } from '../../src/transport/loopback';
+import { isLoopbackHost } from '../../src/net/loopback';
 
 describe('isLoopbackHost', () => {
   it.each(['http://127.0.0.1:8080/', 'http://127.255.255.254/', 'http://127.1/', 'http://localhost/', 'http://LOCALHOST./', 'http://[::1]:80/', 'http://[::ffff:127.0.0.1]/'])(

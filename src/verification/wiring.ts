@@ -1,0 +1,139 @@
+import type { Log } from '../observability/logger';
+import type { PipelineMetrics } from '../observability/metrics';
+import type { ExecutionAgent } from '../protocols/execution-agent';
+import type { DeliveryHandler, Queue } from '../queue/queue';
+import type { SecretSource } from '../secrets/secret-source';
+import type { SlackReplies } from '../slack/slack-replies';
+import { createAgentInvoker } from './agent-invoker';
+import { createAsyncResult } from './async-result';
+import { pollScheduleOf, type VerificationConfig } from './config';
+import type { FollowUpOptions } from './follow-up-options';
+import type { PollMessage, ReplyMessage, TaskMessage } from './queue-messages';
+import { RateLimiter } from './rate-limiter';
+import { acknowledgeReceipt, createSlackPoster, type SlackPoster } from './slack-poster';
+import { createSlackIngress, type IngressRequest, type IngressResponse } from './slack-ingress';
+import type { ClaimStore } from './stores/claim-store';
+import type { CounterStore } from './stores/counter-store';
+import type { Tracer } from './trace';
+import { userMessages } from './user-messages';
+
+/**
+ * The one place the four verification functions are wired from configuration and ports. The
+ * Lambda handlers (lambdas/verification/) give it SQS, DynamoDB and Secrets Manager adapters; the
+ * local pipeline (src/local/local-pipeline.ts) gives it in-memory ones. Everything a setting
+ * changes — user texts, poll schedule, receive counts, reactions, allow-lists — is decided here,
+ * so a deployment and a local run behave alike.
+ *
+ * Optional ports are functions: a Lambda builds a Slack client or reads the bot token only when
+ * the configuration asks for it.
+ */
+export type FunctionContext = {
+  config: VerificationConfig;
+  log: Log;
+  metrics?: PipelineMetrics;
+  trace?: Tracer;
+  /**
+   * The clock poll deadlines are measured on (the local pipeline scales it with its queue delays).
+   * Only the follow-up functions read it: Slack's signature window is always real time.
+   */
+  pollClock?: () => number;
+};
+
+export type SlackEventsPorts = {
+  signingSecret: SecretSource;
+  claims: ClaimStore;
+  counters: CounterStore;
+  tasks: Queue<TaskMessage>;
+  replies: Queue<ReplyMessage>;
+};
+
+export function wireSlackEvents(context: FunctionContext, ports: SlackEventsPorts): (request: IngressRequest) => Promise<IngressResponse> {
+  const { config } = context;
+  return createSlackIngress({
+    signingSecret: ports.signingSecret,
+    claims: ports.claims,
+    rateLimiter: new RateLimiter({ counters: ports.counters, perMinute: config.RATE_LIMIT_PER_MINUTE }),
+    tasks: ports.tasks,
+    replies: ports.replies,
+    messages: userMessages(config.USER_MESSAGES_JSON),
+    allowedTeamIds: config.ALLOWED_TEAM_IDS,
+    allowedUserIds: config.ALLOWED_USER_IDS,
+    allowedChannelIds: config.ALLOWED_CHANNEL_IDS,
+    maxTextLength: config.MAX_TEXT_LENGTH,
+    claimTtlSeconds: config.EVENT_CLAIM_TTL_SECONDS,
+    botUserId: config.SLACK_BOT_USER_ID,
+    ...common(context),
+  });
+}
+
+/** What both follow-up functions (agent-invoker, async-result) are given. */
+export type AsyncResultPorts = {
+  agent: ExecutionAgent;
+  polls: Queue<PollMessage>;
+  replies: Queue<ReplyMessage>;
+};
+
+export type AgentInvokerPorts = AsyncResultPorts & {
+  /** Needed with SLACK_REACTIONS (👀 when a task starts). */
+  slack?: () => SlackReplies;
+  /** Needed with EXECUTION_SEND_BOT_TOKEN. */
+  botToken?: () => SecretSource;
+};
+
+export function wireAgentInvoker(context: FunctionContext, ports: AgentInvokerPorts): DeliveryHandler {
+  const { config } = context;
+  const slack = config.SLACK_REACTIONS ? required(ports.slack, 'SLACK_REACTIONS needs the Slack bot token')() : undefined;
+  const botToken = config.EXECUTION_SEND_BOT_TOKEN ? required(ports.botToken, 'EXECUTION_SEND_BOT_TOKEN needs the Slack bot token')() : undefined;
+  return createAgentInvoker({
+    ...followUp(context, ports, config.TASK_MAX_RECEIVE_COUNT),
+    ...(slack ? { onTaskStarted: (thread) => acknowledgeReceipt(slack, thread) } : {}),
+    ...(botToken ? { botTokenForExecution: botToken } : {}),
+  });
+}
+
+export function wireAsyncResult(context: FunctionContext, ports: AsyncResultPorts): DeliveryHandler {
+  return createAsyncResult(followUp(context, ports, context.config.POLL_MAX_RECEIVE_COUNT));
+}
+
+export type SlackPosterPorts = {
+  slack: SlackReplies;
+  claims: ClaimStore;
+};
+
+export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPorts): SlackPoster {
+  const { config } = context;
+  return createSlackPoster({
+    replies: ports.slack,
+    claims: ports.claims,
+    reactions: config.SLACK_REACTIONS,
+    maxReceiveCount: config.REPLY_MAX_RECEIVE_COUNT,
+    ...common(context),
+  });
+}
+
+/** What agent-invoker and async-result share: the agent, where polls and replies go, how to poll. */
+function followUp(context: FunctionContext, ports: AsyncResultPorts, maxReceiveCount: number): FollowUpOptions {
+  return {
+    agent: ports.agent,
+    polls: ports.polls,
+    replies: ports.replies,
+    messages: userMessages(context.config.USER_MESSAGES_JSON),
+    schedule: pollScheduleOf(context.config),
+    maxReceiveCount,
+    ...common(context),
+    ...(context.pollClock ? { now: context.pollClock } : {}),
+  };
+}
+
+function common(context: FunctionContext): { log: Log; metrics?: PipelineMetrics; trace?: Tracer } {
+  return {
+    log: context.log,
+    ...(context.metrics ? { metrics: context.metrics } : {}),
+    ...(context.trace ? { trace: context.trace } : {}),
+  };
+}
+
+function required<T>(port: (() => T) | undefined, message: string): () => T {
+  if (!port) throw new Error(message);
+  return port;
+}
