@@ -16,6 +16,7 @@ import { PLAYGROUND_HTML } from './playground-page';
 import { close, listen } from './server-lifecycle';
 import { appMentionEnvelope, postSignedEvent } from './slack-event-builder';
 import { TraceRecorder } from './trace-recorder';
+import { replyThreadTs } from '../verification/queue-messages';
 
 export const LOCAL_RUNTIME_ARN = 'arn:aws:bedrock-agentcore:us-east-1:000000000000:runtime/local_runtime-0000000000';
 
@@ -196,8 +197,10 @@ async function routeVerification(req: IncomingMessage, res: ServerResponse, rout
 
 function withReplies(trace: ReturnType<TraceRecorder['all']>[number], routes: Routes) {
   const ingress = trace.events.find((e) => e.hop === 'ingress');
-  const ts = typeof ingress?.detail?.ts === 'string' ? ingress.detail.ts : undefined;
-  const threadTs = typeof ingress?.detail?.thread_ts === 'string' ? ingress.detail.thread_ts : ts;
+  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  const ts = text(ingress?.detail?.ts);
+  // The thread the poster replies in, computed the one way the poster computes it.
+  const threadTs = ts === undefined ? undefined : replyThreadTs({ ts, thread_ts: text(ingress?.detail?.thread_ts) });
   const replies = routes.consoleReplies?.posted.filter((reply) => reply.threadTs === threadTs) ?? [];
   return { ...trace, replies };
 }

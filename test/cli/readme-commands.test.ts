@@ -38,6 +38,28 @@ const SH_COMMANDS: Record<string, string> = {
  */
 const NEEDS_AWS: string[] = [];
 
+/**
+ * Commands the README shows inline (in `backticks` in its prose) → how this file covers them:
+ * the command line it runs, or why it runs none.
+ */
+const INLINE_COMMANDS: Record<string, { run: string } | { notRun: string }> = {
+  'npm start': { run: 'npm start' },
+  'npx zone start': { run: 'npx zone start' },
+  'npm run demo': { run: 'npm run demo' },
+  'TRANSPORT=agentcore npm start': { run: 'TRANSPORT=agentcore npm start' },
+  'npm ci': { notRun: 'installs the jest running this file; CI runs it first (.ci/run)' },
+  'npx cdk deploy --all -c transport=https': { notRun: 'needs an AWS account; what it deploys is synthesized by test/cdk' },
+  'npx cdk deploy --all -c transport=agentcore': { notRun: 'needs an AWS account; what it deploys is synthesized by test/cdk' },
+  'npm run bench': { notRun: 'six minutes of benchmarks, its own npm script; its parts are unit-tested in test/bench' },
+  'npm run bench -- --quick': { notRun: 'a minute of benchmarks, its own npm script; its parts are unit-tested in test/bench' },
+};
+
+/** Inline code spans of the README that are npm or npx commands (optionally after NAME=value). */
+function readmeInlineCommands(): string[] {
+  const spans = [...README.replace(/^```[\s\S]*?^```/gm, '').matchAll(/`([^`\n]+)`/g)].map((m) => m[1]!.trim());
+  return [...new Set(spans.filter((span) => /^(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:npx|npm) /.test(span)))];
+}
+
 /** The rows of the README's `zone` table → the command line this file runs for each. */
 const ZONE_TABLE: Record<string, string> = {
   'zone start': 'npx zone start',
@@ -215,6 +237,12 @@ describe('the README lists only commands this file runs', () => {
     for (const command of [...Object.keys(SH_COMMANDS), ...NEEDS_AWS]) expect(commands).toContain(command);
   });
 
+  it('every npm / npx command shown inline is in INLINE_COMMANDS, run here or excluded with a reason', () => {
+    const commands = readmeInlineCommands();
+    expect(commands.length).toBeGreaterThan(0);
+    expect(commands.sort()).toEqual(Object.keys(INLINE_COMMANDS).sort());
+  });
+
   it('every row of the `zone` command table is in ZONE_TABLE', () => {
     const rows = zoneTableRows();
     expect(rows.length).toBeGreaterThan(0);
@@ -274,6 +302,21 @@ describe('the README commands, through npm', () => {
       expect(output).toMatch(/^echo: slow one #sleep=8000$/m);
       expect(code).toBe(0);
     }, 45_000);
+  });
+
+  it('TRANSPORT=agentcore npm start runs the local AgentCore emulator and answers through it', async () => {
+    const line = INLINE_COMMANDS['TRANSPORT=agentcore npm start'] as { run: string };
+    const stack = startCommand(line.run, { VERIFICATION_PORT: '0', EXECUTION_PORT: '0' });
+    try {
+      const [, ingress] = await stack.waitFor(/Slack ingress\s+POST (\S+)/);
+      expect(stack.output()).toMatch(/AgentCore emulator\s+http:\/\/127\.0\.0\.1:\d+/);
+      expect(stack.output()).toMatch(/transport\s+agentcore · protocol execute-task/);
+      const { code, output } = await runCommand('npx zone say "hello"', { VERIFICATION_PORT: new URL(ingress!).port });
+      expect(output).toMatch(/^echo: hello$/m);
+      expect(code).toBe(0);
+    } finally {
+      await stack.stop();
+    }
   });
 
   it('npm start (the quick start) runs both zones and serves the playground', async () => {
