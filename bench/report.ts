@@ -6,6 +6,7 @@ import type { EndToEndResult } from './end-to-end';
 import { TRANSPORTS } from './end-to-end';
 import type { PollCostResult, TaskCost } from './poll-cost';
 import type { ProtocolOverheadResult } from './protocol-overhead';
+import { SPLITTER_TARGET_MS, type SplitterResult } from './reply-splitter';
 import type { ThroughputResult } from './runtime-throughput';
 import { SERVER_KINDS } from './peers/servers';
 import { formatBytes, formatNumber, formatRatio, formatSummary, type Summary } from './stats';
@@ -22,6 +23,7 @@ export type BenchResults = {
   throughput?: ThroughputResult;
   endToEnd?: EndToEndResult;
   pollCost?: PollCostResult;
+  splitter?: SplitterResult;
   /** Parts that threw, with why. */
   failures: Array<{ part: string; error: string }>;
 };
@@ -147,6 +149,17 @@ function targets(results: BenchResults): Target[] {
         target: `${label(cost.taskSeconds)} task: same, after the task was accepted (where the designs differ)`,
         measured: `${formatRatio(cost.followingRatio)} (${whole(cost.asyncResult.followingBilledMs)} vs ${whole(cost.sleepingLoop.followingBilledMs)} ms)`,
         pass: cost.followingRatio >= 100,
+      });
+    }
+  }
+  const splitter = results.splitter;
+  if (splitter) {
+    for (const row of splitter.rows) {
+      list.push({
+        part: '6',
+        target: `split ${formatNumber(splitter.chars)} characters of ${row.name} < ${SPLITTER_TARGET_MS} ms, chunks correct`,
+        measured: row.problem ? `wrong: ${row.problem}` : ms(row.split),
+        pass: !row.problem && row.split.median < SPLITTER_TARGET_MS,
       });
     }
   }
@@ -350,6 +363,21 @@ function pollCostSection(p: PollCostResult): string {
   ].join('\n');
 }
 
+function splitterSection(s: SplitterResult): string {
+  return [
+    '## 6. Reply splitter on pathological text',
+    '',
+    `\`splitForSlack\` (src/slack/split-message.ts) on ${formatNumber(s.chars)} UTF-16 code units of each shape, chunk limit ${formatNumber(s.limit)}, in the bench process; up to ${s.samples} samples per shape after a warm-up on a tenth of the size. ` +
+      'The posting path runs `toSafeMrkdwn` (src/slack/safe-mrkdwn.ts) first; it is timed as a whole beside the splitter. ' +
+      'Each split is checked: chunks within the limit, none blank, no surrogate pair cut, every visible character kept.',
+    '',
+    table(
+      ['shape', 'text', 'chunks', 'splitForSlack', 'posting path (toSafeMrkdwn + split)', 'check'],
+      s.rows.map((row) => [row.name, row.what, String(row.chunks), ms(row.split), ms(row.posting), row.problem ? `**wrong**: ${row.problem}` : 'ok']),
+    ),
+  ].join('\n');
+}
+
 function notesSection(results: BenchResults): string {
   return [
     '## Method and caveats',
@@ -388,6 +416,7 @@ export function renderResults(results: BenchResults): string {
   if (results.throughput) parts.push('', throughputSection(results.throughput));
   if (results.endToEnd) parts.push('', endToEndSection(results.endToEnd));
   if (results.pollCost) parts.push('', pollCostSection(results.pollCost));
+  if (results.splitter) parts.push('', splitterSection(results.splitter));
   parts.push('', notesSection(results), '');
   return parts.join('\n');
 }

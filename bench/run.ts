@@ -4,6 +4,7 @@ import { runColdStart } from './cold-start';
 import { runEndToEnd } from './end-to-end';
 import { runPollCost } from './poll-cost';
 import { runProtocolOverhead } from './protocol-overhead';
+import { runReplySplitter } from './reply-splitter';
 import { loadAverage, renderResults, type BenchResults } from './report';
 import { runThroughput } from './runtime-throughput';
 import { stopAll } from './support/processes';
@@ -13,7 +14,7 @@ import { stopAll } from './support/processes';
  * (every part, briefly). Writes bench/RESULTS.md (quick: bench/RESULTS.quick.md, so a quick
  * check never overwrites the published figures). Options:
  *   --quick            short runs
- *   --only=1,3         run only these parts (1 cold start, 2 protocol, 3 throughput, 4 end to end, 5 poll cost)
+ *   --only=1,3         run only these parts (1 cold start, 2 protocol, 3 throughput, 4 end to end, 5 poll cost, 6 reply splitter)
  *   --out=<file>       write the results elsewhere
  */
 type Settings = {
@@ -24,6 +25,7 @@ type Settings = {
   throughput: { rounds: number; durationSeconds: number; warmupSeconds: number; connections: number; profileSeconds: number };
   endToEnd: { eventsPerTransport: number; warmupEvents: number; chunk: number };
   warmRuns: number;
+  splitter: { samples: number; budgetMs: number };
 };
 
 const FULL: Settings = {
@@ -34,6 +36,7 @@ const FULL: Settings = {
   throughput: { rounds: 5, durationSeconds: 10, warmupSeconds: 2, connections: 50, profileSeconds: 5 },
   endToEnd: { eventsPerTransport: 300, warmupEvents: 20, chunk: 25 },
   warmRuns: 50,
+  splitter: { samples: 20, budgetMs: 5_000 },
 };
 
 const QUICK: Settings = {
@@ -44,6 +47,7 @@ const QUICK: Settings = {
   throughput: { rounds: 1, durationSeconds: 3, warmupSeconds: 1, connections: 50, profileSeconds: 2 },
   endToEnd: { eventsPerTransport: 40, warmupEvents: 5, chunk: 20 },
   warmRuns: 15,
+  splitter: { samples: 5, budgetMs: 2_000 },
 };
 
 /** A per-poll billed duration closer to AWS than loopback: AgentCore round trip plus an SQS send. */
@@ -52,7 +56,7 @@ const ASSUMED_AWS_POLL_MS = 100;
 function parseArgs(argv: readonly string[]): { quick: boolean; parts: Set<number>; out: string } {
   const quick = argv.includes('--quick');
   const only = argv.find((arg) => arg.startsWith('--only='));
-  const parts = new Set(only ? only.slice('--only='.length).split(',').map(Number) : [1, 2, 3, 4, 5]);
+  const parts = new Set(only ? only.slice('--only='.length).split(',').map(Number) : [1, 2, 3, 4, 5, 6]);
   const outArg = argv.find((arg) => arg.startsWith('--out='));
   const out = outArg ? outArg.slice('--out='.length) : join(__dirname, quick ? 'RESULTS.quick.md' : 'RESULTS.md');
   return { quick, parts, out };
@@ -103,6 +107,9 @@ async function main(): Promise<number> {
     });
     await part(5, 'cost of following a long task', async () => {
       results.pollCost = await runPollCost({ warmRuns: settings.warmRuns, workDir: join(workDir, 'poll-cost'), assumedPollMs: ASSUMED_AWS_POLL_MS, log });
+    });
+    await part(6, 'reply splitter on pathological text', async () => {
+      results.splitter = runReplySplitter({ ...settings.splitter, log });
     });
   } finally {
     await stopAll();

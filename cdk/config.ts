@@ -26,7 +26,8 @@ export const CONTEXT_DEFAULTS = {
   agentcoreIdleTimeoutSeconds: 900,
   agentcoreMaxLifetimeSeconds: 28_800,
   executionProtocol: 'execute-task',
-  waf: false,
+  /** On unless a deployment opts out: ~US$7 a month buys per-IP blocking before API Gateway (docs/deploy.md). */
+  waf: true,
   wafRateLimit: 2_000,
   apiRateLimit: 50,
   apiBurstLimit: 100,
@@ -78,7 +79,8 @@ export const ContextSchema = z
     executionProtocol: z.enum(PROTOCOL_NAMES).default(CONTEXT_DEFAULTS.executionProtocol),
     a2aVersion: z.enum(['1.0', '0.3']).optional(),
 
-    pinVerificationRoles: bool.default(false),
+    /** https, two accounts: the function URL admits the two caller roles; false admits their whole account. */
+    pinVerificationRoles: bool.default(true),
     invokerRoleName: roleName.optional(),
     pollerRoleName: roleName.optional(),
 

@@ -50,9 +50,15 @@ export function buildZones(app: App): Zones {
 
   const target = config.executionTarget;
   if (target.kind === 'pending') {
+    // Lambda refuses a role principal that does not exist yet: say so before the deploy fails.
+    const roles = config.callerRoleNames;
+    const pinnedRoles =
+      config.crossAccount && roles && c.pinVerificationRoles && config.executionHosts.includes('https')
+        ? ` The function URL admits the roles ${roles.invoker} and ${roles.poller}, which must exist: on the first deploy, before VerificationZone has created them, add -c pinVerificationRoles=false (their account), and deploy ExecutionZone again without it afterwards.`
+        : '';
     Annotations.of(execution ?? app).addWarningV2(
       'slack-zone-bridge:VerificationZonePending',
-      `VerificationZone is not synthesized: the zones are in different accounts or regions, so it needs the execution zone's address. Deploy ExecutionZone, then pass ${target.missing} (docs/deploy.md, "Two accounts").`,
+      `VerificationZone is not synthesized: the zones are in different accounts or regions, so it needs the execution zone's address. Deploy ExecutionZone, then pass ${target.missing} (docs/deploy.md, "Two accounts").${pinnedRoles}`,
     );
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
     return { config, ...(execution ? { execution } : {}) };

@@ -1,6 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { loadExecutionConfig } from '../../src/execution/config';
 import { createExecutionHttpServer } from '../../src/execution/hosts/http-host';
 import { createExecutionRuntime, type ExecutionRuntime } from '../../src/execution/runtime';
@@ -8,6 +6,7 @@ import { startAgentCoreEmulator, type AgentCoreEmulator } from '../../src/local/
 import { createLogger } from '../../src/observability/logger';
 import { createTable, startLocalDynamoDb } from '../../test/support/dynalite';
 import { startFakeSlackApi, type FakeSlackApi } from '../../test/support/fake-slack-api';
+import { startFakeSqs, type FakeSqs } from '../../test/support/fake-sqs';
 import { PLACEHOLDER_AWS_ENV, RUNTIME_ARN, close, listen } from './net';
 
 /**
@@ -80,55 +79,4 @@ export async function startLoopbackAws(): Promise<LoopbackAws> {
 
 async function closeAll(closers: Array<() => Promise<void>>): Promise<void> {
   for (const closer of closers.reverse()) await closer().catch(() => undefined);
-}
-
-export type FakeSqs = { endpoint: string; sent: Array<{ queueUrl: string; body: string; delaySeconds?: number }>; close(): Promise<void> };
-
-/**
- * SQS's AWS JSON 1.0 protocol, as far as the pipeline uses it: SendMessage and SendMessageBatch,
- * with the MD5 of each body the SDK checks. Messages are recorded, never delivered.
- */
-export async function startFakeSqs(): Promise<FakeSqs> {
-  const sent: FakeSqs['sent'] = [];
-  const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest('hex');
-  const answer = (res: ServerResponse, status: number, value: unknown, errorType?: string) => {
-    const text = JSON.stringify(value);
-    res.writeHead(status, {
-      'content-type': 'application/x-amz-json-1.0',
-      'content-length': Buffer.byteLength(text),
-      'x-amzn-requestid': randomUUID(),
-      ...(errorType ? { 'x-amzn-query-error': `${errorType};Sender` } : {}),
-    });
-    res.end(text);
-  };
-  const server = createServer((req, res) => {
-    void readText(req).then((raw) => {
-      const target = String(req.headers['x-amz-target'] ?? '');
-      let input: Record<string, unknown>;
-      try {
-        input = JSON.parse(raw) as Record<string, unknown>;
-      } catch {
-        return answer(res, 400, { __type: 'com.amazon.coral.service#SerializationException', message: 'bad JSON' }, 'SerializationException');
-      }
-      if (target === 'AmazonSQS.SendMessage') {
-        const body = String(input.MessageBody ?? '');
-        sent.push({ queueUrl: String(input.QueueUrl), body, ...(typeof input.DelaySeconds === 'number' ? { delaySeconds: input.DelaySeconds } : {}) });
-        return answer(res, 200, { MessageId: randomUUID(), MD5OfMessageBody: md5(body) });
-      }
-      if (target === 'AmazonSQS.SendMessageBatch') {
-        const entries = (input.Entries ?? []) as Array<{ Id: string; MessageBody: string; DelaySeconds?: number }>;
-        for (const entry of entries) sent.push({ queueUrl: String(input.QueueUrl), body: entry.MessageBody, delaySeconds: entry.DelaySeconds });
-        return answer(res, 200, { Successful: entries.map((e) => ({ Id: e.Id, MessageId: randomUUID(), MD5OfMessageBody: md5(e.MessageBody) })), Failed: [] });
-      }
-      return answer(res, 400, { __type: 'com.amazonaws.sqs#UnsupportedOperation', message: `${target} is not emulated` }, 'UnsupportedOperation');
-    });
-  });
-  const endpoint = await listen(server);
-  return { endpoint, sent, close: () => close(server) };
-}
-
-async function readText(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -1,7 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AssetHashType, DockerImage, type ILocalBundling } from 'aws-cdk-lib';
-import { AgentCoreRuntime, AgentRuntimeArtifact } from 'aws-cdk-lib/aws-bedrockagentcore';
+import { AgentCoreRuntime, AgentRuntimeArtifact, type CfnRuntime, type Runtime } from 'aws-cdk-lib/aws-bedrockagentcore';
+import { Grant } from 'aws-cdk-lib/aws-iam';
+import { Asset } from 'aws-cdk-lib/aws-s3-assets';
+import type { Construct } from 'constructs';
 import { buildSync } from 'esbuild';
 import { PROJECT_ROOT } from '../project-root';
 
@@ -20,8 +23,9 @@ export const AGENTCORE_ENTRY = 'src/execution/hosts/agentcore-main.ts';
  *   (`cdk deploy VerificationZone` does not build it).
  * - The source map has no sources content (the zip stays small; stack traces still name the
  *   TypeScript file and line, with NODE_OPTIONS=--enable-source-maps).
+ * - The runtime's role may read that one object (`CodeObjectArtifact`), not the assets bucket.
  */
-export function agentCoreCodeArtifact(entry: string = AGENTCORE_ENTRY): AgentRuntimeArtifact {
+export function agentCoreCodeArtifact(scope: Construct, id: string, entry: string = AGENTCORE_ENTRY): AgentRuntimeArtifact {
   const entryPath = path.join(PROJECT_ROOT, entry);
   if (!fs.existsSync(entryPath)) throw new Error(`the AgentCore entry point ${entry} does not exist`);
   const local: ILocalBundling = {
@@ -45,10 +49,8 @@ export function agentCoreCodeArtifact(entry: string = AGENTCORE_ENTRY): AgentRun
       return true;
     },
   };
-  return AgentRuntimeArtifact.fromCodeAsset({
+  const asset = new Asset(scope, id, {
     path: path.dirname(entryPath),
-    runtime: AgentCoreRuntime.NODE_22,
-    entrypoint: ['main.js'],
     assetHashType: AssetHashType.OUTPUT,
     bundling: {
       local,
@@ -56,4 +58,47 @@ export function agentCoreCodeArtifact(entry: string = AGENTCORE_ENTRY): AgentRun
       image: DockerImage.fromRegistry('dummy'),
     },
   });
+  return new CodeObjectArtifact(asset, AgentCoreRuntime.NODE_22, ['main.js']);
+}
+
+/**
+ * The code zip as AgentCore's CodeConfiguration names it (bucket and key), with read access for the
+ * runtime's role to exactly that object: `s3:GetObject` on `<assets bucket>/<hash>.zip`.
+ *
+ * `AgentRuntimeArtifact.fromCodeAsset` (and `fromS3`) grant `s3:GetObject*`, `s3:GetBucket*` and
+ * `s3:List*` on the whole CDK assets bucket — every asset of every stack deployed to the account
+ * and region. AgentCore reads the zip at CreateAgentRuntime / UpdateAgentRuntime with the
+ * deploying principal's permissions (CloudFormation's, through the CDK deploy role); the runtime
+ * role keeps read access to its own object, which is what the L2 gives it, minus the rest of the
+ * bucket. The bootstrap bucket is encrypted with the AWS-managed key (or SSE-S3), which needs no
+ * kms grant; a customer key (`cdk bootstrap --bootstrap-customer-key`) would.
+ */
+class CodeObjectArtifact extends AgentRuntimeArtifact {
+  /** Renders the S3 location exactly as the L2 does; never bound, so it grants nothing. */
+  private readonly location: AgentRuntimeArtifact;
+  private granted = false;
+
+  constructor(
+    private readonly asset: Asset,
+    runtime: AgentCoreRuntime,
+    entrypoint: string[],
+  ) {
+    super();
+    this.location = AgentRuntimeArtifact.fromS3({ bucketName: asset.s3BucketName, objectKey: asset.s3ObjectKey }, runtime, entrypoint);
+  }
+
+  /** The ARN of the one object the runtime runs. */
+  get objectArn(): string {
+    return this.asset.bucket.arnForObjects(this.asset.s3ObjectKey);
+  }
+
+  bind(_scope: Construct, runtime: Runtime): void {
+    if (this.granted) return;
+    Grant.addToPrincipal({ grantee: runtime.role, actions: ['s3:GetObject'], resourceArns: [this.objectArn] });
+    this.granted = true;
+  }
+
+  _render(): CfnRuntime.AgentRuntimeArtifactProperty {
+    return this.location._render();
+  }
 }

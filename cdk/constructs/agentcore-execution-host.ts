@@ -35,7 +35,7 @@ export class AgentCoreExecutionHost extends Construct {
 
   constructor(scope: Construct, id: string, props: AgentCoreExecutionHostProps) {
     super(scope, id);
-    const artifact = agentCoreCodeArtifact();
+    const artifact = agentCoreCodeArtifact(this, 'Code');
     this.runtime = new Runtime(this, 'Runtime', {
       agentRuntimeArtifact: artifact,
       protocolConfiguration: ProtocolType.HTTP,
@@ -52,7 +52,7 @@ export class AgentCoreExecutionHost extends Construct {
       },
     });
     // The Runtime binds its artifact lazily, at synthesis; binding now (bind is idempotent) makes the
-    // asset and its S3 read grant exist while the construct tree is built, like every other grant.
+    // S3 read grant (that one object) exist while the construct tree is built, like every other grant.
     artifact.bind(this.runtime, this.runtime);
     props.alarms.alarm(this, 'SystemErrorsAlarm', this.runtime.metricSystemErrors({ period: Duration.minutes(5), statistic: 'Sum' }), 'AgentCore runtime: system errors');
   }
@@ -114,14 +114,6 @@ export class AgentCoreExecutionHost extends Construct {
       {
         pattern: /^Action::bedrock-agentcore:GetWorkloadAccessToken\*$/,
         reason: 'Added by the AgentCore Runtime construct: GetWorkloadAccessToken, …ForJWT and …ForUserId, on the default workload identity directory only.',
-      },
-      {
-        pattern: /^Action::s3:(GetObject|GetBucket|List)\*$/,
-        reason: 'Added by fromCodeAsset: read access to the deployment package in the CDK assets bucket, which AgentCore fetches when it creates or updates the runtime.',
-      },
-      {
-        pattern: new RegExp(`^Resource::arn:${seg}:s3:::cdk-[a-z0-9]+-assets-.+/\\*$`),
-        reason: 'Added by fromCodeAsset: the objects of the CDK bootstrap assets bucket, where the deployment package is uploaded under its content hash.',
       },
     ]);
   }

@@ -18,7 +18,8 @@ export interface OperationsAlarmsProps {
 
 /**
  * One SNS topic per zone that every alarm of the zone notifies: a message in a dead-letter queue
- * (a user got an error reply, or will) and any function error.
+ * (a user got an error reply, or will), any function error, and the pipeline's own metrics
+ * (pipeline-alarms.ts).
  */
 export class OperationsAlarms extends Construct {
   public readonly topic: Topic;
@@ -46,11 +47,11 @@ export class OperationsAlarms extends Construct {
     return this.alarm(scope, id, fn.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }), `${what}: function errors`);
   }
 
-  /** Alarms when the metric's value reaches 1 in one period. The alarm lives beside what it watches. */
-  alarm(scope: Construct, id: string, metric: IMetric, description: string): Alarm {
+  /** Alarms when the metric's value reaches `threshold` (default 1) in one period. The alarm lives beside what it watches. */
+  alarm(scope: Construct, id: string, metric: IMetric, description: string, threshold = 1): Alarm {
     const alarm = new Alarm(scope, id, {
       metric,
-      threshold: 1,
+      threshold,
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: TreatMissingData.NOT_BREACHING,

@@ -24,7 +24,7 @@ export interface SlackEventsApiProps {
   /** Burst requests for the stage. */
   readonly burstLimit: number;
   readonly logRetention: RetentionDays;
-  /** A WAF web ACL protects the stage (nag's APIG3 is then met, not acknowledged). */
+  /** A WAF web ACL protects the stage (the default; nag's APIG3 is then met, not acknowledged). */
   readonly webAclAttached: boolean;
 }
 
@@ -101,7 +101,11 @@ export class SlackEventsApi extends Construct {
       'Execution logging needs the account-wide API Gateway CloudWatch role (AWS::ApiGateway::Account), a singleton this app should not own. The stage has access logs and metrics, and slack-events logs every decision it makes.',
     );
     if (!props.webAclAttached) {
-      acknowledge(this.api.deploymentStage, 'AwsSolutions-APIG3', 'WAF is optional (context waf=true attaches one): every request must carry a valid Slack signature, the stage is throttled, and slack-events rate-limits per user. Enable WAF for IP-level rate limiting.');
+      acknowledge(
+        this.api.deploymentStage,
+        'AwsSolutions-APIG3',
+        'This deployment turned the web ACL off (context waf=false; it is on by default). Every request must still carry a valid Slack signature, unsigned ones are refused by API Gateway, the stage is throttled, and slack-events rate-limits per user; only per-IP blocking in front of API Gateway is lost.',
+      );
     }
   }
 

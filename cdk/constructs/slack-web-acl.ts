@@ -10,7 +10,9 @@ export interface SlackWebAclProps {
 
 /**
  * A regional WAF web ACL in front of the Slack request URL: the AWS managed common rule set and a
- * per-IP rate rule.
+ * per-IP rate rule. On by default (context `waf`): a flood from one address is blocked before it
+ * costs an API Gateway request or a Lambda invocation, for the price of a web ACL and two rules
+ * (docs/deploy.md, "Context reference").
  *
  * The common rule set's body rules (size, XSS, LFI/RFI patterns) only count here: the body is a
  * user's Slack message signed by Slack, and people legitimately paste code, HTML and long text to

@@ -17,10 +17,12 @@ export interface ExecutionCallers {
   /** Names of its agent-invoker and async-result roles. */
   readonly roleNames: { readonly invoker: string; readonly poller: string };
   /**
-   * Name the two roles in the function URL's resource policy instead of their account. Lambda
-   * refuses a role that does not exist yet, so this is for the second deploy, once the
-   * verification zone exists (docs/deploy.md, "Two accounts").
-   * @default false
+   * The function URL's resource policy names the two roles (true), or admits their whole account
+   * (false). Lambda refuses a role principal that does not exist yet, so the very first
+   * ExecutionZone deploy, before the verification zone has created its roles, opts out with false
+   * and the next deploy narrows it (docs/deploy.md, "Two accounts"). AgentCore needs neither: its
+   * resource policy narrows the account to the roles by condition.
+   * @default true
    */
   readonly pinRoles?: boolean;
 }
@@ -110,7 +112,7 @@ export class ExecutionZoneStack extends Stack {
       });
       for (const runner of host.taskRunners) runTasks(runner.role);
       if (callers) {
-        const principals = callers.pinRoles ? callerRoleArns.map((arn) => new ArnPrincipal(arn)) : [new AccountPrincipal(callers.account)];
+        const principals = callers.pinRoles === false ? [new AccountPrincipal(callers.account)] : callerRoleArns.map((arn) => new ArnPrincipal(arn));
         for (const principal of principals) host.allowCaller(principal);
       }
       this.https = host;

@@ -8,6 +8,7 @@ import type { ExecutionTarget, Transport } from '../config';
 import { ExecutionAccess, type LinkedExecution } from '../constructs/execution-access';
 import { OperationsAlarms } from '../constructs/operations-alarms';
 import { operatorSecret } from '../constructs/operator-secret';
+import { PipelineAlarms } from '../constructs/pipeline-alarms';
 import { QueueWithDlq } from '../constructs/queue-with-dlq';
 import { SlackEventsApi } from '../constructs/slack-events-api';
 import { SlackWebAcl } from '../constructs/slack-web-acl';
@@ -92,6 +93,8 @@ export class VerificationZoneStack extends Stack {
     super(scope, id, props);
     const logRetention = props.logRetention;
     this.alarms = new OperationsAlarms(this, 'Alarms', { ...(props.alarmEmail ? { email: props.alarmEmail } : {}) });
+    // Slack API failures, replies lost and messages abandoned, from the functions' own metrics.
+    new PipelineAlarms(this, 'PipelineAlarms', { alarms: this.alarms });
     // Event claims, rate counters and reply idempotency: all short-lived, nothing to keep.
     this.stateTable = new TtlTable(this, 'StateTable', { partitionKey: 'pk', removalPolicy: RemovalPolicy.DESTROY });
     this.signingSecret = operatorSecret(this, 'SigningSecret', {
@@ -203,7 +206,7 @@ export class VerificationZoneStack extends Stack {
     this.signingSecret.grantRead(this.slackEvents.role);
     this.tasks.queue.grantSendMessages(this.slackEvents.role);
     this.replies.queue.grantSendMessages(this.slackEvents.role);
-    this.stateTable.grantItems(this.slackEvents.role, 'dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem');
+    this.stateTable.grantItems(this.slackEvents.role, 'dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem');
 
     for (const caller of [this.invoker, this.poller]) {
       this.execution.grantCall(caller.role);
@@ -213,7 +216,7 @@ export class VerificationZoneStack extends Stack {
     if (slack.reactions) this.botToken.grantRead(this.invoker.role);
 
     this.botToken.grantRead(this.poster.role);
-    this.stateTable.grantItems(this.poster.role, 'dynamodb:PutItem', 'dynamodb:DeleteItem');
+    this.stateTable.grantItems(this.poster.role, 'dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem');
 
     this.api = new SlackEventsApi(this, 'SlackEventsApi', {
       handler: this.slackEvents.fn,

@@ -1,4 +1,5 @@
 import { SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { boundedClientConfig } from '../../src/aws/bounded-client';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import middy from '@middy/core';
 import type { HandoffMessage } from '../../src/execution/handoff-message';
@@ -10,7 +11,7 @@ import { runtimeFromEnv } from '../../src/execution/runtime-from-env';
  * working after it answers, so a task that outlives the sync budget is handed to the worker
  * queue (execution-worker) and this function answers `accepted`.
  */
-const sqs = new SQSClient({});
+const sqs = new SQSClient(boundedClientConfig());
 const workerQueueUrl = process.env.WORKER_QUEUE_URL;
 const runtime = runtimeFromEnv(process.env, {
   handoff: async ({ taskId, params }) => {

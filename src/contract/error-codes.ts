@@ -11,6 +11,14 @@ export const ErrorCode = {
   Timeout: -32001,
   TaskNotFound: -32002,
   TaskCancelled: -32003,
+  /**
+   * The execution runtime is at one of its limits (tasks running at once, a full task store, a
+   * batch too long); nothing was started. `data.retryable` says whether sending the same request
+   * again later can succeed (true when the limit is load, false for a batch over the length cap).
+   */
+  OverCapacity: -32004,
+  /** An `execute_task` id came back with params other than those of the task it started; never retried. */
+  RequestIdConflict: -32005,
   /** The model provider throttled the request; worth retrying later. */
   ModelThrottled: -32010,
   /** The model provider rejected the request (bad input, context too long, …). */
@@ -31,6 +39,8 @@ export const ERROR_MESSAGES: Readonly<Record<number, string>> = {
   [ErrorCode.Timeout]: 'Timeout',
   [ErrorCode.TaskNotFound]: 'Task not found',
   [ErrorCode.TaskCancelled]: 'Task cancelled',
+  [ErrorCode.OverCapacity]: 'Over capacity',
+  [ErrorCode.RequestIdConflict]: 'Request id reused with different params',
   [ErrorCode.ModelThrottled]: 'Model throttled',
   [ErrorCode.ModelRejected]: 'Model rejected the request',
   [ErrorCode.ModelUnavailable]: 'Model unavailable',

@@ -16,6 +16,23 @@ export const ExecutionConfigSchema = z.object({
   TASK_STORE: z.enum(['memory', 'dynamodb']).default('memory'),
   TASK_TABLE_NAME: z.string().min(1).optional(),
   MAX_BODY_BYTES: envInt(1_048_576, 1),
+  /**
+   * Members in one JSON-RPC batch; a longer batch gets one -32004 error and none of it runs. The
+   * verification zone never batches and the conformance kit's largest batch has 4 members, so 50
+   * leaves generic JSON-RPC clients room while one body can no longer start thousands of tasks
+   * (a 1 MiB body holds ~10,000 small requests).
+   */
+  MAX_BATCH_LENGTH: envInt(50, 1),
+  /**
+   * Tasks running at once in this process; the next `execute_task` gets -32004 with
+   * `data.retryable: true` and the verification zone sends it again later. A task mostly waits on
+   * the model, so what runs out is memory and the model's quota, not CPU: 100 in-flight Converse
+   * calls is already more than an on-demand Bedrock quota usually lets through at once (the
+   * surplus would only come back as -32010), each holds at most its params (≤ MAX_BODY_BYTES) and
+   * the model's answer, so 100 fit in a small host's memory, and 100 stays far below the memory
+   * task store's 10,000 records, so tasks running in this process can never fill it on their own.
+   */
+  MAX_CONCURRENT_TASKS: envInt(100, 1),
   AGENT_NAME: z.string().min(1).default('slack-zone-execution'),
 });
 export type ExecutionConfig = z.infer<typeof ExecutionConfigSchema>;

@@ -17,12 +17,18 @@ export type Dispatch = (body: string | Uint8Array) => Promise<string | undefined
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+export type DispatcherOptions = {
+  /** Batches longer than this get one -32004 error (`data.retryable: false`) and none of their members run. */
+  maxBatchLength?: number;
+};
+
 /**
  * The JSON-RPC 2.0 server core. It never throws and never answers with anything but JSON-RPC:
  * malformed bodies get -32700/-32600 with id null, unknown methods -32601, and any unexpected
  * error -32603 with a generic message (the cause goes to the log, never onto the wire).
  */
-export function createDispatcher(methods: Readonly<Record<string, MethodHandler>>, log: Log): Dispatch {
+export function createDispatcher(methods: Readonly<Record<string, MethodHandler>>, log: Log, options: DispatcherOptions = {}): Dispatch {
+  const maxBatchLength = options.maxBatchLength ?? Number.POSITIVE_INFINITY;
   const handlers = new Map(Object.entries(methods));
 
   async function handleOne(message: unknown): Promise<JsonRpcResponse | undefined> {
@@ -69,6 +75,21 @@ export function createDispatcher(methods: Readonly<Record<string, MethodHandler>
       }
       if (Array.isArray(message)) {
         if (message.length === 0) return JSON.stringify(errorResponse(null, ErrorCode.InvalidRequest));
+        // JSON-RPC 2.0 defines no answer for a batch the server will not take, only the single
+        // error object for a batch it cannot read. Refusing all of it the same way — one error
+        // object, id null, before any member runs — is what a client can act on: an array of
+        // per-member errors would cost as much as the work it refuses, and answering some members
+        // would leave the rest to guess about. Not retryable: the same batch is refused again.
+        if (message.length > maxBatchLength) {
+          log.warn('batch over the length cap: refused whole', { length: message.length, max: maxBatchLength });
+          return JSON.stringify(
+            errorResponse(null, ErrorCode.OverCapacity, `Batch too long: ${message.length} requests, at most ${maxBatchLength} are taken at once`, {
+              retryable: false,
+              limit: 'batch_length',
+              max: maxBatchLength,
+            }),
+          );
+        }
         const responses = (await Promise.all(message.map(handleOne))).filter((r): r is JsonRpcResponse => r !== undefined);
         return responses.length ? JSON.stringify(responses) : undefined;
       }

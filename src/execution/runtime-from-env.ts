@@ -1,5 +1,6 @@
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { boundedClientConfig } from '../aws/bounded-client';
 import { loadExecutionConfig } from './config';
 import { BedrockExecutor } from './executors/bedrock-executor';
 import { EchoExecutor } from './executors/echo-executor';
@@ -23,7 +24,7 @@ export function runtimeFromEnv(env: NodeJS.ProcessEnv = process.env, extra: Omit
       : new EchoExecutor(config.ECHO_DELAY_MS);
   const store: TaskStore =
     config.TASK_STORE === 'dynamodb'
-      ? new DynamoDbTaskStore({ client: new DynamoDBClient({}), tableName: config.TASK_TABLE_NAME! })
+      ? new DynamoDbTaskStore({ client: new DynamoDBClient(boundedClientConfig()), tableName: config.TASK_TABLE_NAME! })
       : new MemoryTaskStore();
   return createExecutionRuntime({ config, executor, store, ...extra });
 }

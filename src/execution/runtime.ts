@@ -41,9 +41,10 @@ export function createExecutionRuntime(parts: RuntimeParts): ExecutionRuntime {
     syncBudgetMs: config.SYNC_BUDGET_MS,
     taskTimeoutMs: config.TASK_TIMEOUT_MS,
     ttlSeconds: config.TASK_TTL_SECONDS,
+    maxConcurrentTasks: config.MAX_CONCURRENT_TASKS,
     handoff: parts.handoff,
   });
-  const dispatch = createDispatcher(contractMethods(service), log);
+  const dispatch = createDispatcher(contractMethods(service), log, { maxBatchLength: config.MAX_BATCH_LENGTH });
   const card = agentCard({ name: config.AGENT_NAME, version: RUNTIME_VERSION, executor: executor.name });
   return { dispatch, service, card, log, config };
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   ErrorCode,
   PENDING_STATUSES,
@@ -12,7 +12,7 @@ import {
 import { taskLogger, type Log } from '../observability/logger';
 import type { Executor } from './executors/executor';
 import { RpcError } from './rpc-error';
-import type { TaskRecord, TaskStore } from './stores/task-store';
+import { TaskStoreFullError, type CreateOutcome, type TaskRecord, type TaskStore } from './stores/task-store';
 
 /** Hands an accepted task to a worker that outlives this process's response (Lambda hosts). */
 export type TaskHandoff = (task: { taskId: string; params: ExecuteTaskParams }) => Promise<void>;
@@ -28,6 +28,11 @@ export type TaskServiceOptions = {
   /** How long task records (and repeated-id memory) live. */
   ttlSeconds: number;
   /**
+   * Tasks this process runs at once (from `execute_task`, until each settles); past it a new task
+   * is refused with -32004 and `data.retryable: true`. Unbounded when unset.
+   */
+  maxConcurrentTasks?: number;
+  /**
    * Where accepted tasks finish. Without a handoff they run on in this process (HTTP hosts,
    * AgentCore). With one, the local attempt stops at the budget and the worker re-runs the task.
    */
@@ -37,12 +42,17 @@ export type TaskServiceOptions = {
 
 type Outcome = { ok: true; result: SuccessResult } | { ok: false; error: RpcError };
 
+/** The log fields of an `execute_task` before its task id is known. */
+type RequestFields = { correlation_id?: string; request_id?: string };
+
 /**
  * The execution zone's task semantics behind `execute_task`, `get_task_result` and
  * `cancel_task`. Methods resolve with a contract result or throw an RpcError.
  */
 export class TaskService {
   private readonly running = new Map<string, AbortController>();
+  /** Slots taken by `execute_task` calls: reserved before the store is touched, freed when the task settles. */
+  private slotsTaken = 0;
   private readonly busyListeners: Array<(busy: boolean) => void> = [];
   private readonly now: () => number;
 
@@ -60,32 +70,42 @@ export class TaskService {
   }
 
   async executeTask(params: ExecuteTaskParams, requestId: JsonRpcId): Promise<ExecuteTaskResult> {
-    const taskId = taskIdFor(requestId);
-    const log = taskLogger(this.options.log, {
-      correlation_id: params.correlation_id,
-      request_id: requestId === null ? undefined : String(requestId),
-      task_id: taskId,
-    });
-    const now = this.now();
-    const created = await this.options.store.create({
-      task_id: taskId,
-      status: 'accepted',
-      created_at: now,
-      updated_at: now,
-      expires_at: Math.floor(now / 1000) + this.options.ttlSeconds,
-    });
-    if (!created.created) {
-      const retried = isTransientFailure(created.record) && (await this.options.store.transition(taskId, ['failed'], { status: 'accepted' }));
-      if (!retried) {
-        log.info('repeated execute_task id: answering with the existing task', { status: created.record.status });
-        return executeAnswerFor(created.record);
-      }
-      // The caller retries a task that failed for a passing reason (model throttled): run it again.
-      log.info('repeated execute_task id of a transiently failed task: running it again', { code: created.record.error?.code });
+    const requestKey = requestId === null ? undefined : requestKeyOf(requestId);
+    const paramsHash = paramsHashOf(params);
+    const request: RequestFields = { correlation_id: params.correlation_id, request_id: requestId === null ? undefined : String(requestId) };
+    if (!this.reserveSlot()) {
+      // At capacity nothing new starts, but a repeated id still learns where its task stands.
+      const existing = requestKey === undefined ? undefined : await this.options.store.getByRequest(requestKey);
+      if (existing && !isTransientFailure(existing)) return answerRepeat(existing, paramsHash, taskLogger(this.options.log, { ...request, task_id: existing.task_id }));
+      throw this.overCapacity('concurrent_tasks', this.options.maxConcurrentTasks!, request);
     }
+    let slotHandedOver = false;
+    try {
+      const created = await this.createTask(paramsHash, requestKey, request);
+      const taskId = created.record.task_id;
+      const log = taskLogger(this.options.log, { ...request, task_id: taskId });
+      if (!created.created) {
+        const retried =
+          sameParams(created.record, paramsHash) &&
+          isTransientFailure(created.record) &&
+          (await this.options.store.transition(taskId, ['failed'], { status: 'accepted' }));
+        if (!retried) return answerRepeat(created.record, paramsHash, log);
+        // The caller retries a task that failed for a passing reason (model throttled): run it again.
+        log.info('repeated execute_task id of a transiently failed task: running it again', { code: created.record.error?.code });
+      }
+      slotHandedOver = true;
+      return await this.start(taskId, params, log);
+    } finally {
+      if (!slotHandedOver) this.releaseSlot();
+    }
+  }
 
+  /** Runs a task that holds a slot, answering within the sync budget or with `accepted`; the slot is freed when it settles. */
+  private async start(taskId: string, params: ExecuteTaskParams, log: Log): Promise<ExecuteTaskResult> {
     const controller = new AbortController();
     const completion = this.run(taskId, params, controller, log);
+    const release = () => this.releaseSlot();
+    void completion.then(release, release);
     let budgetTimer: NodeJS.Timeout | undefined;
     const budget = new Promise<'budget'>((resolve) => {
       budgetTimer = setTimeout(() => resolve('budget'), this.options.syncBudgetMs);
@@ -105,6 +125,42 @@ export class TaskService {
       log.info('task accepted: running on past the sync budget');
     }
     return { status: 'accepted', task_id: taskId };
+  }
+
+  /** A new task record under a random id, or the live task the request key already names. */
+  private async createTask(paramsHash: string, requestKey: string | undefined, request: RequestFields): Promise<CreateOutcome> {
+    const now = this.now();
+    const record: TaskRecord = {
+      task_id: newTaskId(),
+      status: 'accepted',
+      params_hash: paramsHash,
+      created_at: now,
+      updated_at: now,
+      expires_at: Math.floor(now / 1000) + this.options.ttlSeconds,
+    };
+    try {
+      return await this.options.store.create(record, requestKey);
+    } catch (error) {
+      if (error instanceof TaskStoreFullError) throw this.overCapacity('task_store', error.maxRecords, request);
+      throw error;
+    }
+  }
+
+  private reserveSlot(): boolean {
+    const max = this.options.maxConcurrentTasks;
+    if (max !== undefined && this.slotsTaken >= max) return false;
+    this.slotsTaken += 1;
+    return true;
+  }
+
+  private releaseSlot(): void {
+    this.slotsTaken -= 1;
+  }
+
+  private overCapacity(limit: 'concurrent_tasks' | 'task_store', max: number, request: RequestFields): RpcError {
+    const what = limit === 'concurrent_tasks' ? `${max} tasks are running` : `the task store holds ${max} pending tasks`;
+    this.options.log.warn('over capacity: refusing a new task', { ...request, limit, max });
+    return new RpcError(ErrorCode.OverCapacity, `Over capacity: ${what}; try again shortly`, { retryable: true, limit, max });
   }
 
   /** Runs a task that another process accepted and handed off (the Lambda worker side). */
@@ -180,7 +236,7 @@ export class TaskService {
       if (reason instanceof HandoffSignal) return { ok: false, error: new RpcError(ErrorCode.InternalError) };
       const error = reason instanceof RpcError ? reason : RpcError.internal(reason);
       if (error.code === ErrorCode.InternalError) log.error('task failed unexpectedly', { error: reason as Error });
-      else log.warn('task failed', { code: error.code, message: error.message });
+      else log.warn('task failed', { code: error.code, error_message: error.message });
       if (error.code !== ErrorCode.TaskCancelled) {
         await this.options.store.transition(taskId, PENDING_STATUSES, { status: 'failed', error: error.toErrorObject() });
       }
@@ -205,13 +261,57 @@ class HandoffSignal extends Error {
 }
 
 /**
- * The task id of a request: derived from the JSON-RPC id so a repeated `execute_task` (a retry
- * of the same Slack event) finds the same task in any process; a null id always starts a new task.
+ * A new task id: 128 random bits, so knowing a request id (a Slack event's, in logs and session
+ * ids) tells nobody the task id that polls or cancels its task. A repeated request id finds its
+ * task through the store's request key instead.
  */
-export function taskIdFor(requestId: JsonRpcId): string {
-  if (requestId === null) return `task-${globalThis.crypto.randomUUID()}`;
-  const digest = createHash('sha256').update(`${typeof requestId}:${requestId}`).digest('hex');
-  return `task-${digest.slice(0, 32)}`;
+export function newTaskId(): string {
+  return `task-${randomBytes(16).toString('hex')}`;
+}
+
+/** What the store files a task under for its request id: a hash, typed so `7` and `"7"` differ. */
+export function requestKeyOf(requestId: string | number): string {
+  return createHash('sha256').update(`${typeof requestId}:${requestId}`).digest('hex');
+}
+
+/**
+ * SHA-256 of the params in canonical JSON (object keys sorted at every depth, arrays in order),
+ * so the same params in another key order hash alike. `bot_token` is left out: it is a
+ * credential, not part of the task, and a token rotated between two attempts does not make the
+ * retry another task.
+ */
+export function paramsHashOf(params: ExecuteTaskParams): string {
+  const { bot_token: _credential, ...task } = params;
+  return createHash('sha256').update(canonicalJson(task)).digest('hex');
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item ?? null)).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const members = Object.keys(value)
+      .sort()
+      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+    return `{${members.join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** A repeated id must carry the params it started its task with; records kept before hashes were pass. */
+function sameParams(record: TaskRecord, paramsHash: string): boolean {
+  return record.params_hash === undefined || record.params_hash === paramsHash;
+}
+
+/** The answer to a repeated `execute_task` id: its task's state, or -32005 when the params differ. */
+function answerRepeat(record: TaskRecord, paramsHash: string, log: Log): ExecuteTaskResult {
+  if (!sameParams(record, paramsHash)) {
+    log.warn('repeated execute_task id with different params: refused');
+    throw new RpcError(ErrorCode.RequestIdConflict, 'Request id reused with different params: a repeated execute_task id must carry the params of its first request', {
+      retryable: false,
+    });
+  }
+  log.info('repeated execute_task id: answering with the existing task', { status: record.status });
+  return executeAnswerFor(record);
 }
 
 function executeAnswerFor(record: TaskRecord): ExecuteTaskResult {

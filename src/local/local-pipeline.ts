@@ -53,8 +53,11 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
   const trace = options.trace ?? noTrace;
   const timeScale = options.timeScale ?? 1;
   // Poll deadlines are measured on the same scaled clock as the queue delays.
-  const context: FunctionContext = { config, log: options.log ?? createLogger('verification'), trace, pollClock: scaledClock(timeScale) };
-  const claims = new MemoryClaimStore();
+  const clock = scaledClock(timeScale);
+  const context: FunctionContext = { config, log: options.log ?? createLogger('verification'), trace, pollClock: clock };
+  // Claim leases run on the queues' clock too: a chunk lease must end before the scaled
+  // redelivery that is meant to take it over, as it does in a deployment.
+  const claims = new MemoryClaimStore({ now: clock });
 
   const dlq = (name: string) => new MemoryQueue<unknown>({ name, timeScale });
   const tasksDlq = dlq('tasks-dlq');

@@ -172,8 +172,11 @@ async function routeVerification(req: IncomingMessage, res: ServerResponse, rout
     res.writeHead(answer.statusCode, answer.headers).end(answer.body);
     return;
   }
+  // Everything else is the playground, which can say things and shows every trace: only for itself.
+  const refusal = playgroundRefusal(req, url.pathname);
+  if (refusal) return sendJson(res, 403, { error: refusal });
   if (req.method === 'GET' && url.pathname === '/') {
-    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(PLAYGROUND_HTML);
+    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'X-Frame-Options': 'DENY', 'Content-Security-Policy': "frame-ancestors 'none'" }).end(PLAYGROUND_HTML);
     return;
   }
   if (req.method === 'POST' && url.pathname === '/api/say') {
@@ -193,6 +196,43 @@ async function routeVerification(req: IncomingMessage, res: ServerResponse, rout
     return sendJson(res, 200, { requests: routes.traces.all().map((trace) => withReplies(trace, routes)), replies_to_terminal: Boolean(routes.consoleReplies) });
   }
   sendJson(res, 404, { error: 'not found' });
+}
+
+/**
+ * Why a playground request is refused, or undefined. `/slack/events` never comes here: Slack's
+ * servers post there with no browser headers, and the signature protects it.
+ * - Host must name the address and port this connection arrived on (or `localhost` on loopback):
+ *   a DNS-rebound name that resolves to 127.0.0.1 is someone else's origin.
+ * - For /api/: an `Origin` must be the playground's own, and `Sec-Fetch-Site` (where the browser
+ *   sends it) `same-origin` or `none`. Without either header (curl, `zone say`) it is no browser page.
+ * - The page itself may be opened from a link elsewhere (a top-level navigation), never embedded.
+ * A refusal carries no CORS headers, so another origin's script cannot read it either.
+ */
+function playgroundRefusal(req: IncomingMessage, pathname: string): string | undefined {
+  const own = ownHosts(req);
+  const host = req.headers.host?.toLowerCase();
+  if (!host || !own.includes(host)) return 'the Host header does not name this playground';
+  const site = req.headers['sec-fetch-site'];
+  const crossSite = site !== undefined && site !== 'same-origin' && site !== 'none';
+  if (pathname.startsWith('/api/')) {
+    const origin = req.headers.origin;
+    if (origin !== undefined && !own.some((allowed) => origin.toLowerCase() === `http://${allowed}`)) return 'cross-origin request refused';
+    if (crossSite) return 'cross-origin request refused';
+    return undefined;
+  }
+  if (crossSite && (req.headers['sec-fetch-mode'] !== 'navigate' || req.headers['sec-fetch-dest'] !== 'document')) return 'cross-origin request refused';
+  return undefined;
+}
+
+/** The Host values that name the address and port this connection arrived on. */
+function ownHosts(req: IncomingMessage): string[] {
+  const address = (req.socket.localAddress ?? '').replace(/^::ffff:(?=\d+\.)/, '').toLowerCase();
+  const port = req.socket.localPort;
+  if (!address || !port) return [];
+  const names = [address.includes(':') ? `[${address}]` : address];
+  if (address === '::1' || address.startsWith('127.')) names.push('localhost');
+  // Browsers leave out the default port.
+  return names.flatMap((name) => (port === 80 ? [`${name}:80`, name] : [`${name}:${port}`]));
 }
 
 function withReplies(trace: ReturnType<TraceRecorder['all']>[number], routes: Routes) {

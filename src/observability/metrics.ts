@@ -11,6 +11,27 @@ export const METRICS_NAMESPACE = 'SlackZoneBridge';
 
 export type Hop = 'ack' | 'execute' | 'poll' | 'post';
 
+/**
+ * `SlackApiFailures`: every Slack Web API error once more, by kind only, with no `service`
+ * dimension, so one CloudWatch alarm per kind covers every function that calls Slack (an alarm
+ * names the exact dimension set of one series; cdk/constructs/pipeline-alarms.ts).
+ */
+export const SLACK_API_FAILURES_METRIC = 'SlackApiFailures';
+
+/** client: Slack refused the request itself (4xx-like); server: Slack or the way to it failed (5xx-like); throttled: rate-limited (429). */
+export const SLACK_API_ERROR_KINDS = ['client', 'server', 'throttled'] as const;
+export type SlackApiErrorKind = (typeof SLACK_API_ERROR_KINDS)[number];
+
+/** Slack's `ok:false` errors for its own failures, and the transport's `request_error` (no answer). */
+const SLACK_SERVER_ERRORS: ReadonlySet<string> = new Set(['internal_error', 'fatal_error', 'service_unavailable', 'request_timeout', 'request_error']);
+
+/** The kind of a SlackApiError code (`channel_not_found`, `ratelimited`, `http_503`, …). */
+export function slackApiErrorKind(code: string): SlackApiErrorKind {
+  if (code === 'ratelimited' || code === 'http_429') return 'throttled';
+  if (SLACK_SERVER_ERRORS.has(code) || code === 'http_408' || /^http_5\d\d$/.test(code)) return 'server';
+  return 'client';
+}
+
 export class PipelineMetrics {
   constructor(private readonly metrics: Metrics) {}
 
@@ -36,16 +57,30 @@ export class PipelineMetrics {
     this.single({ hop }, 'HopLatency', milliseconds, MetricUnit.Milliseconds);
   }
 
+  /** `SlackApiErrors` by service and code, and `SlackApiFailures` by kind alone (what the alarms watch). */
   slackApiError(code: string): void {
     this.single({ code }, 'SlackApiErrors', 1, MetricUnit.Count);
+    this.single({ kind: slackApiErrorKind(code) }, SLACK_API_FAILURES_METRIC, 1, MetricUnit.Count, { withService: false });
+  }
+
+  /** A reply the user will not see (the last receive failed): alarmed on. */
+  replyLost(code: string): void {
+    this.single({ code }, 'RepliesLost', 1, MetricUnit.Count);
+  }
+
+  /** A task or poll message given up on (its last receive failed): alarmed on. */
+  messageAbandoned(stage: 'execute' | 'poll'): void {
+    this.single({ stage }, 'MessagesAbandoned', 1, MetricUnit.Count);
   }
 
   refused(reason: string): void {
     this.single({ reason }, 'EventsRefused', 1, MetricUnit.Count);
   }
 
-  private single(dimensions: Record<string, string>, name: string, value: number, unit: Unit): void {
+  /** Powertools adds the `service` dimension to every metric unless `withService` is false. */
+  private single(dimensions: Record<string, string>, name: string, value: number, unit: Unit, options: { withService?: boolean } = {}): void {
     const metric = this.metrics.singleMetric();
+    if (options.withService === false) metric.clearDefaultDimensions();
     for (const [key, dimensionValue] of Object.entries(dimensions)) metric.addDimension(key, dimensionValue);
     metric.addMetric(name, unit, value);
   }

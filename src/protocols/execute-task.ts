@@ -74,6 +74,7 @@ function outcomeOf(request: JsonRpcRequest<unknown>, answer: RpcAnswer, schema: 
  */
 const CONTRACT_ERROR_CATEGORIES: ReadonlyMap<number, FailureCategory> = new Map<number, FailureCategory>([
   [ErrorCode.ModelThrottled, 'busy'],
+  [ErrorCode.OverCapacity, 'busy'],
   [ErrorCode.ModelUnavailable, 'unavailable'],
   [ErrorCode.Timeout, 'timed-out'],
   [ErrorCode.TaskCancelled, 'cancelled'],

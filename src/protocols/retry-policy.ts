@@ -13,13 +13,17 @@ import { ErrorCode, Method, type JsonRpcErrorObject } from '../contract';
  *   zone may still mark one permanent with `data.retryable: false` (a model that does not exist,
  *   access denied), and that word wins. A retry only helps if the execution zone runs a task
  *   again when a repeated id finds its last attempt failed this way.
+ * - -32004 Over capacity is load too: the runtime refused to start the task (too many running,
+ *   its task store full of pending tasks), so the same id later starts it. A batch over the
+ *   runtime's length cap carries `data.retryable: false` (the verification zone never batches).
  * - -32603 Internal error is NOT retried: an unexpected failure is a bug or broken state, the
  *   same request tends to fail the same way, and every retry holds the user's reply back by a
  *   queue visibility timeout. Trouble that does pass (HTTP 5xx, AgentCore throttling, resets)
  *   reaches us as a transport fault, which the transport marks retryable.
- * - -32001 Timeout, -32002 Task not found, -32003 Task cancelled, -32011 Model rejected and the
- *   reserved request errors (-32700, -32600, -32601, -32602) describe the task or the request
- *   itself: sending it again cannot change the answer.
+ * - -32001 Timeout, -32002 Task not found, -32003 Task cancelled, -32005 Request id reused
+ *   with different params, -32011 Model rejected and the reserved request errors (-32700, -32600,
+ *   -32601, -32602) describe the task or the request itself: sending it again cannot change the
+ *   answer.
  * - Only `execute_task` retries. `get_task_result` answers with the error the task *finished*
  *   with, so polling again returns the same error until the deadline; the user is better told now.
  *
@@ -27,7 +31,7 @@ import { ErrorCode, Method, type JsonRpcErrorObject } from '../contract';
  * -32009 version not supported, …) all describe the request or the task, and A2A servers signal
  * overload with HTTP statuses (the transport's business), so none is retried.
  */
-const TRANSIENT_CONTRACT_CODES: ReadonlySet<number> = new Set([ErrorCode.ModelThrottled, ErrorCode.ModelUnavailable]);
+const TRANSIENT_CONTRACT_CODES: ReadonlySet<number> = new Set([ErrorCode.ModelThrottled, ErrorCode.ModelUnavailable, ErrorCode.OverCapacity]);
 
 export type RpcErrorOrigin = {
   protocol: 'execute-task' | 'a2a';

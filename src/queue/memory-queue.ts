@@ -260,14 +260,18 @@ export class MemoryQueue<T> implements Queue<T> {
   }
 
   private scheduleWake(): void {
-    if (!this.consumer) return;
+    const consumer = this.consumer;
+    if (!consumer) return;
     let earliest = Infinity;
     for (const message of this.messages.values()) if (!message.inFlight && message.visibleAt < earliest) earliest = message.visibleAt;
+    const now = Date.now();
     // Nothing waiting, or something is due but every slot is busy: a settling handler pumps again.
-    if (earliest === Infinity || earliest <= Date.now()) {
+    if (earliest === Infinity || (earliest <= now && this.running.size >= consumer.concurrency)) {
       this.clearWakeTimer();
       return;
     }
+    // Due already with a slot free: the clock moved on since pump() looked (it reads the clock
+    // once, this reads it again). Nothing else would pump, so wake at once.
     if (this.wakeTimer && this.wakeAt <= earliest) return;
     this.clearWakeTimer();
     this.wakeAt = earliest;
@@ -276,7 +280,7 @@ export class MemoryQueue<T> implements Queue<T> {
       this.wakeTimer = undefined;
       this.wakeAt = Infinity;
       this.pump();
-    }, Math.max(1, earliest - Date.now()));
+    }, Math.max(earliest <= now ? 0 : 1, earliest - now));
   }
 
   private clearWakeTimer(): void {

@@ -26,7 +26,13 @@ export type Delivery = {
 };
 
 /** Resolves when the message is done; throws to have it redelivered (and, past maxReceiveCount, dead-lettered). */
-export type DeliveryHandler = (delivery: Delivery, context: { signal?: AbortSignal }) => Promise<void>;
+export type DeliveryContext = {
+  /** Aborts the handler's calls a little before the function must stop. */
+  signal?: AbortSignal;
+  /** Epoch ms by which the handler must be done; a wait that would end later is not started. */
+  deadline?: number;
+};
+export type DeliveryHandler = (delivery: Delivery, context: DeliveryContext) => Promise<void>;
 
 export const MAX_DELAY_SECONDS = 900;
 

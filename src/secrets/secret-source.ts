@@ -1,5 +1,6 @@
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { regionOfArn } from '../aws/arn';
+import { boundedClientConfig } from '../aws/bounded-client';
 
 /**
  * A secret that may rotate (the Slack signing secret, the bot token, the execution zone's bearer
@@ -54,7 +55,7 @@ export function secretsManagerSecret(secretId: string, options: SecretsManagerSe
   const read = async (): Promise<string> => {
     // Loaded lazily: functions given their secrets directly never load the SDK client.
     const sdk = await import('@aws-sdk/client-secrets-manager');
-    client ??= new sdk.SecretsManagerClient({ region: regionOfArn(secretId) });
+    client ??= new sdk.SecretsManagerClient({ region: regionOfArn(secretId), ...boundedClientConfig() });
     let secretString: string | undefined;
     try {
       ({ SecretString: secretString } = await client.send(new sdk.GetSecretValueCommand({ SecretId: secretId })));

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode, LogLevel, WebClient, WebClientEvent, type Logger as SlackSdkLogger, type RetryOptions } from '@slack/web-api';
 import { ConfigError } from '../config/env';
 import { redactString, type Log } from '../observability/logger';
@@ -17,9 +18,20 @@ export type ReactionTarget = {
   name: string;
 };
 
+/** Bounds on one Slack call: it never outlives the caller's time. */
+export type SlackCallOptions = {
+  /** Aborts the wait for Slack's answer (the Lambda is about to stop). */
+  signal?: AbortSignal;
+  /** Epoch ms by which the call must be over: a longer `Retry-After` ends the call at once. */
+  deadline?: number;
+};
+
 export interface SlackReplies {
-  /** Posts `text` in the thread whose parent is `threadTs`; resolves with the new message's `ts`. */
-  post(message: { channel: string; threadTs: string; text: string }): Promise<{ ts: string }>;
+  /**
+   * Posts `text` in the thread whose parent is `threadTs`; resolves with the new message's `ts`.
+   * A SlackApiError with `outcome: 'unknown'` means Slack may have posted it anyway.
+   */
+  post(message: { channel: string; threadTs: string; text: string }, options?: SlackCallOptions): Promise<{ ts: string }>;
   /** Adding a reaction that is already there, or to a deleted message, is not an error. */
   addReaction(reaction: ReactionTarget): Promise<void>;
   /** Removing a reaction that is not there, or from a deleted message, is not an error. */
@@ -35,10 +47,17 @@ export class SlackApiError extends Error {
     readonly code: string,
     /** True when the same call may succeed later: rate limits, Slack 5xx, network faults. */
     readonly retryable: boolean,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; outcome?: 'refused' | 'unknown' },
   ) {
     super(message, options);
+    this.outcome = options?.outcome ?? 'refused';
   }
+
+  /**
+   * `refused`: Slack answered and did not do it. `unknown`: no answer (a timeout, a dropped
+   * connection, a 5xx, the caller's abort) — the call may have taken effect.
+   */
+  readonly outcome: 'refused' | 'unknown';
 }
 
 /** Slack errors that describe a passing state of Slack, not of the request. */
@@ -58,12 +77,12 @@ export function toSlackApiError(error: unknown, method: string): SlackApiError {
     }
     case ErrorCode.HTTPError: {
       const status = Number(sdk.statusCode);
-      return new SlackApiError(`${method} failed with HTTP ${status}`, `http_${status}`, status >= 500 || status === 408 || status === 429, { cause: error });
+      return new SlackApiError(`${method} failed with HTTP ${status}`, `http_${status}`, status >= 500 || status === 408 || status === 429, { cause: error, outcome: status >= 500 || status === 408 ? 'unknown' : 'refused' });
     }
     case ErrorCode.RequestError:
       // WebClient.makeRequest wraps its own "A rate limit was exceeded …" (a 429 that outlasted the retries) in this.
       if (isRateLimitMessage(sdk.original)) return new SlackApiError(`${method} failed: rate limited`, 'ratelimited', true, { cause: error });
-      return new SlackApiError(`${method} failed: the request did not complete`, 'request_error', true, { cause: error });
+      return new SlackApiError(`${method} failed: the request did not complete`, 'request_error', true, { cause: error, outcome: 'unknown' });
     case ErrorCode.RateLimitedError:
       return new SlackApiError(`${method} failed: rate limited`, 'ratelimited', true, { cause: error });
   }
@@ -88,21 +107,23 @@ export class WebApiSlackReplies implements SlackReplies {
     private readonly options: { log?: SlackRepliesLog } = {},
   ) {}
 
-  async post({ channel, threadTs, text }: { channel: string; threadTs: string; text: string }): Promise<{ ts: string }> {
-    try {
-      const result = await this.client.chat.postMessage({
-        channel,
-        thread_ts: threadTs,
-        text,
-        // An answer full of links would otherwise be followed by previews the user did not ask for.
-        unfurl_links: false,
-        unfurl_media: false,
-        mrkdwn: true,
-      });
-      return { ts: result.ts ?? '' };
-    } catch (error) {
-      throw toSlackApiError(error, 'chat.postMessage');
-    }
+  async post({ channel, threadTs, text }: { channel: string; threadTs: string; text: string }, options: SlackCallOptions = {}): Promise<{ ts: string }> {
+    const result = await boundedCall(
+      'chat.postMessage',
+      () =>
+        this.client.chat.postMessage({
+          channel,
+          thread_ts: threadTs,
+          text,
+          // An answer full of links would otherwise be followed by previews the user did not ask for.
+          unfurl_links: false,
+          unfurl_media: false,
+          mrkdwn: true,
+        }),
+      options,
+      this.options.log,
+    );
+    return { ts: result.ts ?? '' };
   }
 
   async addReaction(reaction: ReactionTarget): Promise<void> {
@@ -115,13 +136,63 @@ export class WebApiSlackReplies implements SlackReplies {
 
   private async react(method: string, reaction: ReactionTarget, call: () => Promise<unknown>): Promise<void> {
     try {
-      await call();
+      await boundedCall(method, call, {}, this.options.log);
     } catch (error) {
       const failure = toSlackApiError(error, method);
       if (!IGNORED_REACTION_ERRORS.has(failure.code)) throw failure;
       this.options.log?.info('reaction left as it is', { method, reaction: reaction.name, code: failure.code });
     }
   }
+}
+
+/** Waits for a 429's `Retry-After` at most this many times in one call; then SQS redelivers. */
+const MAX_RATE_LIMIT_WAITS = 2;
+
+/**
+ * One Slack call within the caller's time. The client rejects rate-limited calls (it would wait
+ * out any `Retry-After`, however long, deaf to the caller's signal); here a wait that ends before
+ * the deadline is waited out, abortably, and a longer one ends the call as retryable, for SQS to
+ * deliver again later. The caller's signal also ends the wait for Slack's answer, with the outcome
+ * unknown (the request may still land).
+ */
+async function boundedCall<T>(method: string, call: () => Promise<T>, options: SlackCallOptions, log: SlackRepliesLog | undefined): Promise<T> {
+  for (let waits = 0; ; waits += 1) {
+    options.signal?.throwIfAborted();
+    try {
+      return await abortable(call(), options.signal, method);
+    } catch (error) {
+      const retryAfterMs = rateLimitWaitMs(error);
+      if (retryAfterMs === undefined) throw toSlackApiError(error, method);
+      const fits = options.deadline === undefined || Date.now() + retryAfterMs < options.deadline;
+      if (!fits || waits >= MAX_RATE_LIMIT_WAITS) throw new SlackApiError(`${method} failed: rate limited for ${Math.ceil(retryAfterMs / 1000)} s`, 'ratelimited', true, { cause: error });
+      log?.warn('Slack rate-limited a call; waiting for Retry-After before retrying', { method, retry_after_seconds: retryAfterMs / 1000 });
+      await sleep(retryAfterMs, undefined, options.signal ? { signal: options.signal } : {});
+    }
+  }
+}
+
+function rateLimitWaitMs(error: unknown): number | undefined {
+  const sdk = error as { code?: unknown; retryAfter?: unknown } | undefined;
+  if (sdk?.code !== ErrorCode.RateLimitedError) return undefined;
+  return Math.max(0, Number(sdk.retryAfter) || 0) * 1000;
+}
+
+function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined, method: string): Promise<T> {
+  if (!signal) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new SlackApiError(`${method}: no answer before the caller ran out of time`, 'request_error', true, { outcome: 'unknown', cause: signal.reason }));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 /** Slack errors that refuse the token itself; after a rotation, what the old token gets. */
@@ -160,7 +231,7 @@ export function slackRepliesFromSecret(botToken: SecretSource, options: Rotating
   };
 
   return {
-    post: (message) => call('chat.postMessage', (replies) => replies.post(message)),
+    post: (message, callOptions) => call('chat.postMessage', (replies) => replies.post(message, callOptions)),
     addReaction: (reaction) => call('reactions.add', (replies) => replies.addReaction(reaction)),
     removeReaction: (reaction) => call('reactions.remove', (replies) => replies.removeReaction(reaction)),
   };
@@ -172,7 +243,12 @@ export type SlackWebClientOptions = {
   token: string;
   /** SLACK_API_URL: Slack's, or a local fake's. Method names are appended to it. */
   apiUrl?: string;
-  /** Retries of 429s, Slack 5xx and network faults within one call. @default 3 */
+  /**
+   * Retries of Slack 5xx and network faults within one call. @default 0: a post whose answer was
+   * lost (a timeout, a reset) may have landed, and the client would post it again at once; the
+   * chunk's claim and SQS redelivery decide instead (docs/architecture.md §6). 429s are never
+   * retried here: `boundedCall` waits them out when the wait fits.
+   */
   retries?: number;
   /** Per-attempt HTTP timeout. @default 10000 */
   timeoutMs?: number;
@@ -182,29 +258,24 @@ export type SlackWebClientOptions = {
 
 /**
  * A WebClient set up for a Lambda function. Verified against @slack/web-api 8.2.0
- * (`WebClient.makeRequest`): `rejectRateLimitedCalls` defaults to false, and then a 429 with
- * `Retry-After` pauses the client's queue for that many seconds and counts as a failed attempt of
- * `retryConfig` (p-retry), so the call is retried after the wait plus the policy's backoff; a 429
- * without the header and `ok:false` answers are not retried; non-200 answers and network faults are.
- * The SDK's default policy (10 retries over about 30 minutes) would outlive any Lambda, hence a
- * few quick retries here — SQS redelivery covers longer outages.
+ * (`WebClient.makeRequest`): with `rejectRateLimitedCalls: false` (its default) a 429 pauses the
+ * client for the whole `Retry-After`, however long and whatever time the Lambda has left — so here
+ * a 429 is rejected and `boundedCall` decides whether the wait fits. `ok:false` answers are not
+ * retried; non-200 answers and network faults are only if `retries` says so (by default not: a
+ * retried post that had landed is a duplicate). The SDK's default policy (10 retries over about
+ * 30 minutes) would outlive any Lambda; SQS redelivery covers outages.
  */
 export function createSlackWebClient(options: SlackWebClientOptions): WebClient {
   const apiUrl = slackApiUrl(options.apiUrl ?? DEFAULT_SLACK_API_URL);
   const client = new WebClient(options.token, {
     slackApiUrl: apiUrl,
     logger: sdkLogger(options.log),
-    retryConfig: lambdaRetryPolicy(options.retries ?? 3),
+    retryConfig: lambdaRetryPolicy(options.retries ?? 0),
     timeout: options.timeoutMs ?? 10_000,
-    rejectRateLimitedCalls: false,
+    // A 429 comes back to us (boundedCall): the client's own wait knows no deadline.
+    rejectRateLimitedCalls: true,
     // The token goes with every call; never to a URL other than the configured API.
     allowAbsoluteUrls: false,
-  });
-  client.on(WebClientEvent.RATE_LIMITED, (retryAfterSeconds: number, request: { url?: string }) => {
-    options.log?.warn('Slack rate-limited a call; waiting for Retry-After before retrying', {
-      method: request.url?.startsWith(apiUrl) ? request.url.slice(apiUrl.length) : undefined,
-      retry_after_seconds: retryAfterSeconds,
-    });
   });
   return client;
 }

@@ -1,6 +1,7 @@
 import type { ExecuteTaskParams } from '../contract';
 import { taskLogger } from '../observability/logger';
 import type { DeliveryHandler } from '../queue/queue';
+import { answerReply } from './answer-reply';
 import { userMessageForFailure } from './failure-messages';
 import type { FollowUpOptions } from './follow-up-options';
 import { withLastReceiveApology } from './last-receive';
@@ -66,7 +67,8 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
     switch (outcome.kind) {
       case 'success':
         log.info('task answered', { duration_ms: now() - sentAt });
-        await reply(task, thread, 'answer', outcome.text || options.messages.executionFailed);
+        const answer = answerReply(outcome.text, options.messages);
+        await reply(task, thread, answer.kind, answer.text);
         return;
       case 'pending': {
         const delaySeconds = pollDelaySeconds(options.schedule, 0);
@@ -80,12 +82,12 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
       }
       case 'failure':
         if (!outcome.retryable) {
-          log.warn('task failed', { category: outcome.category, code: outcome.code, message: outcome.message });
+          log.warn('task failed', { category: outcome.category, code: outcome.code, error_message: outcome.message });
           trace({ requestId: task.request_id, hop: 'failed', at: now(), detail: { code: outcome.code } });
           await reply(task, thread, 'error', options.messages[userMessageForFailure(outcome.category)]);
           return;
         }
-        log.warn('transient failure; the task will be retried', { category: outcome.category, code: outcome.code, message: outcome.message, receive_count: delivery.receiveCount });
+        log.warn('transient failure; the task will be retried', { category: outcome.category, code: outcome.code, error_message: outcome.message, receive_count: delivery.receiveCount });
         trace({ requestId: task.request_id, hop: 'retry', at: now(), detail: { code: outcome.code, receive_count: delivery.receiveCount } });
         if (delivery.receiveCount >= options.maxReceiveCount) {
           // The last try: tell the user now with the specific reason; the DLQ keeps the record.
@@ -110,5 +112,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
     log: options.log,
     trace,
     skip: (error) => error instanceof RetryableTaskError && error.userNotified,
+    stage: 'execute',
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
 }

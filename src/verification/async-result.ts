@@ -1,5 +1,6 @@
 import { taskLogger } from '../observability/logger';
 import type { DeliveryHandler } from '../queue/queue';
+import { answerReply } from './answer-reply';
 import { userMessageForFailure } from './failure-messages';
 import type { FollowUpOptions } from './follow-up-options';
 import { withLastReceiveApology } from './last-receive';
@@ -34,14 +35,15 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
 
     if (outcome.kind === 'success') {
       log.info('task finished', { polls: attempt, since_accepted_ms: now() - message.accepted_at });
-      return reply(message, 'answer', outcome.text || options.messages.executionFailed);
+      const answer = answerReply(outcome.text, options.messages);
+      return reply(message, answer.kind, answer.text);
     }
     if (outcome.kind === 'failure' && !outcome.retryable) {
-      log.warn('task failed', { category: outcome.category, code: outcome.code, message: outcome.message, polls: attempt });
+      log.warn('task failed', { category: outcome.category, code: outcome.code, error_message: outcome.message, polls: attempt });
       trace({ requestId: message.request_id, hop: 'failed', at: now(), detail: { code: outcome.code } });
       return reply(message, 'error', options.messages[userMessageForFailure(outcome.category)]);
     }
-    if (outcome.kind === 'failure') log.warn('transient failure while polling; polling on', { category: outcome.category, code: outcome.code, message: outcome.message });
+    if (outcome.kind === 'failure') log.warn('transient failure while polling; polling on', { category: outcome.category, code: outcome.code, error_message: outcome.message });
 
     const elapsed = now() - message.accepted_at;
     if (elapsed >= deadlineMs) {
@@ -62,5 +64,13 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
     trace({ requestId: message.request_id, hop: 'reply-queued', at: now(), detail: { kind } });
   }
 
-  return withLastReceiveApology(poll, { maxReceiveCount: options.maxReceiveCount, replies: options.replies, apology: options.messages.internalError, log: options.log, trace });
+  return withLastReceiveApology(poll, {
+    maxReceiveCount: options.maxReceiveCount,
+    replies: options.replies,
+    apology: options.messages.internalError,
+    log: options.log,
+    trace,
+    stage: 'poll',
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+  });
 }

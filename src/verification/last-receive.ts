@@ -1,4 +1,5 @@
 import type { Log } from '../observability/logger';
+import type { PipelineMetrics } from '../observability/metrics';
 import type { Delivery, DeliveryHandler, Queue } from '../queue/queue';
 import { SlackThreadSchema, type ReplyMessage } from './queue-messages';
 import type { Tracer } from './trace';
@@ -18,13 +19,19 @@ export function withLastReceiveApology(
     trace?: Tracer;
     /** Errors whose handler already told the user. */
     skip?: (error: unknown) => boolean;
+    /** Counts the message given up on (MessagesAbandoned, alarmed on). */
+    metrics?: PipelineMetrics;
+    stage: 'execute' | 'poll';
   },
 ): DeliveryHandler {
   return async (delivery, context) => {
     try {
       await handler(delivery, context);
     } catch (error) {
-      if (delivery.receiveCount >= options.maxReceiveCount && !options.skip?.(error)) await apologize(delivery, options);
+      if (delivery.receiveCount >= options.maxReceiveCount) {
+        options.metrics?.messageAbandoned(options.stage);
+        if (!options.skip?.(error)) await apologize(delivery, options);
+      }
       throw error;
     }
   };

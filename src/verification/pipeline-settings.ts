@@ -30,3 +30,17 @@ export const QUEUE_SETTINGS: Readonly<Record<PipelineQueue, { consumer: Verifica
 export function visibilityTimeoutSeconds(queue: PipelineQueue): number {
   return FUNCTION_TIMEOUT_SECONDS[QUEUE_SETTINGS[queue].consumer] * 6;
 }
+
+/**
+ * How long an event claim is held by the delivery that made it. Longer than slack-events can run
+ * (its timeout), so a live first delivery is never taken over; shorter than the minute Slack waits
+ * before its second retry, so after a delivery that died, one of Slack's retries takes over.
+ */
+export const EVENT_CLAIM_LEASE_SECONDS = 30;
+
+/**
+ * How long a reply chunk is held by the poster posting it: longer than the poster can run, shorter
+ * than the replies queue's visibility timeout, so the redelivery after a poster that died finds the
+ * lease over and posts the chunk.
+ */
+export const REPLY_CHUNK_LEASE_SECONDS = FUNCTION_TIMEOUT_SECONDS.slackPoster + 30;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { newRequestId } from '../contract';
 import { taskLogger, type Log } from '../observability/logger';
 import type { PipelineMetrics } from '../observability/metrics';
@@ -7,7 +8,8 @@ import type { RateLimiter } from './rate-limiter';
 import type { SecretSource } from '../secrets/secret-source';
 import { classifyEvent, SlackEnvelopeSchema } from './slack-event';
 import { verifySlackSignature } from './slack-signature';
-import type { ClaimStore } from './stores/claim-store';
+import type { ClaimState, ClaimStore } from './stores/claim-store';
+import { EVENT_CLAIM_LEASE_SECONDS } from './pipeline-settings';
 import { noTrace, type Tracer } from './trace';
 import { fill, type UserMessages } from './user-messages';
 
@@ -36,6 +38,9 @@ export type SlackIngressOptions = {
 const text = (statusCode: number, body: string): IngressResponse => ({ statusCode, headers: { 'Content-Type': 'text/plain' }, body });
 const OK = () => text(200, '');
 
+/** A signature mismatch re-reads the signing secret at most this often. */
+const SECRET_REFRESH_INTERVAL_MS = 60_000;
+
 /**
  * The slack-events function: verify, filter, authorize, rate-limit, claim the event id, enqueue,
  * acknowledge. No Slack API call and no execution-zone call happen here, so it answers well
@@ -50,6 +55,7 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
     channel: options.allowedChannelIds && new Set(options.allowedChannelIds),
   };
 
+  let lastRefreshAt = -Infinity;
   async function verified(request: IngressRequest): Promise<boolean> {
     const input = {
       timestamp: header(request, 'x-slack-request-timestamp'),
@@ -59,10 +65,16 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
     };
     const first = verifySlackSignature({ ...input, secret: await options.signingSecret.get() });
     if (first.ok) return true;
-    // A mismatch may mean the secret was rotated since we cached it: read it once more.
-    if (first.reason === 'mismatch') {
-      const second = verifySlackSignature({ ...input, secret: await options.signingSecret.refresh() });
-      if (second.ok) return true;
+    // A mismatch may mean the secret was rotated since we cached it: read it once more — at most
+    // once a minute, so a flood of forged requests costs neither a Secrets Manager bill nor an outage.
+    if (first.reason === 'mismatch' && input.nowSeconds * 1000 - lastRefreshAt >= SECRET_REFRESH_INTERVAL_MS) {
+      lastRefreshAt = input.nowSeconds * 1000;
+      try {
+        const second = verifySlackSignature({ ...input, secret: await options.signingSecret.refresh() });
+        if (second.ok) return true;
+      } catch (error) {
+        options.log.warn('could not re-read the signing secret; the request is refused', { error: error as Error });
+      }
     }
     options.log.warn('refused a request with a bad Slack signature', { reason: first.reason });
     options.metrics?.refused(`signature-${first.reason}`);
@@ -91,12 +103,30 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
 
     // Claim first: a Slack retry (same event_id) is acknowledged here without a second task or reply.
     const claimKey = `event#${envelope.event_id}`;
-    if (!(await options.claims.claim(claimKey, options.claimTtlSeconds))) {
-      log.info('duplicate event acknowledged', { retry_num: header(request, 'x-slack-retry-num'), retry_reason: header(request, 'x-slack-retry-reason') });
+    const token = randomUUID();
+    let claim: ClaimState;
+    try {
+      // The request id is stored with the claim: a retry that takes over a dead delivery's claim
+      // sends the same task again (the same id), never a second one.
+      claim = await options.claims.acquire(claimKey, { token, leaseSeconds: EVENT_CLAIM_LEASE_SECONDS, ttlSeconds: options.claimTtlSeconds, value: newRequestId() });
+    } catch (error) {
+      log.error('could not claim the event; asking Slack to retry', { error: error as Error });
+      return text(500, 'temporarily unavailable');
+    }
+    const retry = { retry_num: header(request, 'x-slack-retry-num'), retry_reason: header(request, 'x-slack-retry-reason') };
+    if (claim.status === 'done') {
+      log.info('duplicate event acknowledged', retry);
       return OK();
     }
+    if (claim.status === 'busy') {
+      // An earlier delivery is still on it. Not 2xx: if that delivery dies, Slack comes back after
+      // its lease and this event is not lost.
+      log.info('event is being handled by an earlier delivery; asking Slack to retry later', { ...retry, lease_ends_at: new Date(claim.leaseEndsAt).toISOString() });
+      return text(503, 'in progress');
+    }
+    if (claim.takenOver) log.warn('took over the claim of an earlier delivery that did not finish', retry);
 
-    const requestId = newRequestId();
+    const requestId = claim.value ?? newRequestId();
     const thread = { team_id: envelope.team_id, channel: decision.channel, ts: decision.ts, ...(decision.thread_ts ? { thread_ts: decision.thread_ts } : {}) };
     const taskLog = taskLogger(log, { request_id: requestId, correlation_id: requestId });
     trace({ requestId, hop: 'ingress', at: started, detail: { event_id: envelope.event_id, user: decision.user, channel: decision.channel, ts: decision.ts, thread_ts: decision.thread_ts } });
@@ -120,11 +150,18 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
         taskLog.info('task queued', { text_length: decision.text.length });
       }
     } catch (error) {
-      // Nothing was queued: give the claim back so Slack's retry can succeed.
-      await options.claims.release(claimKey).catch((releaseError: unknown) => taskLog.error('could not release the event claim', { error: releaseError as Error }));
+      // Nothing was queued: give the claim back so Slack's retry can succeed at once. If even that
+      // fails, the lease runs out before Slack's next retry.
+      await options.claims.release(claimKey, token).catch((releaseError: unknown) => taskLog.error('could not release the event claim', { error: releaseError as Error }));
       taskLog.error('could not queue the event; asking Slack to retry', { error: error as Error });
       return text(500, 'temporarily unavailable');
     }
+    // Queued: from here on a retry is a duplicate. If marking it fails, a later retry takes the
+    // claim over and queues the same request id again, which the rest of the pipeline dedupes.
+    await options.claims
+      .complete(claimKey, token, { ttlSeconds: options.claimTtlSeconds })
+      .then((kept) => kept || taskLog.warn('the event claim was taken over while this delivery queued it; the same request id goes twice and is deduplicated downstream'))
+      .catch((error: unknown) => taskLog.error('could not mark the event claim done; a Slack retry may queue the same request id again', { error: error as Error }));
     options.metrics?.latency('ack', now() - started);
     return OK();
   };
@@ -134,7 +171,7 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
     const notAllowed = (lists.team && !lists.team.has(teamId)) || (lists.user && !lists.user.has(userId)) || (lists.channel && !lists.channel.has(channel));
     if (notAllowed) {
       const window = Math.floor(at / 60_000);
-      const first = await options.claims.claim(`notice#not-allowed#${teamId}#${userId}#${window}`, 120);
+      const first = await options.claims.mark(`notice#not-allowed#${teamId}#${userId}#${window}`, 120);
       return first ? { reason: 'not-allowed', text: options.messages.notAllowed } : 'silent';
     }
     const rate = await options.rateLimiter.check({ teamId, userId }, at);

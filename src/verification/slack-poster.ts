@@ -1,11 +1,14 @@
 import { taskLogger, type Log } from '../observability/logger';
 import type { PipelineMetrics } from '../observability/metrics';
-import type { Delivery } from '../queue/queue';
+import { randomUUID } from 'node:crypto';
+import type { Delivery, DeliveryContext } from '../queue/queue';
 import { SlackApiError, type SlackReplies } from '../slack/slack-replies';
+import { toSafeMrkdwn } from '../slack/safe-mrkdwn';
 import { SLACK_CHUNK_LIMIT, splitForSlack } from '../slack/split-message';
 import { parseQueueMessage } from './poison-message';
 import { ReplyMessageSchema, replyThreadTs, type ReplyMessage, type SlackThread } from './queue-messages';
 import type { ClaimStore } from './stores/claim-store';
+import { REPLY_CHUNK_LEASE_SECONDS } from './pipeline-settings';
 import { noTrace, type Tracer } from './trace';
 
 /** 👀 while a task runs; ✅ or ⚠️ once its reply is posted. */
@@ -41,12 +44,19 @@ export type SlackPosterOptions = {
  * The slack-poster function: one reply message → its text, split to Slack's size, posted in
  * order in the user's thread; then, if enabled, the reaction on the user's message.
  *
- * Each chunk is claimed (`reply#<request_id>#<index>`) before it is posted and released if the
- * post fails, so a redelivered message posts only the chunks that are not out yet. The claim is
- * made first on purpose: if the function dies between claim and post, that chunk is lost rather
- * than posted twice, and a duplicate answer is the more visible fault in a thread.
+ * Each chunk is claimed (`reply#<request_id>#<index>`, docs/architecture.md §6) before it is
+ * posted and marked done — with the `ts` Slack gave it — only once Slack confirmed it. A
+ * redelivery skips done chunks, waits for a chunk another delivery is posting right now (SQS
+ * brings it back), and takes over a chunk whose poster died once its lease is over: a dead poster
+ * never swallows a chunk. What can double a chunk is only a poster that died after Slack posted
+ * it and before it was marked, which the lease turns into a repost, never a loss.
  */
-export type SlackPoster = (delivery: Delivery, context?: { signal?: AbortSignal }) => Promise<void>;
+export type SlackPoster = (delivery: Delivery, context?: DeliveryContext) => Promise<void>;
+
+/** Another delivery of the same reply holds this chunk's claim: come back later (SQS redelivers). */
+export class ChunkInProgressError extends Error {
+  override name = 'ChunkInProgressError';
+}
 
 export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
   const slack = options.replies;
@@ -55,51 +65,77 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
   const trace = options.trace ?? noTrace;
   const now = options.now ?? Date.now;
 
-  return async (delivery, context) => {
+  return async (delivery, context = {}) => {
     const message = parseQueueMessage(ReplyMessageSchema, delivery.body, 'reply message');
     const log = taskLogger(options.log, { request_id: message.request_id, correlation_id: message.request_id });
-    const chunks = splitForSlack(message.text, limit);
+    const chunks = splitForSlack(toSafeMrkdwn(message.text), limit);
     if (chunks.length === 0) {
-      // Slack refuses a message with no visible text; retrying would not change that.
-      log.warn('the reply has no visible text; nothing to post', { kind: message.kind });
+      // Slack refuses a message with no visible text; retrying would not change that. The
+      // functions that write replies never send one (answerReply), so this is a bug upstream.
+      log.error('the reply has no visible text; nothing to post', { kind: message.kind });
+      options.metrics?.replyLost('empty');
       return;
     }
 
     const threadTs = replyThreadTs(message);
     const startedAt = now();
     let posted = 0;
+    const alreadyOut: string[] = [];
     for (const [index, text] of chunks.entries()) {
-      // Out of time (the Lambda is about to stop): leave the rest unclaimed for the redelivery.
-      context?.signal?.throwIfAborted();
       const key = `reply#${message.request_id}#${index}`;
-      if (!(await options.claims.claim(key, ttlSeconds))) {
-        log.info('chunk already posted by an earlier delivery; skipped', { chunk: index, receive_count: delivery.receiveCount });
-        continue;
-      }
+      const failed = (error: unknown, stage: string) => failure(error, { log, delivery, chunk: index, chunks: chunks.length, posted, stage });
       try {
-        await slack.post({ channel: message.channel, threadTs, text });
+        // Out of time (the Lambda is about to stop): leave the rest for the redelivery.
+        context.signal?.throwIfAborted();
+        const token = randomUUID();
+        const claim = await options.claims.acquire(key, { token, leaseSeconds: REPLY_CHUNK_LEASE_SECONDS, ttlSeconds });
+        if (claim.status === 'done') {
+          alreadyOut.push(claim.value ?? '');
+          continue;
+        }
+        if (claim.status === 'busy') throw new ChunkInProgressError(`chunk ${index} is being posted by another delivery until ${new Date(claim.leaseEndsAt).toISOString()}`);
+        if (claim.takenOver) log.warn('took over a chunk whose poster did not finish', { chunk: index, receive_count: delivery.receiveCount });
+        let ts: string;
+        try {
+          ({ ts } = await slack.post({ channel: message.channel, threadTs, text }, context));
+        } catch (error) {
+          // Refused by Slack: nothing was posted, the next delivery may take the chunk at once.
+          // Unknown (no answer): it may be out; the lease keeps it until the redelivery.
+          if (!(error instanceof SlackApiError && error.outcome === 'unknown')) await options.claims.release(key, token).catch(() => undefined);
+          throw error;
+        }
         posted += 1;
+        await options.claims
+          .complete(key, token, { ttlSeconds, value: ts })
+          .catch((error: unknown) => log.error('a chunk was posted but could not be marked done; a redelivery may post it again', { chunk: index, ts, error: error as Error }));
       } catch (error) {
-        await options.claims.release(key).catch((releaseError: unknown) =>
-          log.error('could not release the claim of a chunk that was not posted; it will not be retried', { chunk: index, error: releaseError as Error }),
-        );
-        const code = error instanceof SlackApiError ? error.code : 'unknown_error';
-        options.metrics?.slackApiError(code);
-        const lastReceive = options.maxReceiveCount !== undefined && delivery.receiveCount >= options.maxReceiveCount;
-        const details = { chunk: index, chunks: chunks.length, code, retryable: error instanceof SlackApiError ? error.retryable : undefined, receive_count: delivery.receiveCount };
-        if (lastReceive) log.error('posting the reply failed on its last receive: it goes to the replies DLQ and the user has no answer until it is redriven', details);
-        else log.warn('posting the reply failed; SQS will deliver it again', details);
-        throw error;
+        throw failed(error, 'post');
       }
     }
     options.metrics?.latency('post', now() - startedAt);
-    log.info('reply posted', { kind: message.kind, chunks: chunks.length, posted });
+    if (posted === 0) log.info('every chunk was already posted by an earlier delivery', { chunks: chunks.length, ts: alreadyOut, receive_count: delivery.receiveCount });
+    else log.info('reply posted', { kind: message.kind, chunks: chunks.length, posted, receive_count: delivery.receiveCount });
     trace({ requestId: message.request_id, hop: 'reply-posted', at: now(), detail: { kind: message.kind, chunks: chunks.length, posted } });
 
     // Also on a redelivery that posted nothing new: the earlier delivery may have died before
     // reacting, and reacting twice is harmless (already_reacted and no_reaction are ignored).
     if (options.reactions) await markDone(slack, message, log, options.metrics);
   };
+
+  /** Logs a failed delivery — at ERROR, with a metric, when it was the last one — and returns the error to throw. */
+  function failure(error: unknown, at: { log: Log; delivery: Delivery; chunk: number; chunks: number; posted: number; stage: string }): unknown {
+    const code = error instanceof SlackApiError ? error.code : error instanceof ChunkInProgressError ? 'in_progress' : 'unknown_error';
+    if (error instanceof SlackApiError) options.metrics?.slackApiError(code);
+    const lastReceive = options.maxReceiveCount !== undefined && at.delivery.receiveCount >= options.maxReceiveCount;
+    const details = { chunk: at.chunk, chunks: at.chunks, posted: at.posted, code, retryable: error instanceof SlackApiError ? error.retryable : undefined, receive_count: at.delivery.receiveCount, error: error as Error };
+    if (lastReceive) {
+      options.metrics?.replyLost(code);
+      at.log.error('posting the reply failed on its last receive: it goes to the replies DLQ and the user has no answer until it is redriven', details);
+    } else {
+      at.log.warn('posting the reply failed; SQS will deliver it again', details);
+    }
+    return error;
+  }
 }
 
 /** Adds 👀 to the user's message: the invoker calls this when a task starts (with reactions on). */

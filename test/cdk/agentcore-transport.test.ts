@@ -1,6 +1,6 @@
 import { Token } from 'aws-cdk-lib';
-import { Match, type Template } from 'aws-cdk-lib/assertions';
-import { functionId, onlyResource, REGION, SINGLE_ACCOUNT, statementsFor, statementsOfFunction, synthesize, type Synthesized } from './support/synth';
+import { Capture, Match, type Template } from 'aws-cdk-lib/assertions';
+import { EXECUTION_ACCOUNT, functionId, onlyResource, REGION, SINGLE_ACCOUNT, statementsFor, statementsOfFunction, synthesize, type Synthesized } from './support/synth';
 
 /** The default deployment: transport=agentcore, both zones in one account and region. */
 let synth: Synthesized;
@@ -13,6 +13,16 @@ beforeAll(() => {
   verification = synth.verification!;
 });
 afterAll(() => synth?.cleanup());
+
+/** The AgentCore runtime's execution role, and every statement of its policies. */
+const runtimeRole = (t: Template = execution) =>
+  onlyResource(t, 'AWS::IAM::Role', { AssumeRolePolicyDocument: Match.objectLike({ Statement: Match.arrayWith([Match.objectLike({ Principal: { Service: 'bedrock-agentcore.amazonaws.com' } })]) }) });
+const runtimeStatements = (t: Template = execution): any[] => {
+  const role = runtimeRole(t);
+  return Object.values(t.findResources('AWS::IAM::Policy'))
+    .filter((p: any) => p.Properties.Roles.some((r: any) => r.Ref === role.id))
+    .flatMap((p: any) => p.Properties.PolicyDocument.Statement);
+};
 
 describe('ExecutionZone (agentcore)', () => {
   it('runs the runtime host on AgentCore from code: NODE_22, main.js, HTTP, lifecycle from context', () => {
@@ -55,10 +65,7 @@ describe('ExecutionZone (agentcore)', () => {
   });
 
   it('lets the runtime invoke exactly the configured model: the US inference profile and the model in its routing regions', () => {
-    const role = onlyResource(execution, 'AWS::IAM::Role', { AssumeRolePolicyDocument: Match.objectLike({ Statement: Match.arrayWith([Match.objectLike({ Principal: { Service: 'bedrock-agentcore.amazonaws.com' } })]) }) });
-    const statements = Object.values(execution.findResources('AWS::IAM::Policy'))
-      .filter((p: any) => p.Properties.Roles.some((r: any) => r.Ref === role.id))
-      .flatMap((p: any) => p.Properties.PolicyDocument.Statement);
+    const statements = runtimeStatements();
     const bedrock = statements.filter((s) => [s.Action].flat().some((a: string) => a.startsWith('bedrock:')));
     expect(bedrock).toHaveLength(1);
     expect(bedrock[0].Action).toBe('bedrock:InvokeModel');
@@ -71,6 +78,25 @@ describe('ExecutionZone (agentcore)', () => {
     expect(statementsFor(statements, 'dynamodb:GetItem')).toEqual([
       expect.objectContaining({ Action: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], Resource: { 'Fn::GetAtt': [onlyResource(execution, 'AWS::DynamoDB::Table').id, 'Arn'] } }),
     ]);
+  });
+
+  it("lets the runtime's role read its own code zip and nothing else of the assets bucket", () => {
+    const bucket = new Capture();
+    const key = new Capture();
+    execution.hasResourceProperties('AWS::BedrockAgentCore::Runtime', {
+      AgentRuntimeArtifact: { CodeConfiguration: Match.objectLike({ Code: { S3: { Bucket: bucket, Prefix: key } } }) },
+    });
+    expect(bucket.asString()).toBe(`cdk-hnb659fds-assets-${EXECUTION_ACCOUNT}-${REGION}`);
+    execution.hasResourceProperties('AWS::IAM::Policy', {
+      Roles: [{ Ref: runtimeRole().id }],
+      PolicyDocument: { Statement: Match.arrayWith([{ Effect: 'Allow', Action: 's3:GetObject', Resource: `arn:aws:s3:::${bucket.asString()}/${key.asString()}` }]) },
+    });
+    const s3 = runtimeStatements().filter((s) => [s.Action].flat().some((a: string) => a.startsWith('s3:')));
+    expect(s3).toEqual([{ Effect: 'Allow', Action: 's3:GetObject', Resource: `arn:aws:s3:::${bucket.asString()}/${key.asString()}` }]);
+    // The runtime is created (and updated) only once its role may read the new key.
+    const runtime = onlyResource(execution, 'AWS::BedrockAgentCore::Runtime');
+    const policy = onlyResource(execution, 'AWS::IAM::Policy', { Roles: [{ Ref: runtimeRole().id }] });
+    expect(runtime.resource.DependsOn).toContain(policy.id);
   });
 
   it('needs no resource policy for a verification zone in the same account', () => {
@@ -137,6 +163,18 @@ describe('the deployment without AWS credentials (env-agnostic, as `cdk synth` o
     expect(Token.isUnresolved(agnostic.zones.verification!.region)).toBe(true);
     expect(agnostic.nagFindings).toEqual([]);
     agnostic.execution!.resourceCountIs('AWS::BedrockAgentCore::Runtime', 1);
+  });
+
+  it('still grants the runtime only its code object: the key under the bootstrap bucket, no wildcard', () => {
+    const key = new Capture();
+    agnostic.execution!.hasResourceProperties('AWS::BedrockAgentCore::Runtime', { AgentRuntimeArtifact: { CodeConfiguration: Match.objectLike({ Code: { S3: Match.objectLike({ Prefix: key }) } }) } });
+    const s3 = runtimeStatements(agnostic.execution!).filter((s) => [s.Action].flat().some((a: string) => a.startsWith('s3:')));
+    expect(s3).toHaveLength(1);
+    expect(s3[0].Action).toBe('s3:GetObject');
+    const resource = JSON.stringify(s3[0].Resource);
+    expect(resource).toContain(`/${key.asString()}`);
+    expect(resource).toContain('cdk-hnb659fds-assets-');
+    expect(resource).not.toContain('*');
   });
 });
 

@@ -29,11 +29,13 @@ describe('parseDeploymentConfig', () => {
       }),
     );
     expect(config.callerRoleNames).toBeUndefined();
+    // Secure by default: a WAF web ACL on the Slack request URL, the function URL pinned to the caller roles.
+    expect(config.context).toEqual(expect.objectContaining({ waf: true, wafRateLimit: 2000, pinVerificationRoles: true }));
   });
 
   it('reads `-c key=value` strings: booleans, numbers and comma lists', () => {
-    const config = parseDeploymentConfig({ waf: 'true', apiRateLimit: '10', allowedTeamIds: 'T1, T2,', executionHosts: 'agentcore,https', transport: 'https' });
-    expect(config.context.waf).toBe(true);
+    const config = parseDeploymentConfig({ waf: 'false', apiRateLimit: '10', allowedTeamIds: 'T1, T2,', executionHosts: 'agentcore,https', transport: 'https' });
+    expect(config.context.waf).toBe(false);
     expect(config.context.apiRateLimit).toBe(10);
     expect(config.context.allowedTeamIds).toEqual(['T1', 'T2']);
     expect(config.executionHosts).toEqual(['agentcore', 'https']);

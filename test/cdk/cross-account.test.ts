@@ -89,34 +89,56 @@ describe('agentcore across accounts', () => {
 
 describe('https across accounts', () => {
   let synth: Synthesized;
-  let pinned: Synthesized;
+  let accountWide: Synthesized;
   const context = { ...TWO_ACCOUNTS, transport: 'https', executionUrl: FUNCTION_URL, executionFunctionArn: FUNCTION_ARN };
   beforeAll(() => {
     synth = synthesize(context);
-    pinned = synthesize({ ...context, pinVerificationRoles: 'true' });
+    accountWide = synthesize({ ...context, pinVerificationRoles: 'false' });
   });
   afterAll(() => {
     synth?.cleanup();
-    pinned?.cleanup();
+    accountWide?.cleanup();
   });
 
-  it('admits the verification account on the function, for its IAM-authenticated URL only', () => {
-    const permissions = Object.values(synth.execution!.findResources('AWS::Lambda::Permission')).map((p: any) => p.Properties);
-    const handler = functionId(synth.execution!, 'Execution zone behind a function URL');
-    expect(permissions).toEqual(
-      expect.arrayContaining([
-        { Action: 'lambda:InvokeFunctionUrl', FunctionName: { 'Fn::GetAtt': [handler, 'Arn'] }, Principal: VERIFICATION_ACCOUNT, FunctionUrlAuthType: 'AWS_IAM' },
-        { Action: 'lambda:InvokeFunction', FunctionName: { 'Fn::GetAtt': [handler, 'Arn'] }, Principal: VERIFICATION_ACCOUNT, InvokedViaFunctionUrl: true },
-      ]),
-    );
-    expect(permissions).toHaveLength(2);
+  /** The function's resource-based permissions, for its IAM-authenticated URL only, to each principal. */
+  const expectUrlPermissions = (s: Synthesized, principals: string[]) => {
+    const handler = { 'Fn::GetAtt': [functionId(s.execution!, 'Execution zone behind a function URL'), 'Arn'] };
+    for (const principal of principals) {
+      s.execution!.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunctionUrl', FunctionName: handler, Principal: principal, FunctionUrlAuthType: 'AWS_IAM' });
+      s.execution!.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunction', FunctionName: handler, Principal: principal, InvokedViaFunctionUrl: true });
+    }
+    const granted = Object.values(s.execution!.findResources('AWS::Lambda::Permission')).map((p: any) => p.Properties.Principal);
+    expect([...new Set(granted)].sort()).toEqual([...principals].sort());
+  };
+
+  it('by default admits exactly the two verification roles on the function, for its IAM-authenticated URL only', () => {
+    expectUrlPermissions(synth, [roleArn('slack-zone-bridge-agent-invoker'), roleArn('slack-zone-bridge-async-result')]);
   });
 
-  it('with pinVerificationRoles, admits the two roles instead of their account', () => {
-    const principals = Object.values(pinned.execution!.findResources('AWS::Lambda::Permission')).map((p: any) => p.Properties.Principal);
-    expect(principals).toHaveLength(4);
-    expect(principals).toEqual(expect.arrayContaining([roleArn('slack-zone-bridge-agent-invoker'), roleArn('slack-zone-bridge-async-result')]));
-    expect(principals).not.toContainEqual(VERIFICATION_ACCOUNT);
+  it('with pinVerificationRoles=false (first deploy, before the roles exist) admits their account instead', () => {
+    expectUrlPermissions(accountWide, [VERIFICATION_ACCOUNT]);
+  });
+
+  it('names custom caller role names in the function URL policy', () => {
+    const custom = synthesize({ ...context, invokerRoleName: 'ops-invoker', pollerRoleName: 'ops-poller' });
+    try {
+      expectUrlPermissions(custom, [roleArn('ops-invoker'), roleArn('ops-poller')]);
+      expect(custom.nagFindings).toEqual([]);
+    } finally {
+      custom.cleanup();
+    }
+  });
+
+  it('warns on the first step that the pinned roles must exist, and how to deploy before they do', () => {
+    const first = synthesize({ ...TWO_ACCOUNTS, transport: 'https' });
+    try {
+      expect(first.zones.verification).toBeUndefined();
+      const warnings = first.zones.execution!.node.metadata.filter((m) => m.type === 'aws:cdk:warning').map((m) => String(m.data));
+      expect(warnings).toEqual([expect.stringMatching(/-c executionUrl=.*slack-zone-bridge-agent-invoker and slack-zone-bridge-async-result.*-c pinVerificationRoles=false/)]);
+      expectUrlPermissions(first, [roleArn('slack-zone-bridge-agent-invoker'), roleArn('slack-zone-bridge-async-result')]);
+    } finally {
+      first.cleanup();
+    }
   });
 
   it('gives the verification roles the identity half: that URL, that function, nothing else', () => {
@@ -138,6 +160,6 @@ describe('https across accounts', () => {
 
   it('passes the AwsSolutions checks, both ways', () => {
     expect(synth.nagFindings).toEqual([]);
-    expect(pinned.nagFindings).toEqual([]);
+    expect(accountWide.nagFindings).toEqual([]);
   });
 });

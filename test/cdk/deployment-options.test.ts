@@ -6,6 +6,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
 import { acknowledgeWildcards } from '../../cdk/constructs/nag-acknowledgements';
 import { buildZones } from '../../cdk/zones';
 import { CDK_JSON, functionId, onlyResource, REGION, SINGLE_ACCOUNT, statementsFor, statementsOfFunction, synthesize, type Synthesized } from './support/synth';
@@ -59,9 +60,9 @@ describe('an execution zone this app does not deploy', () => {
   });
 });
 
-describe('waf=true', () => {
+describe('waf (on by default)', () => {
   it('attaches a regional web ACL with the common rule set (body rules counted) and a per-IP rate rule to the stage', () => {
-    const s = synth({ waf: 'true', wafRateLimit: '3000' });
+    const s = synth({ wafRateLimit: '3000' });
     const acl = onlyResource(s.verification!, 'AWS::WAFv2::WebACL');
     expect(acl.resource.Properties).toEqual(
       expect.objectContaining({
@@ -90,8 +91,24 @@ describe('waf=true', () => {
     });
     // APIG3 is met by the web ACL rather than acknowledged.
     expect(s.nagFindings).toEqual([]);
+    expect(acknowledged(s.zones.verification!.api.api.deploymentStage)).not.toHaveProperty('Annotation::AwsSolutions-APIG3');
+  });
+
+  it('waf=false removes it; APIG3 is then acknowledged on the stage with the reason', () => {
+    const s = synth({ waf: 'false' });
+    expect(Object.keys(s.verification!.findResources('AWS::WAFv2::WebACL'))).toEqual([]);
+    expect(Object.keys(s.verification!.findResources('AWS::WAFv2::WebACLAssociation'))).toEqual([]);
+    expect(acknowledged(s.zones.verification!.api.api.deploymentStage)).toEqual(
+      expect.objectContaining({ 'Annotation::AwsSolutions-APIG3': expect.stringContaining('context waf=false; it is on by default') }),
+    );
+    expect(s.nagFindings).toEqual([]);
   });
 });
+
+/** The cdk-nag acknowledgements recorded on one construct, by rule. */
+function acknowledged(scope: IConstruct): Record<string, string> {
+  return Object.assign({}, ...scope.node.metadata.filter((m) => m.type === 'aws:cdk:acknowledged-rules').map((m) => m.data as Record<string, string>));
+}
 
 describe('bedrockModelId', () => {
   it('an on-demand model: the foundation model in the stack region only', () => {

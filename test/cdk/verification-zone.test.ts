@@ -164,7 +164,8 @@ describe('alarms', () => {
         expect.objectContaining({ Properties: expect.objectContaining({ MetricName: 'Errors', Namespace: 'AWS/Lambda', Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionId(template, prefix) } }], Threshold: 1 }) }),
       );
     }
-    expect(alarms).toHaveLength(dlqs.length + 4);
+    // …and six on the functions' own metrics (test/cdk/pipeline-alarms.test.ts).
+    expect(alarms).toHaveLength(dlqs.length + 4 + 6);
   });
 });
 
@@ -178,8 +179,11 @@ describe('state and secrets', () => {
     });
     const table = onlyResource(template, 'AWS::DynamoDB::Table').id;
     const itemActions = (prefix: string) => statementsOfFunction(template, functionId(template, prefix)).filter((s) => [s.Action].flat().some((a: string) => a.startsWith('dynamodb:')));
-    expect(itemActions('slack-events')).toEqual([{ Effect: 'Allow', Action: ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], Resource: { 'Fn::GetAtt': [table, 'Arn'] } }]);
-    expect(itemActions('slack-poster')).toEqual([{ Effect: 'Allow', Action: ['dynamodb:DeleteItem', 'dynamodb:PutItem'], Resource: { 'Fn::GetAtt': [table, 'Arn'] } }]);
+    // Claims: UpdateItem to acquire and complete, DeleteItem to release, PutItem for markers,
+    // GetItem for the item a refused condition met (ReturnValuesOnConditionCheckFailure).
+    const claimActions = ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
+    expect(itemActions('slack-events')).toEqual([{ Effect: 'Allow', Action: claimActions, Resource: { 'Fn::GetAtt': [table, 'Arn'] } }]);
+    expect(itemActions('slack-poster')).toEqual([{ Effect: 'Allow', Action: claimActions, Resource: { 'Fn::GetAtt': [table, 'Arn'] } }]);
     expect(itemActions('agent-invoker')).toEqual([]);
   });
 
@@ -228,8 +232,15 @@ describe('Slack request URL', () => {
     template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', { ResponseType: 'BAD_REQUEST_PARAMETERS', StatusCode: '401' });
   });
 
-  it('attaches no WAF unless asked', () => {
-    template.resourceCountIs('AWS::WAFv2::WebACL', 0);
+  it('attaches a WAF web ACL by default: per-IP rate rule (2000 per 5 minutes) on the stage', () => {
+    const acl = onlyResource(template, 'AWS::WAFv2::WebACL', {
+      Scope: 'REGIONAL',
+      Rules: Match.arrayWith([Match.objectLike({ Name: 'RatePerIp', Action: { Block: {} }, Statement: { RateBasedStatement: { Limit: 2000, AggregateKeyType: 'IP', EvaluationWindowSec: 300 } } })]),
+    });
+    template.hasResourceProperties('AWS::WAFv2::WebACLAssociation', {
+      WebACLArn: { 'Fn::GetAtt': [acl.id, 'Arn'] },
+      ResourceArn: Match.objectLike({ 'Fn::Join': ['', Match.arrayWith([{ Ref: onlyResource(template, 'AWS::ApiGateway::Stage').id }])] }),
+    });
   });
 });
 

@@ -48,6 +48,8 @@ const INLINE_COMMANDS: Record<string, { run: string } | { notRun: string }> = {
   'npm run demo': { run: 'npm run demo' },
   'TRANSPORT=agentcore npm start': { run: 'TRANSPORT=agentcore npm start' },
   'npm ci': { notRun: 'installs the jest running this file; CI runs it first (.ci/run)' },
+  'npm test': { notRun: 'the suite this file is part of; `npm test -- --listTests` is run for the ```sh block\'s `npm test`' },
+  'npm run soak': { notRun: 'minutes of injected faults, its own npm script; its judge and a 10-event run are tested in test/bench/soak.test.ts' },
   'npx cdk deploy --all -c transport=https': { notRun: 'needs an AWS account; what it deploys is synthesized by test/cdk' },
   'npx cdk deploy --all -c transport=agentcore': { notRun: 'needs an AWS account; what it deploys is synthesized by test/cdk' },
   'npm run bench': { notRun: 'six minutes of benchmarks, its own npm script; its parts are unit-tested in test/bench' },

@@ -1,6 +1,7 @@
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDbTaskStore } from '../../src/execution/stores/dynamodb-task-store';
 import { MemoryTaskStore } from '../../src/execution/stores/memory-task-store';
-import type { TaskRecord, TaskStore } from '../../src/execution/stores/task-store';
+import { TaskStoreFullError, type TaskRecord, type TaskStore } from '../../src/execution/stores/task-store';
 import { TaskService } from '../../src/execution/task-service';
 import { EchoExecutor } from '../../src/execution/executors/echo-executor';
 import { createLogger } from '../../src/observability/logger';
@@ -80,6 +81,112 @@ describe.each(stores)('%s', (_name, makeStore) => {
 
   it('answers undefined for an unknown id', async () => {
     expect(await store.get('task-never')).toBeUndefined();
+    expect(await store.getByRequest('never-requested')).toBeUndefined();
+  });
+
+  it('keeps the params hash', async () => {
+    const taskId = id();
+    await store.create(record(taskId, { params_hash: 'ab'.repeat(32) }));
+    expect((await store.get(taskId))?.params_hash).toBe('ab'.repeat(32));
+  });
+
+  it('a request key finds the task it was first created for; a second task under it is never stored', async () => {
+    const key = `key-${id()}`;
+    const first = id();
+    const second = id();
+    expect((await store.create(record(first), key)).created).toBe(true);
+    const again = await store.create(record(second, { status: 'working' }), key);
+    expect(again).toEqual({ created: false, record: record(first) });
+    expect(await store.getByRequest(key)).toEqual(record(first));
+    expect(await store.get(second)).toBeUndefined();
+    // The key's record is not a task: it cannot be read or moved by its own key.
+    expect(await store.get(`request-${key}`)).toBeUndefined();
+    expect(await store.transition(`request-${key}`, ['accepted'], { status: 'cancelled' })).toBeUndefined();
+  });
+
+  it('of simultaneous creates under one request key exactly one wins and all see its task', async () => {
+    const key = `race-${id()}`;
+    const ids = Array.from({ length: 6 }, () => id());
+    const outcomes = await Promise.all(ids.map((taskId) => store.create(record(taskId), key)));
+    expect(outcomes.filter((outcome) => outcome.created)).toHaveLength(1);
+    const winner = outcomes.find((outcome) => outcome.created)!.record.task_id;
+    for (const outcome of outcomes) expect(outcome.record.task_id).toBe(winner);
+    for (const loser of ids.filter((taskId) => taskId !== winner)) expect(await store.get(loser)).toBeUndefined();
+  });
+
+  it('a request key expires with its task, and can then start a new one', async () => {
+    const key = `ttl-${id()}`;
+    await store.create(record(id()), key);
+    clock += 61_000;
+    try {
+      expect(await store.getByRequest(key)).toBeUndefined();
+      const fresh = id();
+      expect(await store.create(record(fresh), key)).toMatchObject({ created: true, record: { task_id: fresh } });
+      expect((await store.getByRequest(key))?.task_id).toBe(fresh);
+    } finally {
+      clock -= 61_000;
+    }
+  });
+});
+
+describe('DynamoDbTaskStore request items', () => {
+  it('a request item left naming a task that is gone is taken over by the next create', async () => {
+    const store = new DynamoDbTaskStore({ client: db.client, tableName: 'tasks', now });
+    await db.client.send(
+      new PutItemCommand({
+        TableName: 'tasks',
+        Item: { task_id: { S: 'request-dangling' }, request_task_id: { S: 'task-deleted-by-hand' }, expires_at: { N: String(Math.floor(clock / 1000) + 60) } },
+      }),
+    );
+    expect(await store.getByRequest('dangling')).toBeUndefined();
+    expect(await store.create(record('task-after-dangling'), 'dangling')).toMatchObject({ created: true });
+    expect((await store.getByRequest('dangling'))?.task_id).toBe('task-after-dangling');
+  });
+});
+
+describe('MemoryTaskStore bounds', () => {
+  const pending = (taskId: string) => record(taskId, { status: 'working' });
+  const done = (taskId: string) => record(taskId, { status: 'success', result: { status: 'success', response_text: 'ok' } });
+
+  it('drops the oldest finished record to make room, never a pending one, even the oldest', async () => {
+    const store = new MemoryTaskStore({ maxRecords: 3, now });
+    await store.create(pending('p-old'), 'k-p-old');
+    await store.create(done('d-1'), 'k-d-1');
+    await store.create(pending('p-new'));
+    await store.create(record('n-1'), 'k-n-1');
+    expect(await store.get('d-1')).toBeUndefined();
+    expect(await store.getByRequest('k-d-1')).toBeUndefined();
+    expect((await store.get('p-old'))?.status).toBe('working');
+    expect((await store.getByRequest('k-p-old'))?.task_id).toBe('p-old');
+    expect((await store.get('p-new'))?.status).toBe('working');
+    expect(store.size).toBe(3);
+  });
+
+  it('refuses a new task when every slot is pending, and takes it once one finishes', async () => {
+    const store = new MemoryTaskStore({ maxRecords: 2, now });
+    await store.create(record('a'));
+    await store.create(pending('b'), 'k-b');
+    await expect(store.create(record('c'), 'k-c')).rejects.toThrow(TaskStoreFullError);
+    expect(await store.getByRequest('k-c')).toBeUndefined();
+    expect([(await store.get('a'))?.status, (await store.get('b'))?.status]).toEqual(['accepted', 'working']);
+    // A repeated key still finds its pending task while the store is full.
+    expect(await store.create(record('b-again'), 'k-b')).toEqual({ created: false, record: pending('b') });
+    await store.transition('a', ['accepted'], { status: 'failed', error: { code: -32000, message: 'x' } });
+    expect((await store.create(record('c'), 'k-c')).created).toBe(true);
+    expect(await store.get('a')).toBeUndefined();
+    expect((await store.get('b'))?.status).toBe('working');
+  });
+
+  it('an expired record makes room whatever its status', async () => {
+    const store = new MemoryTaskStore({ maxRecords: 1, now });
+    await store.create(pending('stuck'));
+    clock += 61_000;
+    try {
+      expect((await store.create(record('next'))).created).toBe(true);
+      expect(store.size).toBe(1);
+    } finally {
+      clock -= 61_000;
+    }
   });
 });
 

@@ -35,6 +35,36 @@ describe('MemoryQueue', () => {
     expect(jobs.size).toBe(0);
   });
 
+  it('still delivers a message that falls due between its two clock readings (no lost wake-up)', async () => {
+    // Prepare: the queue's clock frozen, a message due in one second (the wake timer is set).
+    const realNow = Date.now;
+    const base = realNow();
+    let handled = 0;
+    const queue = new MemoryQueue<string>({ name: 'race' });
+    try {
+      Date.now = () => base;
+      queue.consume(async () => {
+        handled += 1;
+      });
+      await queue.send('x', { delaySeconds: 1 });
+      // From now on the queue's clock moves 1 ms per reading: when the timer fires, pump() reads
+      // 999 ms (not due yet) and the wake-up that follows reads 1000 ms (due).
+      let reading = base + 999;
+      Date.now = () => (new Error().stack?.includes('memory-queue') ? reading++ : reading);
+
+      // Act
+      await sleep(1_200);
+      Date.now = realNow;
+      await queue.whenIdle({ timeoutMs: 2_000 });
+
+      // Assess
+      expect(handled).toBe(1);
+    } finally {
+      Date.now = realNow;
+      await queue.stop();
+    }
+  });
+
   it('holds a delayed message back for its (scaled) delay', async () => {
     const jobs = queue();
     const deliveredAt: number[] = [];

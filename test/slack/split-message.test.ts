@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { SPLITTER_SHAPES } from '../../bench/reply-splitter';
 import { SLACK_CHUNK_LIMIT, splitForSlack } from '../../src/slack/split-message';
 
 const visible = (text: string) => text.replace(/\s/g, '');
@@ -7,6 +8,22 @@ const FENCE_COUNT = (text: string) => text.split('```').length - 1;
 
 /** `count` copies of `word` separated by single spaces: one long sentence with no end. */
 const words = (count: number, word = 'word') => Array.from({ length: count }, () => word).join(' ');
+
+/** The chunks are the text, in order, less only whitespace dropped between them. */
+function expectChunksOf(text: string, chunks: readonly string[]): void {
+  let at = 0;
+  for (const chunk of chunks) {
+    while (at < text.length && /\s/.test(text[at]!)) at += 1;
+    expect(text.startsWith(chunk, at)).toBe(true);
+    at += chunk.length;
+  }
+  expect(text.slice(at).trim()).toBe('');
+}
+
+/** Slack control sequences and escapes left whole: nothing of `<`, `>` or `&` remains once they are taken out. */
+const SEQUENCES = /<[^<>\n]*>|&(?:amp|lt|gt);/g;
+const brokenSequence = (chunk: string) => /[<>&]/.test(chunk.replace(SEQUENCES, ''));
+const REGIONAL_INDICATOR = /\uD83C[\uDDE6-\uDDFF]/g;
 
 describe('splitForSlack', () => {
   it('returns short text as one chunk, and nothing for blank text', () => {
@@ -135,6 +152,88 @@ describe('splitForSlack', () => {
   it('refuses a limit too small to hold a fenced piece', () => {
     expect(() => splitForSlack('text', 10)).toThrow(RangeError);
   });
+
+  it('never breaks inside a link, a mention or an escape, even where its label has spaces and sentence ends', () => {
+    const link = '<https://example.com/docs|the docs. Read them>';
+    const text = `${words(5, 'see')} ${link} &amp; <@U0123ABC> ${words(4, 'and')} ${link}. `.repeat(30);
+    const chunks = splitForSlack(text, 80);
+    for (const chunk of chunks) {
+      expect(chunk.length).toBeLessThanOrEqual(80);
+      expect(brokenSequence(chunk)).toBe(false);
+    }
+    expect(chunks.filter((chunk) => chunk.includes(link)).length).toBeGreaterThan(20);
+    expectChunksOf(text, chunks);
+  });
+
+  it('cuts text without whitespace between escapes and links, not through them', () => {
+    for (const text of ['&amp;'.repeat(200), 'a&lt;b'.repeat(150), '<https://example.com/a>'.repeat(40), `x${'<@U0123ABC>'.repeat(60)}`]) {
+      const chunks = splitForSlack(text, 64);
+      expect(chunks.join('')).toBe(text);
+      for (const chunk of chunks) {
+        expect(chunk.length).toBeLessThanOrEqual(64);
+        expect(brokenSequence(chunk)).toBe(false);
+      }
+    }
+  });
+
+  it('cuts a link longer than a whole chunk rather than fail', () => {
+    const text = `<https://example.com/${'a'.repeat(300)}|${words(40, 'label')}>`;
+    const chunks = splitForSlack(text, 100);
+    for (const chunk of chunks) expect(chunk.length).toBeLessThanOrEqual(100);
+    expect(visible(chunks.join(''))).toBe(visible(text));
+  });
+
+  it('never splits a flag (two regional indicators), however the flags line up with the limit', () => {
+    for (const prefix of ['', 'x', 'xy', '🇯']) {
+      for (const limit of [64, 65, 66, 67]) {
+        const text = `${prefix}${'🇯🇵🇺🇸'.repeat(200)}`;
+        const chunks = splitForSlack(text, limit);
+        expect(chunks.join('')).toBe(text);
+        // Regional indicators pair up from the first: every cut has an even number of them before it.
+        let before = 0;
+        for (const chunk of chunks.slice(0, -1)) {
+          before += chunk.match(REGIONAL_INDICATOR)?.length ?? 0;
+          expect(before % 2).toBe(0);
+        }
+      }
+    }
+  });
+
+  it('splits a very long text of tiny sentences without running out of stack', () => {
+    const text = 'a. '.repeat(200_000);
+    const chunks = splitForSlack(text);
+    expect(chunks.length).toBe(Math.ceil(text.trim().length / (SLACK_CHUNK_LIMIT + 1)));
+    expectChunksOf(text, chunks);
+  });
+});
+
+describe('splitForSlack on pathological shapes (bench part 6 times the same shapes)', () => {
+  // Big enough to need many cuts at either limit; the bench runs them at 100,000 characters.
+  const CHARS = 30_000;
+
+  describe.each(SPLITTER_SHAPES.map((shape) => [shape.name, shape] as const))('%s', (_name, shape) => {
+    it.each([64, SLACK_CHUNK_LIMIT])('splits correctly at a limit of %i', (limit) => {
+      const text = shape.build(CHARS);
+      const chunks = splitForSlack(text, limit);
+      // Where every <, > and & of the text belongs to a sequence, each chunk must hold whole ones.
+      const onlySequences = !brokenSequence(text);
+      // One assertion over all chunks (hundreds at 64), naming the chunks that break a rule.
+      const faults = chunks.flatMap((chunk, index) => [
+        ...(chunk.length > limit ? [`${index}: ${chunk.length} units`] : []),
+        ...(chunk.trim() === '' ? [`${index}: blank`] : []),
+        ...(LONE_SURROGATE.test(chunk) ? [`${index}: half a surrogate pair`] : []),
+        ...(onlySequences && brokenSequence(chunk) ? [`${index}: a cut link or escape`] : []),
+        ...(FENCE_COUNT(chunk) % 2 === 1 && text.includes('```\n') ? [`${index}: an unclosed fence`] : []),
+      ]);
+      expect(faults).toEqual([]);
+      if (text.includes('```\n')) {
+        // A code line longer than a chunk is re-fenced: the fences are the only addition.
+        expect(chunks.join('').replace(/```|\s/g, '')).toBe(text.replace(/```|\s/g, ''));
+      } else {
+        expectChunksOf(text, chunks);
+      }
+    });
+  });
 });
 
 describe('splitForSlack properties', () => {
@@ -166,6 +265,32 @@ describe('splitForSlack properties', () => {
         expect(visible(chunks.join(''))).toBe(visible(text));
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('keeps every link, mention and escape that fits in a chunk whole', () => {
+    const withSequences = fc
+      .array(
+        fc.oneof(
+          prose,
+          fc.constantFrom('<https://example.com/a?b=1&amp;c=2|a label. With a sentence! And more>', '<@U0123ABC>', '<#C0123ABC|general>', '&amp;', '&lt;', '&gt;', '<mailto:a@example.com>', `<https://example.com/${'long'.repeat(30)}|${'words '.repeat(20)}>`),
+        ),
+        { maxLength: 30 },
+      )
+      .map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(withSequences, fc.integer({ min: 64, max: 400 }), (text, limit) => {
+        const chunks = splitForSlack(text, limit);
+        const whole = (text.match(/<[^<>\n]*>/g) ?? []).filter((sequence) => sequence.length <= limit);
+        for (const chunk of chunks) expect(chunk.length).toBeLessThanOrEqual(limit);
+        // Every sequence that fits arrives in one chunk, as many times as it was written.
+        for (const sequence of new Set(whole)) {
+          const count = (haystack: string) => haystack.split(sequence).length - 1;
+          expect(chunks.reduce((sum, chunk) => sum + count(chunk), 0)).toBe(count(text));
+        }
+        expect(visible(chunks.join(''))).toBe(visible(text));
+      }),
+      { numRuns: 200 },
     );
   });
 

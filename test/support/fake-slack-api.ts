@@ -26,6 +26,11 @@ export type FakeSlackFailure = {
   retryAfterSeconds?: number;
   /** How many calls in a row fail. @default 1 */
   times?: number;
+  /**
+   * Holds the answer this long, then answers normally (the call succeeds, late): a Slack that is
+   * slow, or a response lost to a caller that stopped waiting.
+   */
+  stallMs?: number;
 };
 
 export type FakeSlackApi = {
@@ -48,6 +53,14 @@ export type FakeSlackApi = {
   requests: FakeSlackRequest[];
   /** Makes the next call(s) of `method` fail; failures queue in the order given. */
   failNext(method: string, failure?: FakeSlackFailure): void;
+  /**
+   * Like failNext, but only for calls of `method` whose recorded body `match` accepts (e.g. the
+   * posts of one thread), so that concurrent callers each meet their own faults. Checked before
+   * the failNext queue; several rules for the same calls apply in the order given.
+   */
+  failWhen(method: string, match: (body: Record<string, unknown>) => boolean, failure?: FakeSlackFailure): void;
+  /** Calls answered with an injected failure or stall so far, by kind: `429`, `http_<status>`, `api_error`, `stall`. */
+  readonly injected: Readonly<Record<string, number>>;
   /** Resolves with the posts once there are at least `count`. */
   waitForPosts(count: number, timeoutMs?: number): Promise<FakeSlackPost[]>;
   /** Forgets posts, reactions, requests and pending failures. */
@@ -87,6 +100,23 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
         waiter.resolve(posts.slice());
       }
     }
+  };
+
+  const conditional: Array<{ method: string; match: (body: Record<string, unknown>) => boolean; failure: Required<Pick<FakeSlackFailure, 'times'>> & FakeSlackFailure }> = [];
+  const injected: Record<string, number> = {};
+
+  const takeConditionalFailure = (method: string, body: Record<string, unknown>): FakeSlackFailure | undefined => {
+    const index = conditional.findIndex((rule) => rule.method === method && rule.match(body));
+    const rule = conditional[index];
+    if (!rule) return undefined;
+    rule.failure.times -= 1;
+    if (rule.failure.times <= 0) conditional.splice(index, 1);
+    return rule.failure;
+  };
+
+  const countInjected = (failure: FakeSlackFailure): void => {
+    const kind = failure.stallMs !== undefined ? 'stall' : failure.retryAfterSeconds !== undefined ? String(failure.status ?? 429) : failure.status !== undefined && failure.status !== 200 ? `http_${failure.status}` : 'api_error';
+    injected[kind] = (injected[kind] ?? 0) + 1;
   };
 
   const takeFailure = (method: string): FakeSlackFailure | undefined => {
@@ -181,8 +211,10 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
     const authError = authorized(request.headers, body, isForm);
     if (authError) return send(response, apiError(authError));
 
-    const failure = takeFailure(method);
-    if (failure) return send(response, failureAnswer(failure));
+    const failure = takeConditionalFailure(method, recorded) ?? takeFailure(method);
+    if (failure) countInjected(failure);
+    if (failure?.stallMs !== undefined) await new Promise((resolve) => setTimeout(resolve, failure.stallMs));
+    else if (failure) return send(response, failureAnswer(failure));
 
     const handler = handlers[method];
     send(response, handler ? handler(recorded) : apiError('unknown_method'));
@@ -209,6 +241,10 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
       queue.push({ ...failure, times: failure.times ?? 1 });
       failures.set(method, queue);
     },
+    failWhen(method, match, failure = {}) {
+      conditional.push({ method, match, failure: { ...failure, times: failure.times ?? 1 } });
+    },
+    injected,
     waitForPosts(count, timeoutMs = 5000) {
       if (posts.length >= count) return Promise.resolve(posts.slice());
       return new Promise((resolve, reject) => {
@@ -228,6 +264,8 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
       reactions.length = 0;
       requests.length = 0;
       failures.clear();
+      conditional.length = 0;
+      for (const kind of Object.keys(injected)) delete injected[kind];
       present.clear();
     },
     async close() {

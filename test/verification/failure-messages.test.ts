@@ -84,7 +84,7 @@ describe('an A2A agent’s failures, through the real pipeline functions to the 
 
     expect(replies.sent.map((reply) => [reply.kind, reply.text])).toEqual([['error', DEFAULT_USER_MESSAGES.modelBusy]]);
     // The raw code and the agent's words stay in the log, next to the category.
-    expect(log.warnings).toContainEqual(expect.objectContaining({ category: 'busy', code: 'a2a:-32603', message: expect.stringContaining('too many requests') }));
+    expect(log.warnings).toContainEqual(expect.objectContaining({ category: 'busy', code: 'a2a:-32603', error_message: expect.stringContaining('too many requests') }));
   });
 
   it('an HTTP 429 in front of the agent is retried by the queue, and the last receive tells the user it is busy', async () => {

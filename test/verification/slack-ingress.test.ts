@@ -112,6 +112,51 @@ describe('slack-events ingress', () => {
     expect(tasksSent()).toHaveLength(1);
   });
 
+  it('asks Slack to come back (503) while an earlier delivery holds the event, and takes over a dead one\'s claim with the same request id', async () => {
+    let clock = Date.now();
+    const claims = new MemoryClaimStore({ now: () => clock });
+    const { handle, tasks, tasksSent } = setup({ claims, now: () => clock });
+    const { body, eventId } = appMentionEnvelope({ text: 'are you there' });
+    // The first delivery claimed the event and died before queueing (a stalled SQS, a killed Lambda).
+    const requestId = '0f8f1b8e-3a0b-4c2d-9e6f-1a2b3c4d5e6f';
+    await claims.acquire(`event#${eventId}`, { token: 'dead-delivery', leaseSeconds: 30, ttlSeconds: 3600, value: requestId });
+
+    const immediate = await handle(signed(body, { 'x-slack-retry-num': '1' }));
+    clock += 60_000; // Slack's second retry, a minute later
+    const later = await handle(signed(body, { 'x-slack-retry-num': '2' }));
+    clock += 240_000;
+    const last = await handle(signed(body, { 'x-slack-retry-num': '3' }));
+
+    expect([immediate.statusCode, later.statusCode, last.statusCode]).toEqual([503, 200, 200]);
+    expect(tasksSent().map((task) => task.request_id)).toEqual([requestId]);
+    expect(tasks.size).toBe(1);
+  });
+
+  it('re-reads the signing secret at most once a minute on mismatches, and a failed re-read is a 401, not a 5xx', async () => {
+    let clock = Date.now();
+    let refreshes = 0;
+    let refreshFails = false;
+    const secret: SecretSource = {
+      get: async () => SECRET,
+      refresh: async () => {
+        refreshes += 1;
+        if (refreshFails) throw new Error('Secrets Manager is down');
+        return SECRET;
+      },
+    };
+    const { handle } = setup({ signingSecret: secret, now: () => clock });
+    const forged = () => handle({ headers: slackSignatureHeaders('forger', appMentionEnvelope({ text: 'x' }).body, Math.floor(clock / 1000)), body: appMentionEnvelope({ text: 'x' }).body });
+
+    const flood = await Promise.all(Array.from({ length: 20 }, forged));
+    clock += 60_000;
+    refreshFails = true;
+    const afterAMinute = await forged();
+
+    expect(flood.map((r) => r.statusCode)).toEqual(Array(20).fill(401));
+    expect(afterAMinute.statusCode).toBe(401);
+    expect(refreshes).toBe(2);
+  });
+
   it('answers empty and over-long text with a friendly notice instead of a task', async () => {
     const { handle, tasksSent, repliesSent } = setup();
     await handle(signed(appMentionEnvelope({ text: '   ' }).body));

@@ -5,7 +5,7 @@ import { SlackApiError, WebApiSlackReplies, createSlackWebClient, slackRepliesFr
 import { splitForSlack } from '../../src/slack/split-message';
 import { PoisonMessageError } from '../../src/verification/poison-message';
 import type { ReplyMessage } from '../../src/verification/queue-messages';
-import { acknowledgeReceipt, createSlackPoster, type SlackPosterOptions } from '../../src/verification/slack-poster';
+import { ChunkInProgressError, acknowledgeReceipt, createSlackPoster, type SlackPosterOptions } from '../../src/verification/slack-poster';
 import { MemoryClaimStore } from '../../src/verification/stores/memory-claim-store';
 import { startFakeSecretsManager } from '../support/fake-secrets-manager';
 import { startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
@@ -85,9 +85,10 @@ describe('createSlackPoster', () => {
     expect(afterFirst).toBe(2);
     expect(postRequests()).toHaveLength(afterFirst);
     expect(slack.posts).toHaveLength(2);
-    // The documented keys, so an operator can find (or clear) them in the state table.
-    expect(await claims.claim('reply#req-1#0', 60)).toBe(false);
-    expect(await claims.claim('reply#req-1#1', 60)).toBe(false);
+    // The documented keys, so an operator can find them in the state table, done with Slack's ts.
+    const probe = (k: string) => claims.acquire(k, { token: 'probe', leaseSeconds: 30, ttlSeconds: 60 });
+    expect(await probe('reply#req-1#0')).toEqual({ status: 'done', value: slack.posts[0]!.ts });
+    expect(await probe('reply#req-1#1')).toEqual({ status: 'done', value: slack.posts[1]!.ts });
   });
 
   it('waits out a 429 for its Retry-After and then posts exactly once', async () => {
@@ -99,6 +100,49 @@ describe('createSlackPoster', () => {
     expect(Date.now() - startedAt).toBeGreaterThanOrEqual(990);
     expect(postRequests()).toHaveLength(2);
     expect(slack.posts).toHaveLength(1);
+  });
+
+  describe('a chunk whose poster died or stalled', () => {
+    let clock: number;
+    beforeEach(() => {
+      clock = Date.now();
+      claims = new MemoryClaimStore({ now: () => clock });
+    });
+
+    it('waits while the dead poster\'s lease runs, then takes the chunk over and posts it once', async () => {
+      // A poster claimed the chunk, then died before Slack answered (no complete, no release).
+      await claims.acquire('reply#req-1#0', { token: 'dead-poster', leaseSeconds: 90, ttlSeconds: 3600 });
+
+      const early = await poster()(delivery(replyMessage(), 2)).catch((e: unknown) => e);
+      clock += 90_000;
+      await poster()(delivery(replyMessage(), 3));
+
+      expect(early).toBeInstanceOf(ChunkInProgressError);
+      expect(slack.posts.map((p) => p.text)).toEqual(['The answer is 42.']);
+    });
+
+    it('keeps the claim of a post whose answer never came (it may be out): the next delivery waits instead of posting again', async () => {
+      slack.failNext('chat.postMessage', { stallMs: 1_500 });
+      const stopped = await poster()(delivery(replyMessage(), 1), { signal: AbortSignal.timeout(200) }).catch((e: unknown) => e);
+      const meanwhile = await poster()(delivery(replyMessage(), 2)).catch((e: unknown) => e);
+      await slack.waitForPosts(1, 5_000); // the stalled post lands after all
+
+      expect(stopped).toMatchObject({ name: 'SlackApiError', outcome: 'unknown' });
+      expect(meanwhile).toBeInstanceOf(ChunkInProgressError);
+      expect(slack.posts).toHaveLength(1);
+    });
+
+    it('ends a call whose Retry-After outlasts the time left at once, gives the chunk back, and the redelivery posts it', async () => {
+      slack.failNext('chat.postMessage', { retryAfterSeconds: 30 });
+
+      const first = await poster()(delivery(replyMessage(), 1), { deadline: Date.now() + 5_000 }).catch((e: unknown) => e);
+      const requestsOfFirst = postRequests().length;
+      await poster()(delivery(replyMessage(), 2), { deadline: Date.now() + 5_000 });
+
+      expect(first).toMatchObject({ name: 'SlackApiError', code: 'ratelimited', retryable: true });
+      expect(requestsOfFirst).toBe(1); // no wait and no second try inside the first delivery
+      expect(slack.posts).toHaveLength(1);
+    });
   });
 
   it('releases the claim of a chunk whose post failed, so the redelivery posts it — and only it', async () => {
@@ -192,7 +236,7 @@ describe('createSlackPoster', () => {
       ]);
       expect(secrets.requests).toHaveLength(2);
       // The retry with token B happened within the same post: one delivery, one claim.
-      expect(await claims.claim('reply#after#0', 60)).toBe(false);
+      expect(await claims.acquire('reply#after#0', { token: 'probe', leaseSeconds: 30, ttlSeconds: 60 })).toMatchObject({ status: 'done' });
     } finally {
       await secrets.close();
     }

@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { boundedClientConfig } from '../../../src/aws/bounded-client';
 import { SqsQueue } from '../../../src/queue/sqs-queue';
 import { DynamoDbClaimStore } from '../../../src/verification/stores/dynamodb-claim-store';
 
@@ -16,13 +17,13 @@ export function required(value: string | undefined, name: string): string {
 
 let sqs: SQSClient | undefined;
 export function sqsQueue<T>(queueUrl: string | undefined, name: string): SqsQueue<T> {
-  sqs ??= new SQSClient({});
+  sqs ??= new SQSClient(boundedClientConfig());
   return new SqsQueue<T>({ client: sqs, queueUrl: required(queueUrl, name) });
 }
 
 let dynamodb: DynamoDBClient | undefined;
 export function dynamoDb(): DynamoDBClient {
-  dynamodb ??= new DynamoDBClient({});
+  dynamodb ??= new DynamoDBClient(boundedClientConfig());
   return dynamodb;
 }
 

@@ -17,10 +17,11 @@ const REPORT_MARGIN_MS = 3_000;
 export function sqsBatchHandler(handle: DeliveryHandler, context: LambdaFunctionContext) {
   return middy(
     async (event: SQSEvent, lambda: Context, { signal }: { signal: AbortSignal }): Promise<SQSBatchResponse> => {
-      const budget = AbortSignal.timeout(Math.max(1_000, lambda.getRemainingTimeInMillis() - REPORT_MARGIN_MS));
-      const combined = AbortSignal.any([signal, budget]);
+      const budgetMs = Math.max(1_000, lambda.getRemainingTimeInMillis() - REPORT_MARGIN_MS);
+      const combined = AbortSignal.any([signal, AbortSignal.timeout(budgetMs)]);
+      const deadline = Date.now() + budgetMs;
       const processor = new BatchProcessor(EventType.SQS);
-      const result = await processPartialResponse(event, (record: SQSRecord) => handle(deliveryFromSqsRecord(record), { signal: combined }), processor, {
+      const result = await processPartialResponse(event, (record: SQSRecord) => handle(deliveryFromSqsRecord(record), { signal: combined, deadline }), processor, {
         context: lambda,
         processInParallel: true,
         throwOnFullBatchFailure: false,

@@ -15,10 +15,18 @@ export type DynamoDbTaskStoreOptions = {
   now?: () => number;
 };
 
+/** The key of the item that maps a request key to its task, in the same table as the tasks. */
+function requestItemKey(requestKey: string): string {
+  return `request-${requestKey}`;
+}
+
 /**
  * Tasks in DynamoDB: partition key `task_id`, TTL attribute `expires_at`. DynamoDB deletes
  * expired items lazily, so reads treat an item past its `expires_at` as gone, and `create`
- * may overwrite it.
+ * may overwrite it. Next to each task created for a request id lives one small item keyed
+ * `request-<request key>` that names the task (`request_task_id`) and expires with it: task ids
+ * are random, so that item is how a repeated `execute_task` finds its task from any process.
+ * Neither item holds the task's params, only their hash (`params_hash`).
  */
 export class DynamoDbTaskStore implements TaskStore {
   private readonly now: () => number;
@@ -26,33 +34,23 @@ export class DynamoDbTaskStore implements TaskStore {
     this.now = options.now ?? Date.now;
   }
 
-  async create(record: TaskRecord): Promise<CreateOutcome> {
-    try {
-      await this.options.client.send(
-        new PutItemCommand({
-          TableName: this.options.tableName,
-          Item: toItem(record),
-          ConditionExpression: 'attribute_not_exists(task_id) OR expires_at <= :now',
-          ExpressionAttributeValues: { ':now': { N: String(this.nowSeconds()) } },
-        }),
-      );
-      return { created: true, record };
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      const existing = await this.get(record.task_id);
-      // The item expired between the failed write and this read: the next create will succeed.
-      if (!existing) return this.create(record);
-      return { created: false, record: existing };
-    }
+  async create(record: TaskRecord, requestKey?: string): Promise<CreateOutcome> {
+    const created = await this.putTask(record);
+    if (!created.created || requestKey === undefined) return created;
+    return this.claimRequest(requestKey, record);
   }
 
   async get(taskId: string): Promise<TaskRecord | undefined> {
-    const { Item } = await this.options.client.send(
-      new GetItemCommand({ TableName: this.options.tableName, Key: { task_id: { S: taskId } }, ConsistentRead: true }),
-    );
-    if (!Item) return undefined;
+    const Item = await this.item(taskId);
+    // Request items share the table; one is never a task, whatever key it is read by.
+    if (!Item || Item.request_task_id) return undefined;
     const record = fromItem(Item);
     return record.expires_at <= this.nowSeconds() ? undefined : record;
+  }
+
+  async getByRequest(requestKey: string): Promise<TaskRecord | undefined> {
+    const taskId = await this.requestTaskId(requestItemKey(requestKey));
+    return taskId === undefined ? undefined : this.get(taskId);
   }
 
   async transition(taskId: string, from: readonly TaskStatus[], update: TaskUpdate): Promise<TaskRecord | undefined> {
@@ -96,6 +94,95 @@ export class DynamoDbTaskStore implements TaskStore {
     }
   }
 
+  /** Writes the task item unless a live item has its id (ids are random: only a caller reusing one meets it). */
+  private async putTask(record: TaskRecord): Promise<CreateOutcome> {
+    try {
+      await this.options.client.send(
+        new PutItemCommand({
+          TableName: this.options.tableName,
+          Item: toItem(record),
+          ConditionExpression: 'attribute_not_exists(task_id) OR expires_at <= :now',
+          ExpressionAttributeValues: { ':now': { N: String(this.nowSeconds()) } },
+        }),
+      );
+      return { created: true, record };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const existing = await this.get(record.task_id);
+      // The item expired between the failed write and this read: the next create will succeed.
+      if (!existing) return this.putTask(record);
+      return { created: false, record: existing };
+    }
+  }
+
+  /**
+   * Points the request key at the task just written, unless a live task holds the key already:
+   * then that task is the answer and the one just written is retired unseen (its id was never
+   * given out). The task item goes first, so a live request item always names a written task.
+   * No transaction: dynalite has none, and the task table grants GetItem, PutItem and
+   * UpdateItem only.
+   */
+  private async claimRequest(requestKey: string, record: TaskRecord): Promise<CreateOutcome> {
+    const key = requestItemKey(requestKey);
+    let dangling: string | undefined;
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      try {
+        await this.options.client.send(
+          new PutItemCommand({
+            TableName: this.options.tableName,
+            Item: { task_id: { S: key }, request_task_id: { S: record.task_id }, expires_at: { N: String(record.expires_at) } },
+            ...(dangling === undefined
+              ? { ConditionExpression: 'attribute_not_exists(task_id) OR expires_at <= :now', ExpressionAttributeValues: { ':now': { N: String(this.nowSeconds()) } } }
+              : { ConditionExpression: 'request_task_id = :dangling', ExpressionAttributeValues: { ':dangling': { S: dangling } } }),
+          }),
+        );
+        return { created: true, record };
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      }
+      const holder = await this.requestTaskId(key);
+      const existing = holder === undefined ? undefined : await this.get(holder);
+      if (existing) {
+        await this.retire(record.task_id);
+        return { created: false, record: existing };
+      }
+      // The key expired meanwhile (holder undefined), or names a task that is gone: take it over.
+      dangling = holder;
+    }
+    await this.retire(record.task_id);
+    throw new Error('could not claim the request key of a new task: three conditional writes lost in a row');
+  }
+
+  /** The task id a live request item names. */
+  private async requestTaskId(key: string): Promise<string | undefined> {
+    const Item = await this.item(key);
+    if (!Item?.request_task_id?.S || Number(Item.expires_at?.N ?? 0) <= this.nowSeconds()) return undefined;
+    return Item.request_task_id.S;
+  }
+
+  private async item(key: string): Promise<Record<string, AttributeValue> | undefined> {
+    const { Item } = await this.options.client.send(
+      new GetItemCommand({ TableName: this.options.tableName, Key: { task_id: { S: key } }, ConsistentRead: true }),
+    );
+    return Item;
+  }
+
+  /** Expires a task item nobody will ask for; reads treat it as gone at once, TTL deletes it later. */
+  private async retire(taskId: string): Promise<void> {
+    await this.options.client
+      .send(
+        new UpdateItemCommand({
+          TableName: this.options.tableName,
+          Key: { task_id: { S: taskId } },
+          UpdateExpression: 'SET expires_at = :now',
+          ConditionExpression: 'attribute_exists(task_id)',
+          ExpressionAttributeValues: { ':now': { N: String(this.nowSeconds()) } },
+        }),
+      )
+      // Best effort: a task left behind is an `accepted` record of an id never given out, gone at its TTL.
+      .catch(() => undefined);
+  }
+
   private nowSeconds(): number {
     return Math.floor(this.now() / 1000);
   }
@@ -111,6 +198,7 @@ function toItem(record: TaskRecord): Record<string, AttributeValue> {
   };
   if (record.result) item.result = { S: JSON.stringify(record.result) };
   if (record.error) item.error = { S: JSON.stringify(record.error) };
+  if (record.params_hash) item.params_hash = { S: record.params_hash };
   return item;
 }
 
@@ -124,5 +212,6 @@ function fromItem(item: Record<string, AttributeValue>): TaskRecord {
   };
   if (item.result?.S) record.result = JSON.parse(item.result.S);
   if (item.error?.S) record.error = JSON.parse(item.error.S);
+  if (item.params_hash?.S) record.params_hash = item.params_hash.S;
   return record;
 }

@@ -1,15 +1,23 @@
-import type { TaskStatus } from '../../contract';
-import type { CreateOutcome, TaskRecord, TaskStore, TaskUpdate } from './task-store';
+import { PENDING_STATUSES, type TaskStatus } from '../../contract';
+import { TaskStoreFullError, type CreateOutcome, type TaskRecord, type TaskStore, type TaskUpdate } from './task-store';
 
 export type MemoryTaskStoreOptions = {
-  /** At most this many records are kept; the oldest are dropped first. */
+  /**
+   * At most this many records are kept. To make room the oldest expired or finished record is
+   * dropped; a pending task never is, so a store full of pending tasks refuses new ones.
+   */
   maxRecords?: number;
   now?: () => number;
 };
 
+type Entry = { record: TaskRecord; requestKey?: string };
+
 /** A bounded in-memory task store for local runs, tests and single-session AgentCore hosts. */
 export class MemoryTaskStore implements TaskStore {
-  private readonly records = new Map<string, TaskRecord>();
+  /** By task id, in insertion order: the first entries are the oldest tasks. */
+  private readonly entries = new Map<string, Entry>();
+  /** Request key → task id, for the entries created with one. */
+  private readonly requests = new Map<string, string>();
   private readonly maxRecords: number;
   private readonly now: () => number;
 
@@ -18,41 +26,76 @@ export class MemoryTaskStore implements TaskStore {
     this.now = options.now ?? Date.now;
   }
 
-  async create(record: TaskRecord): Promise<CreateOutcome> {
-    const existing = await this.get(record.task_id);
-    if (existing) return { created: false, record: { ...existing } };
-    this.records.set(record.task_id, { ...record });
-    this.evictOverflow();
+  async create(record: TaskRecord, requestKey?: string): Promise<CreateOutcome> {
+    const existing = (requestKey === undefined ? undefined : this.liveByRequest(requestKey)) ?? this.live(record.task_id);
+    if (existing) return { created: false, record: { ...existing.record } };
+    this.makeRoom();
+    this.entries.set(record.task_id, { record: { ...record }, ...(requestKey === undefined ? {} : { requestKey }) });
+    if (requestKey !== undefined) this.requests.set(requestKey, record.task_id);
     return { created: true, record: { ...record } };
   }
 
   async get(taskId: string): Promise<TaskRecord | undefined> {
-    const record = this.records.get(taskId);
-    if (!record) return undefined;
-    if (record.expires_at * 1000 <= this.now()) {
-      this.records.delete(taskId);
-      return undefined;
-    }
-    return { ...record };
+    const entry = this.live(taskId);
+    return entry && { ...entry.record };
+  }
+
+  async getByRequest(requestKey: string): Promise<TaskRecord | undefined> {
+    const entry = this.liveByRequest(requestKey);
+    return entry && { ...entry.record };
   }
 
   async transition(taskId: string, from: readonly TaskStatus[], update: TaskUpdate): Promise<TaskRecord | undefined> {
-    const record = await this.get(taskId);
-    if (!record || !from.includes(record.status)) return undefined;
-    const next: TaskRecord = { ...record, ...update, updated_at: this.now() };
-    this.records.set(taskId, next);
-    return { ...next };
+    const entry = this.live(taskId);
+    if (!entry || !from.includes(entry.record.status)) return undefined;
+    // Map.set on an existing key keeps its place, so a task's age is its creation.
+    entry.record = { ...entry.record, ...update, updated_at: this.now() };
+    return { ...entry.record };
   }
 
   get size(): number {
-    return this.records.size;
+    return this.entries.size;
   }
 
-  private evictOverflow(): void {
-    // Map iteration is insertion order, so the first keys are the oldest records.
-    for (const key of this.records.keys()) {
-      if (this.records.size <= this.maxRecords) break;
-      this.records.delete(key);
+  private live(taskId: string): Entry | undefined {
+    const entry = this.entries.get(taskId);
+    if (!entry) return undefined;
+    if (this.expired(entry)) {
+      this.drop(taskId, entry);
+      return undefined;
     }
+    return entry;
+  }
+
+  private liveByRequest(requestKey: string): Entry | undefined {
+    const taskId = this.requests.get(requestKey);
+    if (taskId === undefined) return undefined;
+    const entry = this.live(taskId);
+    if (!entry) this.requests.delete(requestKey);
+    return entry;
+  }
+
+  /**
+   * Frees one slot when the store is full: the oldest record that is expired or finished. Pending
+   * tasks are skipped; they are few (bounded by the tasks running at once), so the scan is short.
+   */
+  private makeRoom(): void {
+    if (this.entries.size < this.maxRecords) return;
+    for (const [taskId, entry] of this.entries) {
+      if (this.expired(entry) || !PENDING_STATUSES.includes(entry.record.status)) {
+        this.drop(taskId, entry);
+        if (this.entries.size < this.maxRecords) return;
+      }
+    }
+    throw new TaskStoreFullError(this.maxRecords);
+  }
+
+  private expired(entry: Entry): boolean {
+    return entry.record.expires_at * 1000 <= this.now();
+  }
+
+  private drop(taskId: string, entry: Entry): void {
+    this.entries.delete(taskId);
+    if (entry.requestKey !== undefined && this.requests.get(entry.requestKey) === taskId) this.requests.delete(entry.requestKey);
   }
 }

@@ -8,6 +8,11 @@ export type TaskRecord = {
   result?: SuccessResult;
   /** Set when status is `failed`. */
   error?: JsonRpcErrorObject;
+  /**
+   * SHA-256 (hex) of the canonical params of the `execute_task` that started the task: enough to
+   * tell a retry (same params) from a reused id (other params) without keeping the user's text.
+   */
+  params_hash?: string;
   created_at: number;
   updated_at: number;
   /** Epoch seconds after which the record is gone (DynamoDB TTL). */
@@ -18,12 +23,28 @@ export type TaskUpdate = Pick<TaskRecord, 'status'> & Partial<Pick<TaskRecord, '
 
 export type CreateOutcome = { created: true; record: TaskRecord } | { created: false; record: TaskRecord };
 
+/** A bounded store has no room left that it may free: every record in it is a pending task. */
+export class TaskStoreFullError extends Error {
+  override name = 'TaskStoreFullError';
+  constructor(readonly maxRecords: number) {
+    super(`the task store holds ${maxRecords} pending tasks and drops none of them`);
+  }
+}
+
 /** Task storage: in memory locally, DynamoDB when deployed. All writes are conditional. */
 export interface TaskStore {
-  /** Creates the record unless a live one with the same id exists, which is returned instead. */
-  create(record: TaskRecord): Promise<CreateOutcome>;
+  /**
+   * Creates the record unless a live one answers for it already, which is returned instead: one
+   * with the same `task_id`, or — given a `requestKey` (a hash of the JSON-RPC request id) — the
+   * live task that key was first created for. Task ids are random, so the request key is how a
+   * repeated `execute_task` finds its task. Throws TaskStoreFullError when a bounded store
+   * could only make room by dropping a pending task.
+   */
+  create(record: TaskRecord, requestKey?: string): Promise<CreateOutcome>;
   /** The live record, or undefined when it is unknown or expired. */
   get(taskId: string): Promise<TaskRecord | undefined>;
+  /** The live task a request key was created for, or undefined. */
+  getByRequest(requestKey: string): Promise<TaskRecord | undefined>;
   /** Applies `update` only while the status is one of `from`; undefined when it was not. */
   transition(taskId: string, from: readonly TaskStatus[], update: TaskUpdate): Promise<TaskRecord | undefined>;
 }

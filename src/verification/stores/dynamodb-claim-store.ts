@@ -1,5 +1,13 @@
-import { ConditionalCheckFailedException, DeleteItemCommand, PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { ClaimStore } from './claim-store';
+import { randomUUID } from 'node:crypto';
+import {
+  ConditionalCheckFailedException,
+  GetItemCommand,
+  PutItemCommand,
+  UpdateItemCommand,
+  type AttributeValue,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import type { AcquireOptions, ClaimState, ClaimStore } from './claim-store';
 
 export type DynamoDbClaimStoreOptions = {
   client: DynamoDBClient;
@@ -10,9 +18,22 @@ export type DynamoDbClaimStoreOptions = {
   now?: () => number;
 };
 
+type Item = Record<string, AttributeValue>;
+
+const STATE_AND_OWNER = { '#state': 'claim_state', '#owner': 'owner' };
+const WITH_VALUE = { ...STATE_AND_OWNER, '#value': 'claim_value' };
+/** DynamoDB refuses names an expression does not use. */
+const namesFor = (usesValue: boolean) => (usesValue ? WITH_VALUE : STATE_AND_OWNER);
+
 /**
- * Claims as conditional PutItems. DynamoDB deletes expired items only eventually (often hours
- * later), so the condition itself treats an item past its `expires_at` as absent.
+ * Claims as conditional writes on one item per key: `claim_state` (pending | done), `owner` (the
+ * token of the attempt that holds it), `lease_until`, `expires_at` (TTL) and `claim_value`.
+ * DynamoDB deletes expired items only eventually (often hours later), so every condition treats an
+ * item past its `expires_at` as absent.
+ *
+ * `acquire` succeeds for its own token too, so the SDK re-sending a write whose response was lost
+ * finds its own claim and counts it as claimed; a refused write returns the item it met
+ * (ReturnValuesOnConditionCheckFailure), which tells "done" from "busy" without a second read.
  */
 export class DynamoDbClaimStore implements ClaimStore {
   private readonly now: () => number;
@@ -23,15 +44,62 @@ export class DynamoDbClaimStore implements ClaimStore {
     this.keyPrefix = options.keyPrefix ?? '';
   }
 
-  async claim(key: string, ttlSeconds: number): Promise<boolean> {
-    const nowSeconds = Math.floor(this.now() / 1000);
+  async acquire(key: string, options: AcquireOptions): Promise<ClaimState> {
+    const now = this.nowSeconds();
+    const leaseUntil = now + Math.ceil(options.leaseSeconds);
+    const expiresAt = Math.max(leaseUntil, now + Math.ceil(options.ttlSeconds));
+    // The value of an earlier claim survives a takeover (if_not_exists): the work it guards keeps
+    // its identity (an event keeps its request id). Only until the item is deleted by TTL.
+    const setValue = options.value !== undefined ? ', #value = if_not_exists(#value, :value)' : '';
+    try {
+      const output = await this.options.client.send(
+        new UpdateItemCommand({
+          TableName: this.options.tableName,
+          Key: this.key(key),
+          ConditionExpression: 'attribute_not_exists(pk) OR expires_at <= :now OR (#state = :pending AND (lease_until <= :now OR #owner = :token))',
+          UpdateExpression: `SET #state = :pending, #owner = :token, lease_until = :lease, expires_at = :expires${setValue}`,
+          ExpressionAttributeNames: namesFor(options.value !== undefined),
+          ExpressionAttributeValues: {
+            ':now': { N: String(now) },
+            ':pending': { S: 'pending' },
+            ':token': { S: options.token },
+            ':lease': { N: String(leaseUntil) },
+            ':expires': { N: String(expiresAt) },
+            ...(options.value !== undefined ? { ':value': { S: options.value } } : {}),
+          },
+          ReturnValues: 'ALL_OLD',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      const old = output.Attributes;
+      const value = old?.claim_value?.S ?? options.value;
+      const takenOver = old?.owner?.S !== undefined && old.owner.S !== options.token && Number(old.expires_at?.N ?? 0) > now;
+      return { status: 'claimed', token: options.token, takenOver, ...(value !== undefined ? { value } : {}) };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      // DynamoDB returns the item it met; an emulator that does not gets one strongly consistent read.
+      const item = error.Item ?? (await this.read(key));
+      if (item.claim_state?.S === 'done') return { status: 'done', ...valueOf(item) };
+      return { status: 'busy', leaseEndsAt: Number(item.lease_until?.N ?? now) * 1000 };
+    }
+  }
+
+  async complete(key: string, token: string, options: { ttlSeconds: number; value?: string }): Promise<boolean> {
+    const now = this.nowSeconds();
     try {
       await this.options.client.send(
-        new PutItemCommand({
+        new UpdateItemCommand({
           TableName: this.options.tableName,
-          Item: { pk: { S: this.keyPrefix + key }, expires_at: { N: String(nowSeconds + Math.ceil(ttlSeconds)) } },
-          ConditionExpression: 'attribute_not_exists(pk) OR expires_at <= :now',
-          ExpressionAttributeValues: { ':now': { N: String(nowSeconds) } },
+          Key: this.key(key),
+          ConditionExpression: '#owner = :token',
+          UpdateExpression: `SET #state = :done, expires_at = :expires${options.value !== undefined ? ', #value = :value' : ''} REMOVE lease_until`,
+          ExpressionAttributeNames: namesFor(options.value !== undefined),
+          ExpressionAttributeValues: {
+            ':token': { S: token },
+            ':done': { S: 'done' },
+            ':expires': { N: String(now + Math.ceil(options.ttlSeconds)) },
+            ...(options.value !== undefined ? { ':value': { S: options.value } } : {}),
+          },
         }),
       );
       return true;
@@ -41,7 +109,61 @@ export class DynamoDbClaimStore implements ClaimStore {
     }
   }
 
-  async release(key: string): Promise<void> {
-    await this.options.client.send(new DeleteItemCommand({ TableName: this.options.tableName, Key: { pk: { S: this.keyPrefix + key } } }));
+  async release(key: string, token: string): Promise<void> {
+    try {
+      // Freed, not deleted: the next attempt may take it at once, and keeps its value (an event's
+      // request id), in case the work did happen after all — a send whose answer was lost.
+      await this.options.client.send(
+        new UpdateItemCommand({
+          TableName: this.options.tableName,
+          Key: this.key(key),
+          ConditionExpression: '#owner = :token AND #state = :pending',
+          UpdateExpression: 'SET lease_until = :zero REMOVE #owner',
+          ExpressionAttributeNames: STATE_AND_OWNER,
+          ExpressionAttributeValues: { ':token': { S: token }, ':pending': { S: 'pending' }, ':zero': { N: '0' } },
+        }),
+      );
+    } catch (error) {
+      // Not ours any more (taken over, or already gone): nothing to give back.
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
   }
+
+  async mark(key: string, ttlSeconds: number): Promise<boolean> {
+    const now = this.nowSeconds();
+    // Its own token, so the SDK re-sending a write whose answer was lost still counts as set.
+    const token = randomUUID();
+    try {
+      await this.options.client.send(
+        new PutItemCommand({
+          TableName: this.options.tableName,
+          Item: { ...this.key(key), claim_state: { S: 'done' }, owner: { S: token }, expires_at: { N: String(now + Math.ceil(ttlSeconds)) } },
+          ConditionExpression: 'attribute_not_exists(pk) OR expires_at <= :now OR #owner = :token',
+          ExpressionAttributeNames: { '#owner': STATE_AND_OWNER['#owner'] },
+          ExpressionAttributeValues: { ':now': { N: String(now) }, ':token': { S: token } },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  private async read(key: string): Promise<Item> {
+    const output = await this.options.client.send(new GetItemCommand({ TableName: this.options.tableName, Key: this.key(key), ConsistentRead: true }));
+    return output.Item ?? {};
+  }
+
+  private key(key: string): Item {
+    return { pk: { S: this.keyPrefix + key } };
+  }
+
+  private nowSeconds(): number {
+    return Math.floor(this.now() / 1000);
+  }
+}
+
+function valueOf(item: Item): { value?: string } {
+  return item.claim_value?.S !== undefined ? { value: item.claim_value.S } : {};
 }

@@ -83,7 +83,7 @@ describe('DynamoDbCounterStore item shape', () => {
     const claims = new DynamoDbClaimStore({ client: db.client, tableName: 'state', keyPrefix: 'claim#', now });
     await counters.increment('shape', 120);
     await counters.increment('shape', 120);
-    expect(await claims.claim('shape', 120)).toBe(true); // same key, other prefix: no clash
+    expect(await claims.mark('shape', 120)).toBe(true); // same key, other prefix: no clash
 
     const { Item } = await db.client.send(new GetItemCommand({ TableName: 'state', Key: { pk: { S: 'count#shape' } }, ConsistentRead: true }));
     expect(Item).toEqual({ pk: { S: 'count#shape' }, count: { N: '2' }, expires_at: { N: String(Math.floor(clock / 1000) + 120) } });
