@@ -147,28 +147,51 @@ export class WebApiSlackReplies implements SlackReplies {
 
 /** Waits for a 429's `Retry-After` at most this many times in one call; then SQS redelivers. */
 const MAX_RATE_LIMIT_WAITS = 2;
+/** Retries of a call Slack answered with a server error (250 ms, 500 ms, 1 s apart). */
+const MAX_SERVER_ERROR_RETRIES = 3;
+const SERVER_RETRY_BACKOFF_MS = 250;
 
 /**
  * One Slack call within the caller's time. The client rejects rate-limited calls (it would wait
  * out any `Retry-After`, however long, deaf to the caller's signal); here a wait that ends before
  * the deadline is waited out, abortably, and a longer one ends the call as retryable, for SQS to
- * deliver again later. The caller's signal also ends the wait for Slack's answer, with the outcome
- * unknown (the request may still land).
+ * deliver again later. A server error Slack answered is tried again a few times, quickly; a call
+ * with no answer (timeout, reset) is not, since it may have landed. The caller's signal also ends
+ * the wait for Slack's answer, with the outcome unknown.
  */
 async function boundedCall<T>(method: string, call: () => Promise<T>, options: SlackCallOptions, log: SlackRepliesLog | undefined): Promise<T> {
-  for (let waits = 0; ; waits += 1) {
+  let rateLimitWaits = 0;
+  let serverRetries = 0;
+  for (;;) {
     options.signal?.throwIfAborted();
     try {
       return await abortable(call(), options.signal, method);
     } catch (error) {
       const retryAfterMs = rateLimitWaitMs(error);
-      if (retryAfterMs === undefined) throw toSlackApiError(error, method);
-      const fits = options.deadline === undefined || Date.now() + retryAfterMs < options.deadline;
-      if (!fits || waits >= MAX_RATE_LIMIT_WAITS) throw new SlackApiError(`${method} failed: rate limited for ${Math.ceil(retryAfterMs / 1000)} s`, 'ratelimited', true, { cause: error });
+      if (retryAfterMs === undefined) {
+        const failure = toSlackApiError(error, method);
+        // Slack answered that it failed (5xx, internal_error, …): try again soon, within the time
+        // left. Never after no answer at all (a timeout, a reset): that post may have landed.
+        const backoffMs = SERVER_RETRY_BACKOFF_MS * 2 ** serverRetries;
+        const answeredFailure = failure.retryable && failure.code !== 'request_error' && failure.code !== 'ratelimited';
+        if (!answeredFailure || serverRetries >= MAX_SERVER_ERROR_RETRIES || !fitsBefore(options.deadline, backoffMs)) throw failure;
+        serverRetries += 1;
+        log?.warn('Slack answered with a server error; trying again', { method, code: failure.code, attempt: serverRetries + 1 });
+        await sleep(backoffMs, undefined, options.signal ? { signal: options.signal } : {});
+        continue;
+      }
+      if (!fitsBefore(options.deadline, retryAfterMs) || rateLimitWaits >= MAX_RATE_LIMIT_WAITS) {
+        throw new SlackApiError(`${method} failed: rate limited for ${Math.ceil(retryAfterMs / 1000)} s`, 'ratelimited', true, { cause: error });
+      }
+      rateLimitWaits += 1;
       log?.warn('Slack rate-limited a call; waiting for Retry-After before retrying', { method, retry_after_seconds: retryAfterMs / 1000 });
       await sleep(retryAfterMs, undefined, options.signal ? { signal: options.signal } : {});
     }
   }
+}
+
+function fitsBefore(deadline: number | undefined, waitMs: number): boolean {
+  return deadline === undefined || Date.now() + waitMs < deadline;
 }
 
 function rateLimitWaitMs(error: unknown): number | undefined {

@@ -24,8 +24,11 @@ describe('WebApiSlackReplies over the real WebClient', () => {
     await slack.close();
   });
 
-  const repliesFor = (options: { token?: string; retries?: number } = {}, log = recordingLog()) =>
-    new WebApiSlackReplies(createSlackWebClient({ token: options.token ?? slack.token, apiUrl: slack.apiUrl, retries: options.retries ?? 2, log }), { log });
+  const repliesFor = (options: { token?: string; retries?: number; timeoutMs?: number } = {}, log = recordingLog()) =>
+    new WebApiSlackReplies(
+      createSlackWebClient({ token: options.token ?? slack.token, apiUrl: slack.apiUrl, retries: options.retries ?? 2, log, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) }),
+      { log },
+    );
 
   it('posts in the thread without link previews, form-encoded with a bearer token, and returns the ts', async () => {
     // Act
@@ -63,6 +66,23 @@ describe('WebApiSlackReplies over the real WebClient', () => {
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ name: 'SlackApiError', code: 'ratelimited', retryable: true });
     expect(slack.requests).toHaveLength(3);
+  });
+
+  it('tries a post again when Slack answered with a server error, but never one that got no answer (it may have landed)', async () => {
+    // The client's own retries off (the default): these are the poster's.
+    slack.failNext('chat.postMessage', { status: 503, error: 'service_unavailable', times: 2 });
+    await repliesFor({ retries: 0 }).post({ channel: 'C1', threadTs: '1.1', text: 'after two 503s' });
+    expect(slack.requests).toHaveLength(3);
+    expect(slack.posts.map((p) => p.text)).toEqual(['after two 503s']);
+
+    slack.reset();
+    slack.failNext('chat.postMessage', { stallMs: 600 });
+    const error = await repliesFor({ retries: 0, timeoutMs: 200 })
+      .post({ channel: 'C1', threadTs: '1.1', text: 'late' })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'request_error', outcome: 'unknown' });
+    await slack.waitForPosts(1, 2_000); // the late answer did land
+    expect(slack.requests).toHaveLength(1);
   });
 
   it('reports a 429 without Retry-After as ratelimited at once (the SDK does not guess a wait)', async () => {

@@ -153,7 +153,8 @@ describe('createSlackPoster', () => {
       addReaction: (r) => replies.addReaction(r),
       removeReaction: (r) => replies.removeReaction(r),
       post: async (message) => {
-        if ((calls += 1) === 2) slack.failNext('chat.postMessage', { error: 'service_unavailable' });
+        // Four answers in a row: more than the quick retries within one call.
+        if ((calls += 1) === 2) slack.failNext('chat.postMessage', { error: 'service_unavailable', times: 4 });
         return replies.post(message);
       },
     };
