@@ -26,12 +26,21 @@ export type SlackCallOptions = {
   deadline?: number;
 };
 
+/** Which reply chunk a message is: sent as the message's metadata, so it can be found again. */
+export type ReplyMarker = { requestId: string; chunk: number };
+
 export interface SlackReplies {
   /**
    * Posts `text` in the thread whose parent is `threadTs`; resolves with the new message's `ts`.
    * A SlackApiError with `outcome: 'unknown'` means Slack may have posted it anyway.
    */
-  post(message: { channel: string; threadTs: string; text: string }, options?: SlackCallOptions): Promise<{ ts: string }>;
+  post(message: { channel: string; threadTs: string; text: string; marker?: ReplyMarker }, options?: SlackCallOptions): Promise<{ ts: string }>;
+  /**
+   * The `ts` of a message posted with `marker` in the thread, if there is one — how a poster that
+   * takes over a chunk learns that the post it could not confirm did land. Needs the
+   * `*:history` scopes; optional for sinks that cannot read a thread back.
+   */
+  findPosted?(thread: { channel: string; threadTs: string }, marker: ReplyMarker, options?: SlackCallOptions): Promise<string | undefined>;
   /** Adding a reaction that is already there, or to a deleted message, is not an error. */
   addReaction(reaction: ReactionTarget): Promise<void>;
   /** Removing a reaction that is not there, or from a deleted message, is not an error. */
@@ -107,7 +116,7 @@ export class WebApiSlackReplies implements SlackReplies {
     private readonly options: { log?: SlackRepliesLog } = {},
   ) {}
 
-  async post({ channel, threadTs, text }: { channel: string; threadTs: string; text: string }, options: SlackCallOptions = {}): Promise<{ ts: string }> {
+  async post({ channel, threadTs, text, marker }: { channel: string; threadTs: string; text: string; marker?: ReplyMarker }, options: SlackCallOptions = {}): Promise<{ ts: string }> {
     const result = await boundedCall(
       'chat.postMessage',
       () =>
@@ -119,11 +128,34 @@ export class WebApiSlackReplies implements SlackReplies {
           unfurl_links: false,
           unfurl_media: false,
           mrkdwn: true,
+          ...(marker ? { metadata: { event_type: REPLY_METADATA_TYPE, event_payload: { request_id: marker.requestId, chunk: marker.chunk } } } : {}),
         }),
       options,
       this.options.log,
     );
     return { ts: result.ts ?? '' };
+  }
+
+  async findPosted(thread: { channel: string; threadTs: string }, marker: ReplyMarker, options: SlackCallOptions = {}): Promise<string | undefined> {
+    let cursor: string | undefined;
+    // A bounded look: a reply's chunks are among the thread's latest messages.
+    for (let page = 0; page < FIND_POSTED_MAX_PAGES; page += 1) {
+      const result = await boundedCall(
+        'conversations.replies',
+        () => this.client.conversations.replies({ channel: thread.channel, ts: thread.threadTs, include_all_metadata: true, limit: 200, ...(cursor ? { cursor } : {}) }),
+        options,
+        this.options.log,
+      );
+      for (const message of result.messages ?? []) {
+        const metadata = (message as { metadata?: { event_type?: string; event_payload?: Record<string, unknown> } }).metadata;
+        if (metadata?.event_type === REPLY_METADATA_TYPE && metadata.event_payload?.request_id === marker.requestId && Number(metadata.event_payload.chunk) === marker.chunk) {
+          return message.ts;
+        }
+      }
+      cursor = result.response_metadata?.next_cursor || undefined;
+      if (!cursor) return undefined;
+    }
+    return undefined;
   }
 
   async addReaction(reaction: ReactionTarget): Promise<void> {
@@ -144,6 +176,10 @@ export class WebApiSlackReplies implements SlackReplies {
     }
   }
 }
+
+/** The metadata type of every reply chunk this app posts. */
+export const REPLY_METADATA_TYPE = 'slack_zone_bridge_reply';
+const FIND_POSTED_MAX_PAGES = 5;
 
 /** Waits for a 429's `Retry-After` at most this many times in one call; then SQS redelivers. */
 const MAX_RATE_LIMIT_WAITS = 2;
@@ -255,6 +291,7 @@ export function slackRepliesFromSecret(botToken: SecretSource, options: Rotating
 
   return {
     post: (message, callOptions) => call('chat.postMessage', (replies) => replies.post(message, callOptions)),
+    findPosted: (thread, marker, callOptions) => call('conversations.replies', (replies) => replies.findPosted(thread, marker, callOptions)),
     addReaction: (reaction) => call('reactions.add', (replies) => replies.addReaction(reaction)),
     removeReaction: (reaction) => call('reactions.remove', (replies) => replies.removeReaction(reaction)),
   };

@@ -2,7 +2,7 @@ import { taskLogger, type Log } from '../observability/logger';
 import type { PipelineMetrics } from '../observability/metrics';
 import { randomUUID } from 'node:crypto';
 import type { Delivery, DeliveryContext } from '../queue/queue';
-import { SlackApiError, type SlackReplies } from '../slack/slack-replies';
+import { SlackApiError, type ReplyMarker, type SlackReplies } from '../slack/slack-replies';
 import { toSafeMrkdwn } from '../slack/safe-mrkdwn';
 import { SLACK_CHUNK_LIMIT, splitForSlack } from '../slack/split-message';
 import { parseQueueMessage } from './poison-message';
@@ -48,8 +48,9 @@ export type SlackPosterOptions = {
  * posted and marked done — with the `ts` Slack gave it — only once Slack confirmed it. A
  * redelivery skips done chunks, waits for a chunk another delivery is posting right now (SQS
  * brings it back), and takes over a chunk whose poster died once its lease is over: a dead poster
- * never swallows a chunk. What can double a chunk is only a poster that died after Slack posted
- * it and before it was marked, which the lease turns into a repost, never a loss.
+ * never swallows a chunk. Before posting a taken-over chunk it reads the thread back for the
+ * chunk's metadata, so a post that landed unconfirmed is not posted twice; only where the thread
+ * cannot be read is it posted again — a repost, never a loss.
  */
 export type SlackPoster = (delivery: Delivery, context?: DeliveryContext) => Promise<void>;
 
@@ -94,10 +95,20 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
           continue;
         }
         if (claim.status === 'busy') throw new ChunkInProgressError(`chunk ${index} is being posted by another delivery until ${new Date(claim.leaseEndsAt).toISOString()}`);
-        if (claim.takenOver) log.warn('took over a chunk whose poster did not finish', { chunk: index, receive_count: delivery.receiveCount });
+        const marker = { requestId: message.request_id, chunk: index };
+        if (claim.takenOver) {
+          // The poster before may have died after Slack posted the chunk: look before posting again.
+          const found = await findPosted(slack, { channel: message.channel, threadTs }, marker, context, log);
+          log.warn('took over a chunk whose poster did not finish', { chunk: index, receive_count: delivery.receiveCount, already_posted: found !== undefined });
+          if (found !== undefined) {
+            await options.claims.complete(key, token, { ttlSeconds, value: found });
+            alreadyOut.push(found);
+            continue;
+          }
+        }
         let ts: string;
         try {
-          ({ ts } = await slack.post({ channel: message.channel, threadTs, text }, context));
+          ({ ts } = await slack.post({ channel: message.channel, threadTs, text, marker }, context));
         } catch (error) {
           // Refused by Slack: nothing was posted, the next delivery may take the chunk at once.
           // Unknown (no answer): it may be out; the lease keeps it until the redelivery.
@@ -135,6 +146,19 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
       at.log.warn('posting the reply failed; SQS will deliver it again', details);
     }
     return error;
+  }
+}
+
+/** The chunk's message in the thread, if the sink can look; a failed look is a WARN and counts as "not there". */
+async function findPosted(slack: SlackReplies, thread: { channel: string; threadTs: string }, marker: ReplyMarker, context: DeliveryContext, log: Log): Promise<string | undefined> {
+  if (!slack.findPosted) return undefined;
+  try {
+    return await slack.findPosted(thread, marker, context);
+  } catch (error) {
+    const code = error instanceof SlackApiError ? error.code : 'unknown_error';
+    // missing_scope: an install without the *:history scopes. Posting again is the old behaviour.
+    log.warn('could not read the thread back to see whether the chunk is already out; posting it', { chunk: marker.chunk, code });
+    return undefined;
   }
 }
 

@@ -136,6 +136,9 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
     return retired.get(presented) ?? 'invalid_auth';
   };
 
+  // Message metadata by ts, as `conversations.replies` returns it with include_all_metadata.
+  const metadataByTs = new Map<string, unknown>();
+
   const handlers: Record<string, (body: Record<string, unknown>) => Answer> = {
     'auth.test': () => ok({ url: 'https://fake-workspace.slack.com/', team: 'Fake Workspace', user: 'fake-bot', team_id: FAKE_TEAM_ID, user_id: FAKE_BOT_USER_ID, bot_id: FAKE_BOT_ID, is_enterprise_install: false }),
     'chat.postMessage': (body) => {
@@ -146,12 +149,33 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
       const threadTs = stringArg(body.thread_ts);
       const ts = nextTs();
       posts.push({ channel, ...(threadTs ? { thread_ts: threadTs } : {}), text: text ?? '', ts });
+      if (typeof body.metadata === 'string') metadataByTs.set(ts, JSON.parse(body.metadata) as unknown);
+      else if (body.metadata !== undefined) metadataByTs.set(ts, body.metadata);
       notifyWaiters();
       return ok({
         channel,
         ts,
         message: { type: 'message', user: FAKE_BOT_USER_ID, bot_id: FAKE_BOT_ID, team: FAKE_TEAM_ID, text: text ?? '', ts, ...(threadTs ? { thread_ts: threadTs } : {}) },
       });
+    },
+    'conversations.replies': (body) => {
+      const channel = stringArg(body.channel);
+      const ts = stringArg(body.ts);
+      if (!channel) return apiError('channel_not_found');
+      if (!ts) return apiError('thread_not_found');
+      const withMetadata = body.include_all_metadata === true || body.include_all_metadata === 'true';
+      const messages = posts
+        .filter((post) => post.channel === channel && post.thread_ts === ts)
+        .map((post) => ({
+          type: 'message',
+          user: FAKE_BOT_USER_ID,
+          bot_id: FAKE_BOT_ID,
+          text: post.text,
+          ts: post.ts,
+          thread_ts: ts,
+          ...(withMetadata && metadataByTs.has(post.ts) ? { metadata: metadataByTs.get(post.ts) } : {}),
+        }));
+      return ok({ messages, has_more: false });
     },
     'reactions.add': (body) => react('add', body),
     'reactions.remove': (body) => react('remove', body),
@@ -267,6 +291,7 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
       conditional.length = 0;
       for (const kind of Object.keys(injected)) delete injected[kind];
       present.clear();
+      metadataByTs.clear();
     },
     async close() {
       for (const waiter of waiters) clearTimeout(waiter.timer);

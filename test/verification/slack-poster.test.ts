@@ -130,6 +130,23 @@ describe('createSlackPoster', () => {
       expect(stopped).toMatchObject({ name: 'SlackApiError', outcome: 'unknown' });
       expect(meanwhile).toBeInstanceOf(ChunkInProgressError);
       expect(slack.posts).toHaveLength(1);
+
+      // After the lease the chunk is taken over; the thread shows it landed, so it is not posted again.
+      clock += 90_000;
+      await poster()(delivery(replyMessage(), 3));
+      expect(slack.posts).toHaveLength(1);
+      expect(await claims.acquire('reply#req-1#0', { token: 'probe', leaseSeconds: 30, ttlSeconds: 60 })).toEqual({ status: 'done', value: slack.posts[0]!.ts });
+    });
+
+    it('posts a taken-over chunk again when the thread cannot be read back (an install without the history scopes)', async () => {
+      await claims.acquire('reply#req-1#0', { token: 'dead-poster', leaseSeconds: 90, ttlSeconds: 3600 });
+      clock += 90_000;
+      slack.failNext('conversations.replies', { error: 'missing_scope' });
+
+      await poster()(delivery(replyMessage(), 2));
+
+      expect(slack.requests.map((r) => r.method)).toEqual(['conversations.replies', 'chat.postMessage']);
+      expect(slack.posts).toHaveLength(1);
     });
 
     it('ends a call whose Retry-After outlasts the time left at once, gives the chunk back, and the redelivery posts it', async () => {
