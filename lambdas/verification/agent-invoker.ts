@@ -1,7 +1,8 @@
 import { wireAgentInvoker } from '../../src/verification/wiring';
 import { defaultAgentFromEnv } from './shared/agents';
 import { sqsQueue } from './shared/clients';
-import { botTokenOf, functionContext, slackOf } from './shared/function-context';
+import { functionContext } from './shared/function-context';
+import { botTokenOf, slackOf } from './shared/slack';
 import { sqsBatchHandler } from './shared/sqs-batch';
 
 /** agent-invoker: SQS tasks → execute_task through the default execution agent. */

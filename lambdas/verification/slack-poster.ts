@@ -1,6 +1,7 @@
 import { wireSlackPoster } from '../../src/verification/wiring';
 import { claimStore } from './shared/clients';
-import { functionContext, slackOf } from './shared/function-context';
+import { functionContext } from './shared/function-context';
+import { slackOf } from './shared/slack';
 import { sqsBatchHandler } from './shared/sqs-batch';
 
 /** slack-poster: SQS replies → chat.postMessage in the thread, once per chunk even on redelivery. */

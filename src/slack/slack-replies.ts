@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ErrorCode, LogLevel, WebClient, WebClientEvent, type Logger as SlackSdkLogger, type RetryOptions } from '@slack/web-api';
+import { SlackApiError } from './slack-api-error';
+import { ErrorCode, LogLevel, WebClient, type Logger as SlackSdkLogger, type RetryOptions } from '@slack/web-api';
 import { ConfigError } from '../config/env';
 import { redactString, type Log } from '../observability/logger';
 import type { SecretSource } from '../secrets/secret-source';
@@ -17,6 +18,8 @@ export type ReactionTarget = {
   /** Emoji name without colons, e.g. `eyes`. */
   name: string;
 };
+
+export { SlackApiError };
 
 /** Bounds on one Slack call: it never outlives the caller's time. */
 export type SlackCallOptions = {
@@ -45,28 +48,6 @@ export interface SlackReplies {
   addReaction(reaction: ReactionTarget): Promise<void>;
   /** Removing a reaction that is not there, or from a deleted message, is not an error. */
   removeReaction(reaction: ReactionTarget): Promise<void>;
-}
-
-/** A Slack Web API call that failed; `code` is Slack's error string (or a transport-level code). */
-export class SlackApiError extends Error {
-  override name = 'SlackApiError';
-  constructor(
-    message: string,
-    /** Slack's `error` (e.g. `channel_not_found`), `ratelimited`, `http_<status>` or `request_error`. */
-    readonly code: string,
-    /** True when the same call may succeed later: rate limits, Slack 5xx, network faults. */
-    readonly retryable: boolean,
-    options?: { cause?: unknown; outcome?: 'refused' | 'unknown' },
-  ) {
-    super(message, options);
-    this.outcome = options?.outcome ?? 'refused';
-  }
-
-  /**
-   * `refused`: Slack answered and did not do it. `unknown`: no answer (a timeout, a dropped
-   * connection, a 5xx, the caller's abort) — the call may have taken effect.
-   */
-  readonly outcome: 'refused' | 'unknown';
 }
 
 /** Slack errors that describe a passing state of Slack, not of the request. */

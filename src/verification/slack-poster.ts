@@ -2,7 +2,8 @@ import { taskLogger, type Log } from '../observability/logger';
 import type { PipelineMetrics } from '../observability/metrics';
 import { randomUUID } from 'node:crypto';
 import type { Delivery, DeliveryContext } from '../queue/queue';
-import { SlackApiError, type ReplyMarker, type SlackReplies } from '../slack/slack-replies';
+import { SlackApiError } from '../slack/slack-api-error';
+import type { ReplyMarker, SlackReplies } from '../slack/slack-replies';
 import { toSafeMrkdwn } from '../slack/safe-mrkdwn';
 import { SLACK_CHUNK_LIMIT, splitForSlack } from '../slack/split-message';
 import { parseQueueMessage } from './poison-message';
@@ -84,7 +85,6 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
     const alreadyOut: string[] = [];
     for (const [index, text] of chunks.entries()) {
       const key = `reply#${message.request_id}#${index}`;
-      const failed = (error: unknown, stage: string) => failure(error, { log, delivery, chunk: index, chunks: chunks.length, posted, stage });
       try {
         // Out of time (the Lambda is about to stop): leave the rest for the redelivery.
         context.signal?.throwIfAborted();
@@ -120,7 +120,7 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
           .complete(key, token, { ttlSeconds, value: ts })
           .catch((error: unknown) => log.error('a chunk was posted but could not be marked done; a redelivery may post it again', { chunk: index, ts, error: error as Error }));
       } catch (error) {
-        throw failed(error, 'post');
+        throw failure(error, { log, delivery, chunk: index, chunks: chunks.length, posted });
       }
     }
     options.metrics?.latency('post', now() - startedAt);
@@ -134,7 +134,7 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
   };
 
   /** Logs a failed delivery — at ERROR, with a metric, when it was the last one — and returns the error to throw. */
-  function failure(error: unknown, at: { log: Log; delivery: Delivery; chunk: number; chunks: number; posted: number; stage: string }): unknown {
+  function failure(error: unknown, at: { log: Log; delivery: Delivery; chunk: number; chunks: number; posted: number }): unknown {
     const code = error instanceof SlackApiError ? error.code : error instanceof ChunkInProgressError ? 'in_progress' : 'unknown_error';
     if (error instanceof SlackApiError) options.metrics?.slackApiError(code);
     const lastReceive = options.maxReceiveCount !== undefined && at.delivery.receiveCount >= options.maxReceiveCount;

@@ -4,8 +4,6 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type middy from '@middy/core';
 import { createLogger } from '../../../src/observability/logger';
 import { PipelineMetrics } from '../../../src/observability/metrics';
-import { secretFromEnv, type SecretSource } from '../../../src/secrets/secret-source';
-import { slackRepliesFromSecret } from '../../../src/slack/slack-replies';
 import { loadVerificationConfig } from '../../../src/verification/config';
 import type { FunctionContext } from '../../../src/verification/wiring';
 
@@ -20,17 +18,4 @@ export function functionContext(serviceName: string): LambdaFunctionContext {
 /** Powertools' middlewares: the Lambda context on every log line, metrics flushed after each invocation. */
 export function powertools<E, R>(context: LambdaFunctionContext): Array<middy.MiddlewareObj<E, R>> {
   return [injectLambdaContext(context.log) as middy.MiddlewareObj<E, R>, logMetrics(context.metrics.powertools, { captureColdStartMetric: true }) as middy.MiddlewareObj<E, R>];
-}
-
-const botTokens = new WeakMap<FunctionContext, SecretSource>();
-/** The bot token, one cached source per function however many ports use it. */
-export function botTokenOf(context: FunctionContext): SecretSource {
-  let token = botTokens.get(context);
-  if (!token) botTokens.set(context, (token = secretFromEnv(context.config.SLACK_BOT_TOKEN, context.config.SLACK_BOT_TOKEN_ARN, 'the Slack bot token')));
-  return token;
-}
-
-/** A Slack client whose token follows rotation: on Slack's invalid_auth the secret is re-read. */
-export function slackOf(context: FunctionContext) {
-  return slackRepliesFromSecret(botTokenOf(context), { apiUrl: context.config.SLACK_API_URL });
 }

@@ -1,0 +1,21 @@
+import { secretFromEnv, type SecretSource } from '../../../src/secrets/secret-source';
+import { slackRepliesFromSecret } from '../../../src/slack/slack-replies';
+import type { FunctionContext } from '../../../src/verification/wiring';
+
+/**
+ * The bot token and the Slack client, for the functions that call Slack (agent-invoker,
+ * slack-poster). Kept apart from function-context.ts so slack-events — the ack path — never
+ * bundles @slack/web-api.
+ */
+const botTokens = new WeakMap<FunctionContext, SecretSource>();
+/** The bot token, one cached source per function however many ports use it. */
+export function botTokenOf(context: FunctionContext): SecretSource {
+  let token = botTokens.get(context);
+  if (!token) botTokens.set(context, (token = secretFromEnv(context.config.SLACK_BOT_TOKEN, context.config.SLACK_BOT_TOKEN_ARN, 'the Slack bot token')));
+  return token;
+}
+
+/** A Slack client whose token follows rotation: on Slack's invalid_auth the secret is re-read. */
+export function slackOf(context: FunctionContext) {
+  return slackRepliesFromSecret(botTokenOf(context), { apiUrl: context.config.SLACK_API_URL });
+}
