@@ -25,7 +25,10 @@ export const WORKER_MAX_RECEIVE_COUNT = 3;
  *
  * A Lambda cannot keep working after it answers, so a task that outlives the sync budget is handed
  * to a worker queue and the URL function answers `accepted`; the worker runs it to completion and
- * stores the result, which get_task_result (through the URL function) reads.
+ * stores the result, which get_task_result (through the URL function) reads. Params too large
+ * for a queue message (a task with attachments) are kept in the task table until the worker is
+ * done (src/execution/handoff-message.ts), with the GetItem/PutItem both roles already hold as
+ * task runners: no further grant.
  *
  * Timeouts: the URL function answers within the sync budget, so 30 s is ample. The worker gets the
  * task timeout plus a minute to record the outcome. Its queue's visibility timeout is the worker

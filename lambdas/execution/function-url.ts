@@ -2,22 +2,24 @@ import { SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { boundedClientConfig } from '../../src/aws/bounded-client';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import middy from '@middy/core';
-import type { HandoffMessage } from '../../src/execution/handoff-message';
+import { handoffMessageBody } from '../../src/execution/handoff-message';
 import { handleFunctionUrlEvent } from '../../src/execution/hosts/lambda-url-handler';
 import { runtimeFromEnv } from '../../src/execution/runtime-from-env';
 
 /**
  * The execution zone behind a Lambda function URL (the `https` transport). A Lambda cannot keep
  * working after it answers, so a task that outlives the sync budget is handed to the worker
- * queue (execution-worker) and this function answers `accepted`.
+ * queue (execution-worker) and this function answers `accepted`. Params too large for an SQS
+ * message (attachments) go to the task store and the message points at them
+ * (src/execution/handoff-message.ts).
  */
 const sqs = new SQSClient(boundedClientConfig());
 const workerQueueUrl = process.env.WORKER_QUEUE_URL;
 const runtime = runtimeFromEnv(process.env, {
-  handoff: async ({ taskId, params }) => {
+  handoff: async (task) => {
     if (!workerQueueUrl) throw new Error('WORKER_QUEUE_URL is not set: accepted tasks cannot be finished');
-    const message: HandoffMessage = { task_id: taskId, params };
-    await sqs.send(new SendMessageCommand({ QueueUrl: workerQueueUrl, MessageBody: JSON.stringify(message) }));
+    const body = await handoffMessageBody(runtime, task);
+    await sqs.send(new SendMessageCommand({ QueueUrl: workerQueueUrl, MessageBody: body }));
   },
 });
 

@@ -12,10 +12,11 @@ export const conformanceCommand: Command = {
   usage: `zone conformance <url> [options]
        zone conformance --transport agentcore --arn <runtime ARN> [--qualifier <q>] [--endpoint <url>] [options]
 
-Sends the zone contract's cases (success, accepted + polling, cancel, every error code,
-notifications, batches, id echo, malformed bodies) to an execute_task endpoint and prints a
-pass/fail table. Exit code 0 only if every required case passes; warnings (e.g. the async path
-not exercised) and skips (cases the transport cannot carry) do not fail the run.
+Sends the zone contract's cases (success, thread messages + attachments, accepted + polling,
+cancel, every error code, notifications, batches, id echo, malformed bodies) to an execute_task
+endpoint and prints a pass/fail table. Exit code 0 only if every required case passes; warnings
+(e.g. the async path not exercised) and skips (cases the transport cannot carry) do not fail the
+run.
 
   --transport https|agentcore  how to reach the agent (default https; the url is its endpoint,
                                e.g. http://127.0.0.1:8080/invocations)

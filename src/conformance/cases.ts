@@ -9,6 +9,7 @@ import {
   executeTaskRequest,
   getTaskResultRequest,
   newRequestId,
+  type ExecuteTaskParams,
   type JsonRpcId,
 } from '../contract';
 import type { TransportKind } from '../transport/transport';
@@ -110,6 +111,30 @@ function expectNonEmpty(text: string, where: string): void {
   if (text.trim() === '') fail(`expected a non-empty response_text ${where}, got ${show(text)}`);
 }
 
+/** Sends an execute_task that must end in success: at once, or accepted and polled to the end. */
+async function expectAnswered(ctx: CaseContext, params: ExecuteTaskParams): Promise<string | undefined> {
+  const id = newRequestId();
+  const result = expectResult(await sendRequest(ctx, executeTaskRequest(params, id)), ExecuteTaskResultSchema, id, 'an execute_task result (success or accepted)');
+  if (result.status === 'success') {
+    expectNonEmpty(result.response_text, 'in the result');
+    return undefined;
+  }
+  const polled = await pollUntilSuccess(ctx, result.task_id);
+  expectNonEmpty(polled.responseText, 'once polled to success');
+  return `answered accepted; success after ${polled.polls} polls`;
+}
+
+/** A 1×1 PNG (70 bytes), the smallest file a Slack message could carry to a model. */
+const PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+const PIXEL_PNG_SIZE = Buffer.from(PIXEL_PNG, 'base64').length;
+
+/** Earlier messages of a thread as the verification zone sends them: oldest first, the current one excluded. */
+const THREAD_MESSAGES: NonNullable<ExecuteTaskParams['messages']> = [
+  { role: 'user', text: 'conformance check: I will send you a picture', ts: '1700000000.000100' },
+  { role: 'assistant', text: 'Sure, send it over.', ts: '1700000001.000200' },
+  { role: 'user', text: 'conformance check: here it comes', user_id: 'U0CONFORM', ts: '1700000002.000300' },
+];
+
 export const CASES: readonly ConformanceCase[] = [
   {
     id: 'execute_task.success',
@@ -117,15 +142,20 @@ export const CASES: readonly ConformanceCase[] = [
     why: 'this is the answer the verification zone posts in the Slack thread',
     required: true,
     async run(ctx) {
-      const id = newRequestId();
-      const result = expectResult(await sendRequest(ctx, executeTaskRequest({ text: 'conformance check: hello' }, id)), ExecuteTaskResultSchema, id, 'an execute_task result (success or accepted)');
-      if (result.status === 'success') {
-        expectNonEmpty(result.response_text, 'in the result');
-        return;
-      }
-      const polled = await pollUntilSuccess(ctx, result.task_id);
-      expectNonEmpty(polled.responseText, 'once polled to success');
-      return `answered accepted; success after ${polled.polls} polls`;
+      return expectAnswered(ctx, { text: 'conformance check: hello' });
+    },
+  },
+  {
+    id: 'execute_task.thread-context',
+    expectation: 'thread messages + a PNG attachment → success, not an error',
+    why: 'a reply in a thread carries its earlier messages and the message\'s files; an agent may ignore them, but must not refuse the task',
+    required: true,
+    async run(ctx) {
+      return expectAnswered(ctx, {
+        text: 'conformance check: what is in this picture?',
+        messages: THREAD_MESSAGES,
+        attachments: [{ name: 'pixel.png', mimetype: 'image/png', size: PIXEL_PNG_SIZE, data: PIXEL_PNG }],
+      });
     },
   },
   {
@@ -258,6 +288,28 @@ export const CASES: readonly ConformanceCase[] = [
     async run(ctx) {
       const id = newRequestId();
       expectInvalidParamsData(expectError(await ctx.send(rpc(Method.ExecuteTask, { text: '' }, id)), ErrorCode.InvalidParams, id), 'text');
+    },
+  },
+  {
+    id: 'error.invalid-params.messages',
+    expectation: 'messages[0].role "system" → -32602, data names "messages"',
+    why: 'thread messages are user or assistant turns; a malformed history must be refused, not fed to the model',
+    required: true,
+    async run(ctx) {
+      const id = newRequestId();
+      const messages = [{ role: 'system', text: 'conformance check: not a thread message', ts: '1700000000.000100' }];
+      expectInvalidParamsData(expectError(await ctx.send(rpc(Method.ExecuteTask, { text: 'conformance check: hello', messages }, id)), ErrorCode.InvalidParams, id), 'messages');
+    },
+  },
+  {
+    id: 'error.invalid-params.attachments',
+    expectation: 'attachments[0].size off by one → -32602, data names "attachments"',
+    why: 'size is the byte length of data; a mismatch means a truncated or corrupted file',
+    required: true,
+    async run(ctx) {
+      const id = newRequestId();
+      const attachments = [{ name: 'pixel.png', mimetype: 'image/png', size: PIXEL_PNG_SIZE + 1, data: PIXEL_PNG }];
+      expectInvalidParamsData(expectError(await ctx.send(rpc(Method.ExecuteTask, { text: 'conformance check: hello', attachments }, id)), ErrorCode.InvalidParams, id), 'attachments');
     },
   },
   {

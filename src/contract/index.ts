@@ -3,3 +3,4 @@ export * from './error-codes';
 export * from './http-paths';
 export * from './jsonrpc';
 export * from './methods';
+export * from './attachments';

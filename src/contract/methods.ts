@@ -11,15 +11,50 @@ export type MethodName = (typeof Method)[keyof typeof Method];
 
 const optionalString = z.string().optional();
 
-/** A file or link that came with the Slack message; the execution zone decides what to do with it. */
-export const AttachmentSchema = z
+/**
+ * One earlier message of the Slack thread, oldest first (docs/contract.md, "Thread context"): the
+ * bot's own replies are `assistant`, everyone else is `user` with their Slack user id.
+ */
+export const ThreadMessageSchema = z
   .object({
-    name: optionalString,
-    mimetype: optionalString,
-    url: optionalString,
-    size: z.number().int().nonnegative().optional(),
+    role: z.enum(['user', 'assistant'], { error: 'role must be "user" or "assistant"' }),
+    text: z.string({ error: 'text must be a string' }),
+    user_id: optionalString,
+    ts: z.string({ error: 'ts must be a string' }).min(1, 'ts must not be empty'),
   })
   .loose();
+export type ThreadMessage = z.infer<typeof ThreadMessageSchema>;
+
+/** At most this many thread messages in one task; the verification zone sends far fewer (THREAD_CONTEXT_MAX_MESSAGES). */
+export const MAX_THREAD_MESSAGES = 1000;
+/** At most this many attachments in one task: Converse's 20 images and 5 documents, with room. */
+export const MAX_ATTACHMENTS = 50;
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** The byte length a base64 string decodes to (standard alphabet, padded). */
+export function base64DecodedLength(data: string): number {
+  const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
+  return (data.length / 4) * 3 - padding;
+}
+
+/**
+ * A file that came with the Slack message, with its bytes (docs/contract.md, "Attachments"). The
+ * verification zone downloads it and checks its bytes against its type; a Slack URL never
+ * crosses the zones. `mimetype` is one of ATTACHMENT_TYPES (src/contract/attachments.ts).
+ */
+export const AttachmentSchema = z
+  .object({
+    name: z.string({ error: 'name is required and must be a string' }).min(1, 'name must not be empty'),
+    mimetype: z.string({ error: 'mimetype is required and must be a string' }).min(1, 'mimetype must not be empty'),
+    size: z.number({ error: 'size is required and must be a number' }).int().nonnegative(),
+    /** The file's bytes, base64 (standard alphabet, padded). */
+    data: z
+      .string({ error: 'data is required and must be a base64 string' })
+      .refine((data) => data.length % 4 === 0 && BASE64.test(data), 'data must be base64 (standard alphabet, padded)'),
+  })
+  .loose()
+  .refine((attachment) => attachment.data.length % 4 !== 0 || base64DecodedLength(attachment.data) === attachment.size, { message: 'size must be the byte length of data', path: ['size'] });
 export type Attachment = z.infer<typeof AttachmentSchema>;
 
 export const ExecuteTaskParamsSchema = z
@@ -30,7 +65,9 @@ export const ExecuteTaskParamsSchema = z
     correlation_id: optionalString,
     team_id: optionalString,
     user_id: optionalString,
-    attachments: z.array(AttachmentSchema).optional(),
+    /** Earlier messages of the thread, oldest first; the current message is `text`, never repeated here. */
+    messages: z.array(ThreadMessageSchema).max(MAX_THREAD_MESSAGES).optional(),
+    attachments: z.array(AttachmentSchema).max(MAX_ATTACHMENTS).optional(),
     /** Sent only when the operator opts in; never logged. */
     bot_token: optionalString,
   })

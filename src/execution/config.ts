@@ -15,12 +15,18 @@ export const ExecutionConfigSchema = z.object({
   TASK_TTL_SECONDS: envInt(86_400, 60),
   TASK_STORE: z.enum(['memory', 'dynamodb']).default('memory'),
   TASK_TABLE_NAME: z.string().min(1).optional(),
-  MAX_BODY_BYTES: envInt(1_048_576, 1),
+  /**
+   * Largest request body; larger ones get HTTP 413 unparsed. A task carries its attachments'
+   * bytes (base64, a third more): the verification zone sends up to ~4 MiB of files over a
+   * Lambda function URL (whose request limit, 6 MB, binds first) and up to 32 MiB over AgentCore
+   * (payload limit 100 MB), so 48 MiB takes the largest task with room.
+   */
+  MAX_BODY_BYTES: envInt(50_331_648, 1),
   /**
    * Members in one JSON-RPC batch; a longer batch gets one -32004 error and none of it runs. The
    * verification zone never batches and the conformance kit's largest batch has 4 members, so 50
    * leaves generic JSON-RPC clients room while one body can no longer start thousands of tasks
-   * (a 1 MiB body holds ~10,000 small requests).
+   * (a 48 MiB body holds ~500,000 small requests).
    */
   MAX_BATCH_LENGTH: envInt(50, 1),
   /**
@@ -28,9 +34,15 @@ export const ExecutionConfigSchema = z.object({
    * `data.retryable: true` and the verification zone sends it again later. A task mostly waits on
    * the model, so what runs out is memory and the model's quota, not CPU: 100 in-flight Converse
    * calls is already more than an on-demand Bedrock quota usually lets through at once (the
-   * surplus would only come back as -32010), each holds at most its params (≤ MAX_BODY_BYTES) and
-   * the model's answer, so 100 fit in a small host's memory, and 100 stays far below the memory
-   * task store's 10,000 records, so tasks running in this process can never fill it on their own.
+   * surplus would only come back as -32010), and 100 stays far below the memory task store's
+   * 10,000 records, so tasks running in this process can never fill it on their own. Memory: a
+   * task holds its params and the model's answer. Most tasks are a message and a short thread,
+   * kilobytes, so 100 fit in a small host's memory. A task with files is bounded by its body (up
+   * to MAX_BODY_BYTES, 48 MiB), but at its peak holds a few copies of it: the raw body, the parsed
+   * params, the decoded bytes and the SDK's encoded model request, ~4× the body. On a Lambda
+   * function URL that is bounded by the 6 MB request limit and one request per instance; a
+   * long-lived host (AgentCore, HTTP) that may take many large-file tasks at once needs the
+   * memory for them (10 such tasks ≈ 10 × 48 MiB × 4 ≈ 2 GiB) or a lower value here.
    */
   MAX_CONCURRENT_TASKS: envInt(100, 1),
   AGENT_NAME: z.string().min(1).default('slack-zone-execution'),

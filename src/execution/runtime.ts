@@ -15,6 +15,8 @@ export const RUNTIME_VERSION = '0.1.0';
 export type ExecutionRuntime = {
   dispatch: Dispatch;
   service: TaskService;
+  /** The task store behind the service (the Lambda hosts keep large handoff params in it). */
+  store: TaskStore;
   card: AgentCard;
   log: Log;
   config: ExecutionConfig;
@@ -34,8 +36,9 @@ export function createExecutionRuntime(parts: RuntimeParts): ExecutionRuntime {
   const { config } = parts;
   const log = parts.log ?? createLogger('execution');
   const executor = parts.executor ?? new EchoExecutor(config.ECHO_DELAY_MS);
+  const store = parts.store ?? new MemoryTaskStore();
   const service = new TaskService({
-    store: parts.store ?? new MemoryTaskStore(),
+    store,
     executor,
     log,
     syncBudgetMs: config.SYNC_BUDGET_MS,
@@ -46,5 +49,5 @@ export function createExecutionRuntime(parts: RuntimeParts): ExecutionRuntime {
   });
   const dispatch = createDispatcher(contractMethods(service), log, { maxBatchLength: config.MAX_BATCH_LENGTH });
   const card = agentCard({ name: config.AGENT_NAME, version: RUNTIME_VERSION, executor: executor.name });
-  return { dispatch, service, card, log, config };
+  return { dispatch, service, store, card, log, config };
 }

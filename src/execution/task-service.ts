@@ -14,8 +14,15 @@ import type { Executor } from './executors/executor';
 import { RpcError } from './rpc-error';
 import { TaskStoreFullError, type CreateOutcome, type TaskRecord, type TaskStore } from './stores/task-store';
 
-/** Hands an accepted task to a worker that outlives this process's response (Lambda hosts). */
-export type TaskHandoff = (task: { taskId: string; params: ExecuteTaskParams }) => Promise<void>;
+/**
+ * Hands an accepted task to a worker that outlives this process's response (Lambda hosts).
+ * `expiresAt` is the task record's `expires_at` (epoch seconds): anything kept for the worker
+ * need not outlive it.
+ */
+export type TaskHandoff = (task: { taskId: string; params: ExecuteTaskParams; expiresAt: number }) => Promise<void>;
+
+/** The params of a handed-off task, or where to load them (undefined: they are gone). */
+export type HandedOffParams = ExecuteTaskParams | (() => Promise<ExecuteTaskParams | undefined>);
 
 export type TaskServiceOptions = {
   store: TaskStore;
@@ -94,14 +101,14 @@ export class TaskService {
         log.info('repeated execute_task id of a transiently failed task: running it again', { code: created.record.error?.code });
       }
       slotHandedOver = true;
-      return await this.start(taskId, params, log);
+      return await this.start(taskId, params, created.record.expires_at, log);
     } finally {
       if (!slotHandedOver) this.releaseSlot();
     }
   }
 
   /** Runs a task that holds a slot, answering within the sync budget or with `accepted`; the slot is freed when it settles. */
-  private async start(taskId: string, params: ExecuteTaskParams, log: Log): Promise<ExecuteTaskResult> {
+  private async start(taskId: string, params: ExecuteTaskParams, expiresAt: number, log: Log): Promise<ExecuteTaskResult> {
     const controller = new AbortController();
     const completion = this.run(taskId, params, controller, log);
     const release = () => this.releaseSlot();
@@ -119,7 +126,7 @@ export class TaskService {
     }
     if (this.options.handoff) {
       controller.abort(new HandoffSignal());
-      await this.options.handoff({ taskId, params });
+      await this.options.handoff({ taskId, params, expiresAt });
       log.info('task handed off to a worker');
     } else {
       log.info('task accepted: running on past the sync budget');
@@ -163,14 +170,25 @@ export class TaskService {
     return new RpcError(ErrorCode.OverCapacity, `Over capacity: ${what}; try again shortly`, { retryable: true, limit, max });
   }
 
-  /** Runs a task that another process accepted and handed off (the Lambda worker side). */
-  async runHandedOff(taskId: string, params: ExecuteTaskParams): Promise<void> {
-    const log = taskLogger(this.options.log, { correlation_id: params.correlation_id, task_id: taskId });
+  /**
+   * Runs a task that another process accepted and handed off (the Lambda worker side). Params
+   * given as a loader are loaded only for a task still pending; a pending task whose params are
+   * gone cannot run and fails with -32603 rather than leave its caller polling until it expires.
+   */
+  async runHandedOff(taskId: string, source: HandedOffParams): Promise<void> {
+    let log = taskLogger(this.options.log, { correlation_id: typeof source === 'function' ? undefined : source.correlation_id, task_id: taskId });
     const record = await this.options.store.get(taskId);
     if (!record || !PENDING_STATUSES.includes(record.status)) {
       log.info('handed-off task is no longer pending: skipping', { status: record?.status });
       return;
     }
+    const params = typeof source === 'function' ? await source() : source;
+    if (!params) {
+      log.error('handed-off task has no params to run with: failing it');
+      await this.options.store.transition(taskId, PENDING_STATUSES, { status: 'failed', error: RpcError.internal().toErrorObject() });
+      return;
+    }
+    if (typeof source === 'function') log = taskLogger(this.options.log, { correlation_id: params.correlation_id, task_id: taskId });
     await this.run(taskId, params, new AbortController(), log);
   }
 
@@ -276,12 +294,17 @@ export function requestKeyOf(requestId: string | number): string {
 
 /**
  * SHA-256 of the params in canonical JSON (object keys sorted at every depth, arrays in order),
- * so the same params in another key order hash alike. `bot_token` is left out: it is a
- * credential, not part of the task, and a token rotated between two attempts does not make the
- * retry another task.
+ * so the same params in another key order hash alike. Left out:
+ * - `bot_token`: it is a credential, not part of the task, and a token rotated between two
+ *   attempts does not make the retry another task.
+ * - `messages` and `attachments`: the task's context, not the task. The verification zone reads
+ *   the thread and downloads the files afresh on every SQS retry, so a retry of the same task may
+ *   carry a slightly different context (a reply posted meanwhile, a file re-encoded) and must not
+ *   be refused with -32005; and hashing megabytes of attachments on every request would cost
+ *   time for nothing. The text, channel, thread and asker still tell one task from another.
  */
 export function paramsHashOf(params: ExecuteTaskParams): string {
-  const { bot_token: _credential, ...task } = params;
+  const { bot_token: _credential, messages: _thread, attachments: _files, ...task } = params;
   return createHash('sha256').update(canonicalJson(task)).digest('hex');
 }
 

@@ -10,7 +10,16 @@
  *   `user`/`agent`, results are a bare Message (`kind: "message"`) or Task (`kind: "task"`),
  *   lowercase states. Hand-written agents drop `kind`, ids and context ids, so reading is lenient
  *   and shared by both dialects: a task is whatever has a `status`.
+ *
+ * What a task carries beyond its text, in the parts each dialect defines (A2A spec 0.3 §6.5 and
+ * 1.0 a2a.proto `Part`), always in this order after the text part:
+ * - the earlier messages of the Slack thread: one data part `{"slack_thread": {"messages": […]}}`
+ *   (0.3 `{kind: "data", data}`, 1.0 `{data, mediaType: "application/json"}`), only when there are any;
+ * - each attachment: one file part with its bytes inline (0.3 `{kind: "file", file: {name,
+ *   mimeType, bytes}}`, 1.0 `{raw, filename, mediaType}`; base64 in both).
  */
+
+import type { Attachment, ThreadMessage } from '../contract';
 
 export const A2A_VERSIONS = ['1.0', '0.3'] as const;
 export type A2aVersion = (typeof A2A_VERSIONS)[number];
@@ -22,8 +31,31 @@ export type OutgoingMessage = {
   /** Stable across retries of the same task. */
   messageId: string;
   text: string;
-  metadata?: Record<string, unknown>;
+  /** The conversation the message belongs to: the same for every task of one Slack thread. */
+  contextId?: string | undefined;
+  metadata?: Record<string, unknown> | undefined;
+  /** Earlier messages of the Slack thread, oldest first, as the task gave them. */
+  thread?: readonly ThreadMessage[] | undefined;
+  /** Files that came with the message, bytes in base64. */
+  files?: readonly Attachment[] | undefined;
 };
+
+/** The key of the data part that carries the earlier messages of the Slack thread. */
+export const SLACK_THREAD_DATA_KEY = 'slack_thread';
+
+/** The data of the thread part: `{"slack_thread": {"messages": […]}}`. */
+function threadData(thread: readonly ThreadMessage[]): Record<string, unknown> {
+  return { [SLACK_THREAD_DATA_KEY]: { messages: thread } };
+}
+
+/** The text part, then the thread's data part (if any), then one file part per attachment. */
+function partsOf(message: OutgoingMessage, shape: { text(text: string): unknown; data(data: Record<string, unknown>): unknown; file(file: Attachment): unknown }): unknown[] {
+  return [
+    shape.text(message.text),
+    ...(message.thread?.length ? [shape.data(threadData(message.thread))] : []),
+    ...(message.files ?? []).map((file) => shape.file(file)),
+  ];
+}
 
 export interface A2aDialect {
   readonly version: A2aVersion;
@@ -41,8 +73,18 @@ const V1_0: A2aDialect = {
   version: '1.0',
   methods: { send: 'SendMessage', get: 'GetTask', cancel: 'CancelTask' },
   headers: { [A2A_VERSION_HEADER]: '1.0' },
-  sendParams: ({ messageId, text, metadata }, { blocking }) => ({
-    message: { messageId, role: 'ROLE_USER', parts: [{ text }], ...(metadata ? { metadata } : {}) },
+  sendParams: (message, { blocking }) => ({
+    message: {
+      messageId: message.messageId,
+      ...(message.contextId ? { contextId: message.contextId } : {}),
+      role: 'ROLE_USER',
+      parts: partsOf(message, {
+        text: (text) => ({ text }),
+        data: (data) => ({ data, mediaType: 'application/json' }),
+        file: ({ name, mimetype, data }) => ({ raw: data, filename: name, mediaType: mimetype }),
+      }),
+      ...(message.metadata ? { metadata: message.metadata } : {}),
+    },
     configuration: { returnImmediately: !blocking },
   }),
 };
@@ -52,8 +94,19 @@ const V0_3: A2aDialect = {
   methods: { send: 'message/send', get: 'tasks/get', cancel: 'tasks/cancel' },
   // 0.3 clients sent no version header; servers that know the header read its absence as 0.3.
   headers: {},
-  sendParams: ({ messageId, text, metadata }, { blocking }) => ({
-    message: { kind: 'message', messageId, role: 'user', parts: [{ kind: 'text', text }], ...(metadata ? { metadata } : {}) },
+  sendParams: (message, { blocking }) => ({
+    message: {
+      kind: 'message',
+      messageId: message.messageId,
+      ...(message.contextId ? { contextId: message.contextId } : {}),
+      role: 'user',
+      parts: partsOf(message, {
+        text: (text) => ({ kind: 'text', text }),
+        data: (data) => ({ kind: 'data', data }),
+        file: ({ name, mimetype, data }) => ({ kind: 'file', file: { name, mimeType: mimetype, bytes: data } }),
+      }),
+      ...(message.metadata ? { metadata: message.metadata } : {}),
+    },
     configuration: { blocking },
   }),
 };

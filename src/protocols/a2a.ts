@@ -1,6 +1,6 @@
 import { AGENT_CARD_PATH, newRequestId, request, type ExecuteTaskParams, type JsonRpcErrorObject } from '../contract';
 import { TransportError, type Transport } from '../transport/transport';
-import { A2A_DIALECTS, A2A_VERSION_HEADER, isA2aVersion, readA2aReply, type A2aDialect, type A2aReply, type A2aState, type A2aVersion } from './a2a-dialects';
+import { A2A_DIALECTS, A2A_VERSION_HEADER, isA2aVersion, readA2aReply, type A2aDialect, type A2aReply, type A2aState, type A2aVersion, type OutgoingMessage } from './a2a-dialects';
 import { CancelError, ProtocolFailure, answerFailure, callJsonRpc, type RpcAnswer } from './json-rpc-exchange';
 import { failure, pending, success, type Failure, type FailureCategory, type Outcome, type PendingHandle } from './outcome';
 import type { CallContext, ExecutionProtocol, TaskInput } from './protocol';
@@ -38,7 +38,9 @@ const UNSUCCESSFUL_STATES: Readonly<Record<UnsuccessfulState, { category: Failur
 
 /**
  * The A2A protocol over JSON-RPC (docs/architecture.md §4.3), in the 1.0 or 0.3 dialect. The message id is
- * the request id, and SendMessage's JSON-RPC id too, so a retried task is the same message.
+ * the request id, and SendMessage's JSON-RPC id too, so a retried task is the same message. Every
+ * task of one Slack thread shares a contextId (slackThreadContextId); the thread's earlier
+ * messages and the attachments ride as data and file parts (see a2a-dialects.ts).
  * A pending handle remembers its dialect, so a poll in another Lambda needs no second look at
  * the agent card.
  */
@@ -55,7 +57,8 @@ export class A2aProtocol implements ExecutionProtocol {
   async start(task: TaskInput, call: CallContext): Promise<Outcome> {
     const { dialect, unknown } = await this.dialect(undefined, call.signal);
     if (!dialect) return unknown;
-    const message = { messageId: task.requestId, text: task.params.text, metadata: slackContextOf(task.params) };
+    const { params } = task;
+    const message: OutgoingMessage = { messageId: task.requestId, contextId: slackThreadContextId(params), text: params.text, metadata: slackContextOf(params), thread: params.messages, files: params.attachments };
     const sent = request(dialect.methods.send, dialect.sendParams(message, { blocking: this.blocking }), task.requestId);
     const answer = await callJsonRpc(call, sent, dialect.headers);
     return outcomeOf(dialect, sent.method, answer);
@@ -173,6 +176,19 @@ function slackContextOf(params: ExecuteTaskParams): Record<string, unknown> | un
     (['correlation_id', 'team_id', 'channel', 'thread_ts', 'user_id'] as const).filter((key) => params[key] !== undefined).map((key) => [key, params[key]]),
   );
   return Object.keys(context).length ? context : undefined;
+}
+
+/**
+ * The A2A contextId of a task's Slack thread: `slack:<team_id>:<channel>:<thread_ts>` (each part
+ * URI-encoded, team_id empty when unknown), the same for every task of one thread and different
+ * for any other thread. None without a channel and thread, so the agent picks one as before.
+ * A2A 0.3 and 1.0 let a client set the contextId of a new message (spec §3.4.1: agents MAY accept
+ * it, and MUST refuse the request with an error rather than replace it).
+ */
+export function slackThreadContextId(params: Pick<ExecuteTaskParams, 'team_id' | 'channel' | 'thread_ts'>): string | undefined {
+  const { team_id, channel, thread_ts } = params;
+  if (!channel || !thread_ts) return undefined;
+  return ['slack', team_id ?? '', channel, thread_ts].map(encodeURIComponent).join(':');
 }
 
 function truncate(text: string, max = 500): string {

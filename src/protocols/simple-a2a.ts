@@ -8,6 +8,8 @@ import type { CallContext, ExecutionProtocol, TaskInput } from './protocol';
  * JSON-RPC, one synchronous exchange per task, no polling and no cancel.
  *   request  {"task_id": <request id>, "input": <the execute_task params>}
  *   response {"task_id", "status": "success" | "error", "output": {…}, "error": null | "…"}
+ * `input` is the params as they are, so the thread's earlier messages arrive in `input.messages`
+ * and the files (bytes in base64) in `input.attachments` whenever the task carries them.
  */
 export const SimpleA2aResponseSchema = z
   .object({

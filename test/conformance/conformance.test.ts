@@ -44,7 +44,35 @@ async function check(target: ConformanceTarget, options: ConformanceOptions = {}
   }
 }
 
-type Flaw = 'http-500-errors' | 'number-ids-as-strings' | 'invalid-params-without-data' | 'answers-notifications';
+type Flaw =
+  | 'http-500-errors'
+  | 'number-ids-as-strings'
+  | 'invalid-params-without-data'
+  | 'answers-notifications'
+  | 'ignores-thread-context'
+  | 'rejects-thread-context';
+
+/** The flaws that change a request before the runtime sees it, or answer it instead of the runtime. */
+function beforeDispatch(flaw: Flaw, body: Buffer): { body: string | Uint8Array } | { answer: string } {
+  if (flaw !== 'ignores-thread-context' && flaw !== 'rejects-thread-context') return { body };
+  let value: Record<string, any>;
+  try {
+    value = JSON.parse(body.toString('utf8')) as Record<string, any>;
+  } catch {
+    return { body };
+  }
+  const params = value?.params;
+  if (typeof params !== 'object' || params === null || !('messages' in params || 'attachments' in params)) return { body };
+  if (flaw === 'rejects-thread-context') {
+    // An agent written before the fields existed, one that refuses params it does not know.
+    const data = Object.keys(params).filter((key) => key === 'messages' || key === 'attachments').map((path) => ({ path, message: `unknown param ${path}` }));
+    return { answer: JSON.stringify({ jsonrpc: '2.0', error: { code: -32602, message: 'Invalid params', data }, id: value.id ?? null }) };
+  }
+  // An agent that never looks at the fields: it neither reads nor checks them.
+  delete params.messages;
+  delete params.attachments;
+  return { body: JSON.stringify(value) };
+}
 
 /**
  * Our reference runtime behind a node:http host with one deliberate flaw, each a mistake agent
@@ -55,7 +83,8 @@ async function startFlawedAgent(flaw: Flaw): Promise<{ url: string; baseUrl: str
   const server: Server = createServer(async (req, res) => {
     const body = await readBody(req, 1_000_000);
     if (body === 'too-large') return res.writeHead(413).end();
-    let answer = await runtime.dispatch(body);
+    const before = beforeDispatch(flaw, body);
+    let answer = 'answer' in before ? before.answer : await runtime.dispatch(before.body);
     let status = 200;
     if (answer === undefined) {
       if (flaw !== 'answers-notifications') return res.writeHead(204).end();
@@ -198,6 +227,9 @@ describe('zone conformance against flawed agents', () => {
     ['number-ids-as-strings', 'id.number', /^expected id \d+ \(a number\), got "\d+" \(a string\)$/],
     ['invalid-params-without-data', 'error.invalid-params.text', /^expected error\.data to list the failing field "text", got no data$/],
     ['answers-notifications', 'notification.execute_task', /^expected no response to a notification, got "\{/],
+    ['rejects-thread-context', 'execute_task.thread-context', /^expected an execute_task result \(success or accepted\), got error -32602 /],
+    ['ignores-thread-context', 'error.invalid-params.messages', /^expected error\.code -32602 \(Invalid params\), got a result: /],
+    ['ignores-thread-context', 'error.invalid-params.attachments', /^expected error\.code -32602 \(Invalid params\), got a result: /],
   ])('%s: %s fails with an explanation, and the agent does not conform', async (flaw, failingCase, explanation) => {
     // Prepare
     const agent = await startFlawedAgent(flaw);
@@ -209,6 +241,24 @@ describe('zone conformance against flawed agents', () => {
       expect(resultOf(report, failingCase)).toMatchObject({ status: 'fail', detail: expect.stringMatching(explanation), why: expect.any(String) });
       expect(report.conforms).toBe(false);
       expect(formatReport(report)).toMatch(new RegExp(`^${failingCase.replace(/\./g, '\\.')}\\s.*\\sFAIL\\s+\\d+$`, 'm'));
+    } finally {
+      await agent.close();
+    }
+  });
+});
+
+describe('zone conformance and the thread context (messages, attachments)', () => {
+  it('an agent that ignores messages and attachments still answers the thread-context case; only their validation fails', async () => {
+    // Prepare
+    const agent = await startFlawedAgent('ignores-thread-context');
+    try {
+      // Act
+      const report = await check({ kind: 'https', url: agent.url }, { only: ['execute_task.thread-context', 'error.invalid-params'] });
+      // Assess
+      expect(resultOf(report, 'execute_task.thread-context').status).toBe('pass');
+      expect(resultOf(report, 'error.invalid-params.text').status).toBe('pass');
+      expect(resultOf(report, 'error.invalid-params.messages').status).toBe('fail');
+      expect(resultOf(report, 'error.invalid-params.attachments').status).toBe('fail');
     } finally {
       await agent.close();
     }

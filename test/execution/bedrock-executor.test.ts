@@ -3,13 +3,18 @@ import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { BedrockExecutor } from '../../src/execution/executors/bedrock-executor';
 import { RpcError } from '../../src/execution/rpc-error';
-import { createLogger } from '../../src/observability/logger';
+import { createLogger, type Log, type LogExtra } from '../../src/observability/logger';
 import { closeServer, listenOnLoopback } from '../support/http';
 
 /** A loopback stand-in for Bedrock Runtime's Converse API, so the real SDK client is exercised. */
 type Reply = { status: number; body: unknown; errorType?: string };
 let nextReply: Reply;
-let seen: { path: string; body: { system: Array<{ text: string }>; messages: Array<{ content: Array<{ text: string }> }> } } | undefined;
+type SeenBlock = {
+  text?: string;
+  image?: { format: string; source: { bytes: string } };
+  document?: { format: string; name: string; source: { bytes: string } };
+};
+let seen: { path: string; body: { system: Array<{ text: string }>; messages: Array<{ role: string; content: SeenBlock[] }> } } | undefined;
 const server = createServer((req: IncomingMessage, res: ServerResponse) => {
   let body = '';
   req.on('data', (chunk) => (body += chunk));
@@ -55,6 +60,47 @@ describe('BedrockExecutor', () => {
       stop_reason: 'end_turn',
       usage: { input_tokens: 10, output_tokens: 3 },
     });
+  });
+
+  it('sends the thread as alternating turns and the attachments as blocks of the last one, bytes intact', async () => {
+    nextReply = { status: 200, body: { output: { message: { role: 'assistant', content: [{ text: 'ok' }] } }, stopReason: 'end_turn', usage: {} } };
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3, 254, 255]);
+    const pdf = Buffer.from('%PDF-1.7 \u0000\u00ff binary');
+    const zip = Buffer.from('PK\u0003\u0004 secret zip content');
+    const warnings: Array<[string, LogExtra[]]> = [];
+    const log: Log = { debug: () => undefined, info: () => undefined, error: () => undefined, warn: (message, ...extra) => warnings.push([message, extra]) };
+    await executor.execute(
+      {
+        text: 'what about these?',
+        user_id: 'U2',
+        messages: [
+          { role: 'assistant', text: 'Hi, I am the bot', ts: '1.0' },
+          { role: 'user', text: 'plan A', user_id: 'U1', ts: '1.1' },
+          { role: 'assistant', text: 'A is fine', ts: '1.2' },
+          { role: 'user', text: 'plan B', user_id: 'U2', ts: '1.3' },
+        ],
+        attachments: [
+          { name: 'chart.png', mimetype: 'image/png', size: png.length, data: png.toString('base64') },
+          { name: 'secret-archive.zip', mimetype: 'application/zip', size: zip.length, data: zip.toString('base64') },
+          { name: 'spec_v2.pdf', mimetype: 'application/pdf', size: pdf.length, data: pdf.toString('base64') },
+        ],
+      },
+      { ...context(), log },
+    );
+    const messages = seen!.body.messages;
+    expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
+    expect(messages[0]!.content).toEqual([{ text: '<@U1>: plan A' }]);
+    expect(messages[1]!.content).toEqual([{ text: 'A is fine' }]);
+    const [text, image, document, ...rest] = messages[2]!.content;
+    expect(text).toEqual({ text: '<@U2>: plan B\n\n<@U2>: what about these?' });
+    expect(image?.image?.format).toBe('png');
+    expect(Buffer.from(image!.image!.source.bytes, 'base64').equals(png)).toBe(true);
+    expect(document?.document).toMatchObject({ format: 'pdf', name: 'spec-v2' });
+    expect(Buffer.from(document!.document!.source.bytes, 'base64').equals(pdf)).toBe(true);
+    expect(rest).toEqual([]);
+    // The zip was left out with a warning that names its type and size, never its name or bytes.
+    expect(warnings).toEqual([[expect.stringMatching(/unsupported type/), [{ attachment_index: 1, mimetype: 'application/zip', size: zip.length }]]]);
+    expect(JSON.stringify(warnings)).not.toMatch(/secret|UEsDB/);
   });
 
   it.each([

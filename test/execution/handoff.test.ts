@@ -22,7 +22,8 @@ describe('TaskService handoff (Lambda function URL host → worker)', () => {
     const answer = await front.executeTask({ text: 'later #sleep=100', channel: 'C1' }, 'h-1');
     expect(answer).toEqual({ status: 'accepted', task_id: expect.any(String) });
     expect(localSignal?.aborted).toBe(true);
-    expect(handed).toEqual([{ taskId: (answer as { task_id: string }).task_id, params: { text: 'later #sleep=100', channel: 'C1' } }]);
+    const taskId = (answer as { task_id: string }).task_id;
+    expect(handed).toEqual([{ taskId, params: { text: 'later #sleep=100', channel: 'C1' }, expiresAt: (await store.get(taskId))!.expires_at }]);
 
     await worker.runHandedOff(handed[0]!.taskId, handed[0]!.params);
     expect(await front.getTaskResult(handed[0]!.taskId)).toEqual({ status: 'success', response_text: 'echo: later #sleep=100' });

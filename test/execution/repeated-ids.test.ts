@@ -41,12 +41,28 @@ describe('repeated execute_task ids over HTTP', () => {
   });
 
   it('the same params with every key order shuffled are the same task: one run, one answer', async () => {
-    const params = { text: 'hello', channel: 'C1', thread_ts: '1.2', attachments: [{ name: 'a.txt', size: 3, mimetype: 'text/plain' }], extra: { b: 1, a: [2, { d: 4, c: 3 }] } };
-    const shuffled = { extra: { a: [2, { c: 3, d: 4 }], b: 1 }, attachments: [{ mimetype: 'text/plain', size: 3, name: 'a.txt' }], thread_ts: '1.2', channel: 'C1', text: 'hello' };
+    const params = { text: 'hello', channel: 'C1', thread_ts: '1.2', attachments: [{ name: 'a.txt', size: 3, mimetype: 'text/plain', data: 'YWJj' }], extra: { b: 1, a: [2, { d: 4, c: 3 }] } };
+    const shuffled = { extra: { a: [2, { c: 3, d: 4 }], b: 1 }, attachments: [{ data: 'YWJj', mimetype: 'text/plain', size: 3, name: 'a.txt' }], thread_ts: '1.2', channel: 'C1', text: 'hello' };
     const first = await rpc(target, call('execute_task', params, 'same-1'));
     const second = await rpc(target, call('execute_task', shuffled, 'same-1'));
-    expect(first.result).toEqual({ status: 'success', response_text: 'echo: hello' });
+    expect(first.result).toEqual({ status: 'success', response_text: expect.stringMatching(/^echo: hello\nattachment: a\.txt text\/plain 3 bytes sha256=/) });
     expect(second).toEqual(first);
+    expect(runs).toBe(1);
+  });
+
+  it('a retry whose thread context and files were read afresh is the same task: one run, the first answer', async () => {
+    const first = await rpc(target, call('execute_task', { text: 'ctx', user_id: 'U1', messages: [{ role: 'user', text: 'earlier', user_id: 'U1', ts: '1.1' }] }, 'ctx-1'));
+    const retry = await rpc(
+      target,
+      call('execute_task', {
+        text: 'ctx',
+        user_id: 'U1',
+        messages: [{ role: 'user', text: 'earlier (edited)', user_id: 'U1', ts: '1.1' }, { role: 'assistant', text: 'a reply posted meanwhile', ts: '1.2' }],
+        attachments: [{ name: 'a.txt', mimetype: 'text/plain', size: 3, data: 'YWJj' }],
+      }, 'ctx-1'),
+    );
+    expect(first.result).toEqual({ status: 'success', response_text: 'echo: ctx' });
+    expect(retry).toEqual(first);
     expect(runs).toBe(1);
   });
 
@@ -62,9 +78,9 @@ describe('repeated execute_task ids over HTTP', () => {
     ['another channel', { text: 'hello', channel: 'C2' }],
     ['a param more', { text: 'hello', channel: 'C1', user_id: 'U1' }],
     ['a param less', { text: 'hello' }],
-    ['an array in another order', { text: 'hello', channel: 'C1', attachments: [{ name: 'b' }, { name: 'a' }] }],
+    ['an array in another order', { text: 'hello', channel: 'C1', labels: ['b', 'a'] }],
   ])('the same id with %s is refused with -32005, whether the task is done or pending', async (_label, other) => {
-    const base = { text: 'hello', channel: 'C1', ...(_label === 'an array in another order' ? { attachments: [{ name: 'a' }, { name: 'b' }] } : {}) };
+    const base = { text: 'hello', channel: 'C1', ...(_label === 'an array in another order' ? { labels: ['a', 'b'] } : {}) };
     const doneId = randomUUID();
     const done = await rpc(target, call('execute_task', base, doneId));
     expect(done.result.status).toBe('success');
@@ -165,17 +181,38 @@ describe('task ids are not derived from request ids', () => {
 });
 
 describe('paramsHashOf', () => {
+  const file = (name: string, bytes: string) => ({ name, mimetype: 'text/plain', size: Buffer.byteLength(bytes), data: Buffer.from(bytes).toString('base64') });
+  const thread: ExecuteTaskParams['messages'] = [
+    { role: 'user', text: 'first', user_id: 'U1', ts: '1.1' },
+    { role: 'assistant', text: 'answer', ts: '1.2' },
+  ];
+
   it('ignores key order and bot_token, and sees every other difference', () => {
-    const base: ExecuteTaskParams = { text: 'a', channel: 'C', attachments: [{ name: 'x', size: 1 }] };
-    expect(paramsHashOf({ attachments: [{ size: 1, name: 'x' }], channel: 'C', text: 'a' })).toBe(paramsHashOf(base));
+    const base: ExecuteTaskParams = { text: 'a', channel: 'C', extra: [{ name: 'x', size: 1 }] };
+    expect(paramsHashOf({ extra: [{ size: 1, name: 'x' }], channel: 'C', text: 'a' })).toBe(paramsHashOf(base));
     expect(paramsHashOf({ ...base, bot_token: 'xoxb-1' })).toBe(paramsHashOf(base));
     expect(paramsHashOf({ ...base, text: 'b' })).not.toBe(paramsHashOf(base));
-    expect(paramsHashOf({ ...base, attachments: [{ name: 'x', size: 2 }] })).not.toBe(paramsHashOf(base));
+    expect(paramsHashOf({ ...base, extra: [{ name: 'x', size: 2 }] })).not.toBe(paramsHashOf(base));
     expect(paramsHashOf({ text: 'a', channel: 'C' })).not.toBe(paramsHashOf(base));
     // Values that JSON keeps apart stay apart.
     expect(paramsHashOf({ text: 'a', n: 1 })).not.toBe(paramsHashOf({ text: 'a', n: '1' }));
     expect(paramsHashOf({ text: 'a', n: null })).not.toBe(paramsHashOf({ text: 'a' }));
     expect(paramsHashOf(base)).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('leaves out the thread context and the attachments: the same text with another context is the same task', () => {
+    const base: ExecuteTaskParams = { text: 'summarize', channel: 'C', thread_ts: '1.1', user_id: 'U1', messages: thread, attachments: [file('a.txt', 'abc')] };
+    const hash = paramsHashOf(base);
+    expect(paramsHashOf({ ...base, messages: [...thread!, { role: 'user', text: 'posted meanwhile', user_id: 'U2', ts: '1.3' }] })).toBe(hash);
+    expect(paramsHashOf({ ...base, messages: [] })).toBe(hash);
+    expect(paramsHashOf({ ...base, attachments: [file('a.txt', 'abd')] })).toBe(hash);
+    expect(paramsHashOf({ ...base, attachments: [file('b.txt', 'x'.repeat(100_000)), file('a.txt', 'abc')] })).toBe(hash);
+    const { messages: _m, attachments: _a, ...bare } = base;
+    expect(paramsHashOf(bare)).toBe(hash);
+    // Everything else still counts.
+    expect(paramsHashOf({ ...base, text: 'summarize again' })).not.toBe(hash);
+    expect(paramsHashOf({ ...base, text: 'summarize again', messages: thread, attachments: [file('a.txt', 'abc')] })).not.toBe(hash);
+    expect(paramsHashOf({ ...base, user_id: 'U2' })).not.toBe(hash);
   });
 });
 

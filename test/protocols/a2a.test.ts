@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { A2aProtocol, agentCardVersionResolver, categoryOfA2aError } from '../../src/protocols/a2a';
+import type { Attachment, ExecuteTaskParams, ThreadMessage } from '../../src/contract';
+import { A2aProtocol, agentCardVersionResolver, categoryOfA2aError, slackThreadContextId } from '../../src/protocols/a2a';
 import type { A2aVersion } from '../../src/protocols/a2a-dialects';
 import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { CancelError, ProtocolFailure } from '../../src/protocols/json-rpc-exchange';
 import type { Failure, Outcome, PendingHandle } from '../../src/protocols/outcome';
-import { startHandWrittenA2aAgent, startSdkA2aAgent, type A2aTestAgent } from '../support/a2a-agents';
+import { startHandWrittenA2aAgent, startSdkA2aAgent, type A2aTestAgent, type PartsSeen } from '../support/a2a-agents';
 import { staticSecret } from '../../src/secrets/secret-source';
 import { HttpsTransport, type HttpsTransportOptions } from '../../src/transport/https';
 import type { Transport } from '../../src/transport/transport';
@@ -16,6 +17,17 @@ const handleOf = (outcome: Outcome): PendingHandle => {
 };
 
 type Dialect = { version: A2aVersion; legacyCompat: boolean; methods: [string, string, string] };
+
+/** Two earlier turns of a Slack thread and two files, as the verification zone fills them. */
+const THREAD: ThreadMessage[] = [
+  { role: 'user', text: 'Can you summarise the report?', user_id: 'U1', ts: '1.2' },
+  { role: 'assistant', text: 'Sure: revenue is up 4%.', ts: '1.3' },
+];
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).toString('base64');
+const FILES: Attachment[] = [
+  { name: 'chart.png', mimetype: 'image/png', size: 8, data: PNG },
+  { name: 'notes.txt', mimetype: 'text/plain', size: 5, data: Buffer.from('hello').toString('base64') },
+];
 
 describe.each<[string, Dialect]>([
   ['A2A 1.0 (the SDK default)', { version: '1.0', legacyCompat: false, methods: ['SendMessage', 'GetTask', 'CancelTask'] }],
@@ -31,8 +43,9 @@ describe.each<[string, Dialect]>([
   });
   afterAll(() => agent.close());
 
-  const start = (text: string, requestId = randomUUID(), extra: Record<string, string> = {}) =>
+  const start = (text: string, requestId = randomUUID(), extra: Partial<ExecuteTaskParams> = {}) =>
     protocol.start({ requestId, params: { text, channel: 'C1', thread_ts: '1.2', ...extra } }, callContext(transport, requestId));
+  const sentMessage = () => (agent.requests.at(-1)!.body as { params: { message: Record<string, unknown> } }).params.message;
   const poller = () => callContext(transport, 'poller');
 
   it('answers with the text of a message the agent returns at once', async () => {
@@ -50,14 +63,98 @@ describe.each<[string, Dialect]>([
 
     const { headers, body } = agent.requests.at(-1)!;
     const metadata = { channel: 'C1', thread_ts: '1.2' };
+    const contextId = 'slack::C1:1.2';
     if (dialect.version === '1.0') {
       expect(headers['a2a-version']).toBe('1.0');
-      expect(body).toEqual({ jsonrpc: '2.0', id: requestId, method: 'SendMessage', params: { message: { messageId: requestId, role: 'ROLE_USER', parts: [{ text: 'shape' }], metadata }, configuration: { returnImmediately: true } } });
+      expect(body).toEqual({ jsonrpc: '2.0', id: requestId, method: 'SendMessage', params: { message: { messageId: requestId, contextId, role: 'ROLE_USER', parts: [{ text: 'shape' }], metadata }, configuration: { returnImmediately: true } } });
     } else {
       expect(headers['a2a-version']).toBeUndefined();
-      expect(body).toEqual({ jsonrpc: '2.0', id: requestId, method: 'message/send', params: { message: { kind: 'message', messageId: requestId, role: 'user', parts: [{ kind: 'text', text: 'shape' }], metadata }, configuration: { blocking: false } } });
+      expect(body).toEqual({ jsonrpc: '2.0', id: requestId, method: 'message/send', params: { message: { kind: 'message', messageId: requestId, contextId, role: 'user', parts: [{ kind: 'text', text: 'shape' }], metadata }, configuration: { blocking: false } } });
     }
     expect(JSON.stringify(body)).not.toContain('xoxb-never-leaves');
+  });
+
+  it('sends a task without a thread, messages or attachments exactly as before: one text part, no contextId', async () => {
+    const requestId = randomUUID();
+
+    await protocol.start({ requestId, params: { text: 'bare', user_id: 'U1' } }, callContext(transport, requestId));
+
+    const metadata = { user_id: 'U1' };
+    expect(sentMessage()).toEqual(
+      dialect.version === '1.0'
+        ? { messageId: requestId, role: 'ROLE_USER', parts: [{ text: 'bare' }], metadata }
+        : { kind: 'message', messageId: requestId, role: 'user', parts: [{ kind: 'text', text: 'bare' }], metadata },
+    );
+  });
+
+  it('sends the Slack thread as the contextId, its earlier messages as a data part after the text, and each file as a file part', async () => {
+    const requestId = randomUUID();
+
+    await start('what does the chart show?', requestId, { team_id: 'T1', user_id: 'U2', messages: THREAD, attachments: FILES });
+
+    const metadata = { team_id: 'T1', channel: 'C1', thread_ts: '1.2', user_id: 'U2' };
+    if (dialect.version === '1.0') {
+      expect(sentMessage()).toEqual({
+        messageId: requestId,
+        contextId: 'slack:T1:C1:1.2',
+        role: 'ROLE_USER',
+        parts: [
+          { text: 'what does the chart show?' },
+          { data: { slack_thread: { messages: THREAD } }, mediaType: 'application/json' },
+          { raw: PNG, filename: 'chart.png', mediaType: 'image/png' },
+          { raw: 'aGVsbG8=', filename: 'notes.txt', mediaType: 'text/plain' },
+        ],
+        metadata,
+      });
+    } else {
+      expect(sentMessage()).toEqual({
+        kind: 'message',
+        messageId: requestId,
+        contextId: 'slack:T1:C1:1.2',
+        role: 'user',
+        parts: [
+          { kind: 'text', text: 'what does the chart show?' },
+          { kind: 'data', data: { slack_thread: { messages: THREAD } } },
+          { kind: 'file', file: { name: 'chart.png', mimeType: 'image/png', bytes: PNG } },
+          { kind: 'file', file: { name: 'notes.txt', mimeType: 'text/plain', bytes: 'aGVsbG8=' } },
+        ],
+        metadata,
+      });
+    }
+  });
+
+  it('leaves the data part out when the thread has no earlier messages', async () => {
+    await start('first in thread', randomUUID(), { messages: [], attachments: [FILES[1]!] });
+
+    const kinds = (sentMessage().parts as Array<Record<string, unknown>>).map((part) => part.kind ?? Object.keys(part).find((key) => ['text', 'data', 'raw'].includes(key)));
+    expect(kinds).toEqual(dialect.version === '1.0' ? ['text', 'raw'] : ['text', 'file']);
+  });
+
+  it('reaches the agent: it works in the thread’s context and reads the earlier messages and the file bytes', async () => {
+    const outcome = await start('#parts look', randomUUID(), { team_id: 'T1', channel: 'C9', thread_ts: '7.7', messages: THREAD, attachments: FILES });
+
+    expect(outcome).toMatchObject({ kind: 'success', extra: { contextId: 'slack:T1:C9:7.7' } });
+    const seen = JSON.parse((outcome as { text: string }).text.replace(/^a2a parts: /, '')) as PartsSeen;
+    expect(seen).toEqual({
+      contextId: 'slack:T1:C9:7.7',
+      parts: [
+        { kind: 'text', value: '#parts look', filename: '', mediaType: '' },
+        // The SDK's 0.3 layer has no media type for data parts.
+        { kind: 'data', value: { slack_thread: { messages: THREAD } }, filename: '', mediaType: dialect.version === '1.0' ? 'application/json' : '' },
+        { kind: 'raw', value: PNG, filename: 'chart.png', mediaType: 'image/png' },
+        { kind: 'raw', value: 'aGVsbG8=', filename: 'notes.txt', mediaType: 'text/plain' },
+      ],
+    });
+  });
+
+  it('keeps one context for every task of a thread, across tasks the agent runs', async () => {
+    const first = await start('#parts one', randomUUID(), { team_id: 'T1', thread_ts: '5.5' });
+    const second = await start('#parts two', randomUUID(), { team_id: 'T1', thread_ts: '5.5', messages: THREAD });
+    const other = await start('#parts three', randomUUID(), { team_id: 'T1', thread_ts: '6.6' });
+
+    expect(first).toMatchObject({ extra: { contextId: 'slack:T1:C1:5.5' } });
+    expect(second).toMatchObject({ extra: { contextId: 'slack:T1:C1:5.5' } });
+    expect(other).toMatchObject({ extra: { contextId: 'slack:T1:C1:6.6' } });
   });
 
   it('reuses the message id and JSON-RPC id when the same task is retried', async () => {
@@ -167,6 +264,15 @@ describe('A2aProtocol against a hand-written 0.3 agent (no kind, no ids)', () =>
 
   it('reads a bare message without kind or message id', async () => {
     expect(await start('hi')).toEqual({ kind: 'success', text: 'plain: hi', extra: {} });
+  });
+
+  it('still gets the question from the text part when the thread and files ride along', async () => {
+    const requestId = randomUUID();
+
+    const outcome = await protocol.start({ requestId, params: { text: 'hi', channel: 'C1', thread_ts: '1.2', messages: THREAD, attachments: FILES } }, callContext(transport, requestId));
+
+    expect(outcome).toEqual({ kind: 'success', text: 'plain: hi', extra: {} });
+    expect((agent.requests.at(-1)!.body as { params: { message: { parts: unknown[] } } }).params.message.parts).toHaveLength(4);
   });
 
   it('detects a task by its status, and keeps following it when poll answers leave the id out', async () => {
@@ -329,6 +435,39 @@ describe('A2aProtocol with a2aVersion auto (the agent card decides)', () => {
       expect(message).toContain("the card is requested with the same auth as the agent's tasks, and the agent refused it");
       expect(guarded.requests).toHaveLength(sent); // no task was sent in a guessed dialect
     });
+  });
+});
+
+describe('slackThreadContextId', () => {
+  it('is the same for every task of one thread, whoever writes and whatever the task', () => {
+    const thread = { team_id: 'T1', channel: 'C1', thread_ts: '1700000000.000100' };
+
+    expect(slackThreadContextId({ ...thread })).toBe('slack:T1:C1:1700000000.000100');
+    expect(slackThreadContextId({ ...thread, text: 'later', user_id: 'U9', correlation_id: 'x' } as ExecuteTaskParams)).toBe('slack:T1:C1:1700000000.000100');
+  });
+
+  it('differs across teams, channels and threads', () => {
+    const ids = [
+      { team_id: 'T1', channel: 'C1', thread_ts: '1.1' },
+      { team_id: 'T2', channel: 'C1', thread_ts: '1.1' },
+      { team_id: 'T1', channel: 'C2', thread_ts: '1.1' },
+      { team_id: 'T1', channel: 'C1', thread_ts: '1.2' },
+      { channel: 'C1', thread_ts: '1.1' },
+      // No separator inside a part can make two threads look alike.
+      { team_id: 'T1:C1', channel: '1.1', thread_ts: 'x' },
+      { team_id: 'T1', channel: 'C1:1.1', thread_ts: 'x' },
+    ].map(slackThreadContextId);
+
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids[4]).toBe('slack::C1:1.1');
+  });
+
+  it.each([
+    ['no channel', { team_id: 'T1', thread_ts: '1.1' }],
+    ['no thread', { team_id: 'T1', channel: 'C1' }],
+    ['an empty thread', { team_id: 'T1', channel: 'C1', thread_ts: '' }],
+  ])('is left out with %s', (_what, params) => {
+    expect(slackThreadContextId(params)).toBeUndefined();
   });
 });
 

@@ -30,6 +30,24 @@ describe('SimpleA2aProtocol against a legacy agent', () => {
     expect(agent.requests.at(-1)).toEqual({ task_id: requestId, input: { text: 'hello', channel: 'C1', user_id: 'U1' } });
   });
 
+  it('passes the thread’s earlier messages and the attachments in input.messages and input.attachments, as given', async () => {
+    // Prepare
+    const requestId = randomUUID();
+    const messages = [
+      { role: 'user' as const, text: 'Can you summarise the report?', user_id: 'U1', ts: '1.2' },
+      { role: 'assistant' as const, text: 'Sure: revenue is up 4%.', ts: '1.3' },
+    ];
+    const attachments = [{ name: 'notes.txt', mimetype: 'text/plain', size: 5, data: Buffer.from('hello').toString('base64') }];
+    const params = { text: 'and the costs?', team_id: 'T1', channel: 'C1', thread_ts: '1.2', user_id: 'U1', messages, attachments };
+
+    // Act
+    const outcome = await protocol.start({ requestId, params }, callContext(transport, requestId));
+
+    // Assess
+    expect(agent.requests.at(-1)).toEqual({ task_id: requestId, input: params });
+    expect(outcome).toMatchObject({ kind: 'success', text: 'legacy: and the costs?' });
+  });
+
   it('answers with output.text and keeps the other output fields as extra', async () => {
     expect(await start('hello')).toEqual({ kind: 'success', text: 'legacy: hello', extra: { model: 'legacy-test' } });
   });

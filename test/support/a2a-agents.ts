@@ -27,6 +27,9 @@ import { closeServer, listenOnLoopback } from './http';
  *                 proxy in front of an agent answers
  *   #rate-limited a JSON-RPC error the SDK writes for an A2AError whose ErrorInfo reason is
  *                 RATE_LIMIT_EXCEEDED (in 1.0; the SDK's 0.3 layer drops the reason)
+ *   #parts        a Message "a2a parts: <JSON>" describing what the agent read, as the SDK hands
+ *                 it to an executor in either dialect: `{contextId, parts: [{kind, value,
+ *                 filename, mediaType}]}`, kind being text / raw (value in base64) / url / data
  */
 
 export type RecordedRequest = { headers: IncomingHttpHeaders; body: Record<string, unknown> };
@@ -148,6 +151,10 @@ class DirectiveExecutor implements AgentExecutor {
         }
         return;
       }
+      if (text.includes('#parts')) {
+        bus.publish(AgentEvent.message({ ...agentMessage(ctx, `a2a parts: ${JSON.stringify(partsSeen(ctx))}`), taskId: '' }));
+        return;
+      }
       if (text.includes('#history')) {
         bus.publish(AgentEvent.task({ ...taskOf(ctx, TaskState.TASK_STATE_COMPLETED), history: [ctx.userMessage, agentMessage(ctx, `from history: ${text}`)] }));
         return;
@@ -173,6 +180,24 @@ class DirectiveExecutor implements AgentExecutor {
   stopAll(): void {
     for (const { controller } of this.running.values()) controller.abort();
   }
+}
+
+/** What the agent got: the context id it works in, and each part of the user's message. */
+export type PartsSeen = {
+  contextId: string;
+  parts: Array<{ kind: string; value: unknown; filename: string; mediaType: string }>;
+};
+
+function partsSeen(ctx: RequestContext): PartsSeen {
+  return {
+    contextId: ctx.contextId,
+    parts: ctx.userMessage.parts.map(({ content, filename, mediaType }) => ({
+      kind: content?.$case ?? 'none',
+      value: content?.$case === 'raw' ? Buffer.from(content.value).toString('base64') : content?.value,
+      filename,
+      mediaType,
+    })),
+  };
 }
 
 function textPart(text: string): Part {

@@ -20,10 +20,12 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net"
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -51,6 +53,9 @@ var messages = map[int]string{
 
 const (
 	maxBodyBytes = 1 << 20
+	// At most this many earlier thread messages and attachments in one task.
+	maxThreadMessages = 1000
+	maxAttachments    = 50
 	// Finished tasks are kept this long for get_task_result; then they are "not found".
 	taskTTL = time.Hour
 )
@@ -77,12 +82,42 @@ func invalidField(path, message string) *rpcError {
 	return newError(invalidParams, []fieldError{{Path: path, Message: message}})
 }
 
+// threadMessage is one earlier message of the Slack thread; the current message is the task's text.
+type threadMessage struct {
+	Role   string // "user" or "assistant"
+	Text   string
+	UserID string // the Slack user id of a "user" message, if sent
+	TS     string
+}
+
+// attachment is a file that came with the Slack message, with its bytes in Data (base64).
+type attachment struct {
+	Name     string
+	Mimetype string
+	Size     int64
+	Data     string
+}
+
+// taskInput is what execute_task hands the model.
+type taskInput struct {
+	Text        string
+	Messages    []threadMessage // oldest first
+	Attachments []attachment
+}
+
 var sleepDirective = regexp.MustCompile(`#sleep=(\d+)`)
 
-// runModel stands in for the real model call. "#sleep=<ms>" makes it slow on purpose, so the
-// conformance kit can drive the accepted / get_task_result / cancel_task path; the context lets
-// cancel_task stop the work.
-func runModel(ctx context.Context, text string) (string, error) {
+// runModel stands in for the real model call.
+//
+// in.Messages are the earlier messages of the Slack thread, oldest first; a real agent sends them
+// as the model's earlier turns, then in.Text as the user's turn. in.Attachments are the message's
+// files; a real agent decodes Data (base64.StdEncoding.DecodeString) and passes the bytes to the
+// model as an image or a document. The echo only names them.
+//
+// "#sleep=<ms>" makes it slow on purpose, so the conformance kit can drive the accepted /
+// get_task_result / cancel_task path; the context lets cancel_task stop the work.
+func runModel(ctx context.Context, in taskInput) (string, error) {
+	text := in.Text
 	if match := sleepDirective.FindStringSubmatch(text); match != nil {
 		if ms, err := strconv.Atoi(match[1]); err == nil {
 			timer := time.NewTimer(time.Duration(ms) * time.Millisecond)
@@ -93,6 +128,24 @@ func runModel(ctx context.Context, text string) (string, error) {
 				return "", ctx.Err()
 			}
 		}
+	}
+	var notes []string
+	if n := len(in.Messages); n > 0 {
+		plural := "s"
+		if n == 1 {
+			plural = ""
+		}
+		notes = append(notes, fmt.Sprintf("thread: %d earlier message%s", n, plural))
+	}
+	if len(in.Attachments) > 0 {
+		names := make([]string, len(in.Attachments))
+		for i, file := range in.Attachments {
+			names[i] = file.Name
+		}
+		notes = append(notes, "files: "+strings.Join(names, ", "))
+	}
+	if len(notes) > 0 {
+		return "echo: " + text + " (" + strings.Join(notes, "; ") + ")", nil
 	}
 	return "echo: " + text, nil
 }
@@ -143,7 +196,7 @@ func (a *agent) executeTask(params, id json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	text, err := requiredString(named, "text")
+	in, err := parseTaskInput(named)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +210,7 @@ func (a *agent) executeTask(params, id json.RawMessage) (any, error) {
 	t, repeated := a.taskOfRequest[key]
 	repeated = repeated && key != ""
 	if !repeated {
-		t = a.startTask(text)
+		t = a.startTask(in)
 		if key != "" {
 			a.taskOfRequest[key] = t
 		}
@@ -216,14 +269,14 @@ func (a *agent) cancelTask(params, _ json.RawMessage) (any, error) {
 // --- tasks -----------------------------------------------------------------------------------
 
 // startTask runs the model in the background; the caller holds a.mu.
-func (a *agent) startTask(text string) *task {
+func (a *agent) startTask(in taskInput) *task {
 	ctx, cancel := context.WithCancel(context.Background())
 	t := &task{id: "task-" + randomHex(16), status: "working", cancel: cancel, done: make(chan struct{}), createdAt: time.Now()}
 	a.tasks[t.id] = t
 	go func() {
 		defer close(t.done)
 		defer cancel()
-		answer, err := runModel(ctx, text)
+		answer, err := runModel(ctx, in)
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		if t.status != "working" {
@@ -408,6 +461,151 @@ func requiredString(params map[string]json.RawMessage, field string) (string, er
 		return "", invalidField(field, field+" is required and must be a non-empty string")
 	}
 	return value, nil
+}
+
+// parseTaskInput checks execute_task's params; -32602's data names every bad field, not just the first.
+func parseTaskInput(params map[string]json.RawMessage) (taskInput, error) {
+	var issues []fieldError
+	text, ok := stringField(params, "text")
+	if !ok || text == "" {
+		issues = append(issues, fieldError{"text", "text is required and must be a non-empty string"})
+	}
+	in := taskInput{Text: text, Messages: parseMessages(params, &issues), Attachments: parseAttachments(params, &issues)}
+	if len(issues) > 0 {
+		return taskInput{}, newError(invalidParams, issues)
+	}
+	return in, nil
+}
+
+// parseMessages reads "messages": earlier messages of the Slack thread, oldest first.
+func parseMessages(params map[string]json.RawMessage, issues *[]fieldError) []threadMessage {
+	items, present, ok := arrayField(params, "messages")
+	if !present {
+		return nil
+	}
+	if !ok || len(items) > maxThreadMessages {
+		*issues = append(*issues, fieldError{"messages", fmt.Sprintf("messages must be an array of at most %d entries", maxThreadMessages)})
+		return nil
+	}
+	out := make([]threadMessage, 0, len(items))
+	for i, item := range items {
+		path := "messages." + strconv.Itoa(i)
+		fields, ok := objectFields(item)
+		if !ok {
+			*issues = append(*issues, fieldError{path, "each message must be an object"})
+			continue
+		}
+		var m threadMessage
+		if m.Role, ok = stringField(fields, "role"); !ok || (m.Role != "user" && m.Role != "assistant") {
+			*issues = append(*issues, fieldError{path + ".role", `role must be "user" or "assistant"`})
+		}
+		if m.Text, ok = stringField(fields, "text"); !ok {
+			*issues = append(*issues, fieldError{path + ".text", "text must be a string"})
+		}
+		if _, sent := fields["user_id"]; sent {
+			if m.UserID, ok = stringField(fields, "user_id"); !ok {
+				*issues = append(*issues, fieldError{path + ".user_id", "user_id must be a string"})
+			}
+		}
+		if m.TS, ok = stringField(fields, "ts"); !ok || m.TS == "" {
+			*issues = append(*issues, fieldError{path + ".ts", "ts must be a non-empty string"})
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// base64Pattern is the standard alphabet, padded; the length is checked to be a multiple of 4 separately.
+var base64Pattern = regexp.MustCompile(`^[A-Za-z0-9+/]*={0,2}$`)
+
+// parseAttachments reads "attachments": the message's files, each with its bytes in data (base64).
+func parseAttachments(params map[string]json.RawMessage, issues *[]fieldError) []attachment {
+	items, present, ok := arrayField(params, "attachments")
+	if !present {
+		return nil
+	}
+	if !ok || len(items) > maxAttachments {
+		*issues = append(*issues, fieldError{"attachments", fmt.Sprintf("attachments must be an array of at most %d entries", maxAttachments)})
+		return nil
+	}
+	out := make([]attachment, 0, len(items))
+	for i, item := range items {
+		path := "attachments." + strconv.Itoa(i)
+		fields, ok := objectFields(item)
+		if !ok {
+			*issues = append(*issues, fieldError{path, "each attachment must be an object"})
+			continue
+		}
+		var file attachment
+		if file.Name, ok = stringField(fields, "name"); !ok || file.Name == "" {
+			*issues = append(*issues, fieldError{path + ".name", "name is required and must be a non-empty string"})
+		}
+		if file.Mimetype, ok = stringField(fields, "mimetype"); !ok || file.Mimetype == "" {
+			*issues = append(*issues, fieldError{path + ".mimetype", "mimetype is required and must be a non-empty string"})
+		}
+		// A JSON number, read as JavaScript would: 3.0 is the whole number 3.
+		var size float64
+		sizeOK := isNumber(fields["size"]) && json.Unmarshal(fields["size"], &size) == nil && size >= 0 && size == math.Trunc(size)
+		if !sizeOK {
+			*issues = append(*issues, fieldError{path + ".size", "size is required and must be a whole number ≥ 0"})
+		}
+		var dataOK bool
+		file.Data, dataOK = stringField(fields, "data")
+		if dataOK = dataOK && len(file.Data)%4 == 0 && base64Pattern.MatchString(file.Data); !dataOK {
+			*issues = append(*issues, fieldError{path + ".data", "data must be base64 (standard alphabet, padded)"})
+		}
+		if sizeOK && dataOK {
+			if length := base64Length(file.Data); float64(length) != size {
+				*issues = append(*issues, fieldError{path + ".size", "size must be the byte length of data"})
+			} else {
+				file.Size = length
+			}
+		}
+		out = append(out, file)
+	}
+	return out
+}
+
+// base64Length is the byte length a base64 string decodes to (standard alphabet, padded).
+func base64Length(data string) int64 {
+	padding := int64(len(data) - len(strings.TrimRight(data, "=")))
+	return int64(len(data))/4*3 - padding
+}
+
+// stringField reads a string member; ok is false when it is missing or not a string.
+func stringField(fields map[string]json.RawMessage, name string) (string, bool) {
+	var value string
+	raw, present := fields[name]
+	if !present || firstByte(raw) != '"' || json.Unmarshal(raw, &value) != nil {
+		return "", false
+	}
+	return value, true
+}
+
+// arrayField reads an optional array member: present is false when it is missing, ok false
+// when it is there but not an array.
+func arrayField(fields map[string]json.RawMessage, name string) (items []json.RawMessage, present, ok bool) {
+	raw, present := fields[name]
+	if !present {
+		return nil, false, true
+	}
+	if firstByte(raw) != '[' || json.Unmarshal(raw, &items) != nil {
+		return nil, true, false
+	}
+	return items, true, true
+}
+
+func objectFields(raw json.RawMessage) (map[string]json.RawMessage, bool) {
+	var fields map[string]json.RawMessage
+	if firstByte(raw) != '{' || json.Unmarshal(raw, &fields) != nil {
+		return nil, false
+	}
+	return fields, true
+}
+
+func isNumber(raw json.RawMessage) bool {
+	b := firstByte(raw)
+	return b == '-' || (b >= '0' && b <= '9')
 }
 
 // isValidID accepts what JSON-RPC allows as an id: a string, a number or null.

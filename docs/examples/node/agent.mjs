@@ -34,6 +34,11 @@ const MESSAGES = {
 };
 
 const MAX_BODY_BYTES = 1024 * 1024;
+/** At most this many earlier thread messages and attachments in one task. */
+const MAX_THREAD_MESSAGES = 1000;
+const MAX_ATTACHMENTS = 50;
+/** Standard base64 alphabet, padded; the length is checked to be a multiple of 4 separately. */
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 /** Finished tasks are kept this long for get_task_result; then they are "not found". */
 const TASK_TTL_MS = 60 * 60 * 1000;
 
@@ -51,14 +56,24 @@ class RpcError extends Error {
 }
 
 /**
- * Stand-in for the real model call. `#sleep=<ms>` makes it slow on purpose, so the conformance
- * kit can drive the accepted / get_task_result / cancel_task path; the signal lets cancel_task
- * stop the work.
+ * Stand-in for the real model call.
+ *
+ * `messages` are the earlier messages of the Slack thread, oldest first ({role, text, …}); a real
+ * agent sends them as the model's earlier turns, then `text` as the user's turn. `attachments` are
+ * the message's files ({name, mimetype, size, data}); a real agent decodes `data`
+ * (`Buffer.from(data, 'base64')`) and passes the bytes to the model as an image or a document.
+ * The echo only names them.
+ *
+ * `#sleep=<ms>` makes it slow on purpose, so the conformance kit can drive the accepted /
+ * get_task_result / cancel_task path; the signal lets cancel_task stop the work.
  */
-async function runModel(text, signal) {
+async function runModel({ text, messages, attachments }, signal) {
   const sleepMs = /#sleep=(\d+)/.exec(text)?.[1];
   if (sleepMs) await sleep(Number(sleepMs), undefined, { signal });
-  return `echo: ${text}`;
+  const context = [];
+  if (messages.length) context.push(`thread: ${messages.length} earlier message${messages.length === 1 ? '' : 's'}`);
+  if (attachments.length) context.push(`files: ${attachments.map((attachment) => attachment.name).join(', ')}`);
+  return `echo: ${text}${context.length ? ` (${context.join('; ')})` : ''}`;
 }
 
 export function createAgent({ syncBudgetMs = 2000 } = {}) {
@@ -66,10 +81,10 @@ export function createAgent({ syncBudgetMs = 2000 } = {}) {
   // The verification zone reuses a request id when it retries a task: same id, same task.
   const taskOfRequest = new Map();
 
-  function startTask(text) {
+  function startTask(input) {
     forgetOldTasks();
     const task = { id: `task-${randomUUID()}`, status: 'working', controller: new AbortController(), createdAt: Date.now() };
-    task.done = runModel(text, task.controller.signal).then(
+    task.done = runModel(input, task.controller.signal).then(
       (answer) => {
         if (task.status === 'working') Object.assign(task, { status: 'success', result: { status: 'success', response_text: answer } });
       },
@@ -109,11 +124,11 @@ export function createAgent({ syncBudgetMs = 2000 } = {}) {
 
   const methods = {
     async execute_task(params, id) {
-      const text = requiredString(namedParams(params), 'text');
+      const input = taskInput(namedParams(params));
       const key = id === null || id === undefined ? undefined : JSON.stringify(id);
       let task = key === undefined ? undefined : taskOfRequest.get(key);
       if (!task) {
-        task = startTask(text);
+        task = startTask(input);
         if (key !== undefined) taskOfRequest.set(key, task);
         // Answer with the result if it comes within the budget; else the task runs on.
         const budget = new AbortController();
@@ -195,6 +210,63 @@ function namedParams(params) {
   if (params === undefined) return {};
   if (Array.isArray(params)) throw invalidField('(params)', 'params must be an object (by name), not an array');
   return params;
+}
+
+function issue(path, message) {
+  return { path, message };
+}
+
+const isString = (value) => typeof value === 'string';
+const isNonEmptyString = (value) => typeof value === 'string' && value !== '';
+const isObject = (value) => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The byte length a base64 string decodes to (standard alphabet, padded). */
+function base64Length(data) {
+  return (data.length / 4) * 3 - (data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0);
+}
+
+/** execute_task's params, checked: every bad field is named in -32602's data, not just the first. */
+function taskInput(params) {
+  const issues = [];
+  const { text, messages = [], attachments = [] } = params;
+  if (!isNonEmptyString(text)) issues.push(issue('text', 'text is required and must be a non-empty string'));
+  checkMessages(messages, issues);
+  checkAttachments(attachments, issues);
+  if (issues.length) throw new RpcError(INVALID_PARAMS, issues);
+  return { text, messages, attachments };
+}
+
+/** `messages`: earlier messages of the Slack thread, oldest first; the current one is `text`. */
+function checkMessages(messages, issues) {
+  if (!Array.isArray(messages)) return issues.push(issue('messages', 'messages must be an array'));
+  if (messages.length > MAX_THREAD_MESSAGES) return issues.push(issue('messages', `messages must have at most ${MAX_THREAD_MESSAGES} entries`));
+  messages.forEach((message, i) => {
+    const path = `messages.${i}`;
+    if (!isObject(message)) return issues.push(issue(path, 'each message must be an object'));
+    if (message.role !== 'user' && message.role !== 'assistant') issues.push(issue(`${path}.role`, 'role must be "user" or "assistant"'));
+    if (!isString(message.text)) issues.push(issue(`${path}.text`, 'text must be a string'));
+    if (message.user_id !== undefined && !isString(message.user_id)) issues.push(issue(`${path}.user_id`, 'user_id must be a string'));
+    if (!isNonEmptyString(message.ts)) issues.push(issue(`${path}.ts`, 'ts must be a non-empty string'));
+  });
+}
+
+/** `attachments`: the message's files, each with its bytes in `data` (base64). */
+function checkAttachments(attachments, issues) {
+  if (!Array.isArray(attachments)) return issues.push(issue('attachments', 'attachments must be an array'));
+  if (attachments.length > MAX_ATTACHMENTS) return issues.push(issue('attachments', `attachments must have at most ${MAX_ATTACHMENTS} entries`));
+  attachments.forEach((attachment, i) => {
+    const path = `attachments.${i}`;
+    if (!isObject(attachment)) return issues.push(issue(path, 'each attachment must be an object'));
+    for (const field of ['name', 'mimetype']) {
+      if (!isNonEmptyString(attachment[field])) issues.push(issue(`${path}.${field}`, `${field} is required and must be a non-empty string`));
+    }
+    const { size, data } = attachment;
+    const sizeOk = Number.isInteger(size) && size >= 0;
+    if (!sizeOk) issues.push(issue(`${path}.size`, 'size is required and must be a whole number ≥ 0'));
+    const dataOk = isString(data) && data.length % 4 === 0 && BASE64.test(data);
+    if (!dataOk) issues.push(issue(`${path}.data`, 'data must be base64 (standard alphabet, padded)'));
+    if (sizeOk && dataOk && base64Length(data) !== size) issues.push(issue(`${path}.size`, 'size must be the byte length of data'));
+  });
 }
 
 function requiredString(params, field) {

@@ -38,6 +38,11 @@ MESSAGES = {
 }
 
 MAX_BODY_BYTES = 1024 * 1024
+# At most this many earlier thread messages and attachments in one task.
+MAX_THREAD_MESSAGES = 1000
+MAX_ATTACHMENTS = 50
+# Standard base64 alphabet, padded; the length is checked to be a multiple of 4 separately.
+BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 # Finished tasks are kept this long for get_task_result; then they are "not found".
 TASK_TTL_SECONDS = 3600
 
@@ -61,8 +66,14 @@ class Cancelled(Exception):
     pass
 
 
-def run_model(text, cancelled):
+def run_model(text, messages, attachments, cancelled):
     """Stand-in for the real model call.
+
+    `messages` are the earlier messages of the Slack thread, oldest first ({role, text, ...});
+    a real agent sends them as the model's earlier turns, then `text` as the user's turn.
+    `attachments` are the message's files ({name, mimetype, size, data}); a real agent decodes
+    `data` (`base64.b64decode`) and passes the bytes to the model as an image or a document.
+    The echo only names them.
 
     `#sleep=<ms>` makes it slow on purpose, so the conformance kit can drive the
     accepted / get_task_result / cancel_task path. Waiting on the event (not time.sleep)
@@ -71,15 +82,24 @@ def run_model(text, cancelled):
     match = re.search(r"#sleep=(\d+)", text)
     if match and cancelled.wait(int(match.group(1)) / 1000):
         raise Cancelled()
-    return "echo: " + text
+    context = []
+    if messages:
+        context.append(f"thread: {len(messages)} earlier message{'' if len(messages) == 1 else 's'}")
+    if attachments:
+        context.append("files: " + ", ".join(attachment["name"] for attachment in attachments))
+    return "echo: " + text + (f" ({'; '.join(context)})" if context else "")
 
 
 def error_response(request_id, code, data=None):
     return {"jsonrpc": "2.0", "error": RpcError(code, data).to_object(), "id": request_id}
 
 
+def issue(path, message):
+    return {"path": path, "message": message}
+
+
 def invalid_field(field, message):
-    return RpcError(INVALID_PARAMS, [{"path": field, "message": message}])
+    return RpcError(INVALID_PARAMS, [issue(field, message)])
 
 
 def named_params(params):
@@ -95,6 +115,74 @@ def required_string(params, field):
     if not isinstance(value, str) or value == "":
         raise invalid_field(field, f"{field} is required and must be a non-empty string")
     return value
+
+
+def is_string(value, non_empty=False):
+    return isinstance(value, str) and not (non_empty and value == "")
+
+
+def is_count(value):
+    # A whole number ≥ 0; JSON 3.0 is 3 too. bool is an int in Python, but true is not a number.
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and float(value).is_integer() and value >= 0
+
+
+def base64_length(data):
+    """The byte length a base64 string decodes to (standard alphabet, padded)."""
+    return len(data) // 4 * 3 - (2 if data.endswith("==") else 1 if data.endswith("=") else 0)
+
+
+def thread_messages(params, issues):
+    """`messages`: earlier messages of the Slack thread, oldest first; the current one is `text`."""
+    messages = params.get("messages", [])
+    if not isinstance(messages, list):
+        issues.append(issue("messages", "messages must be an array"))
+        return []
+    if len(messages) > MAX_THREAD_MESSAGES:
+        issues.append(issue("messages", f"messages must have at most {MAX_THREAD_MESSAGES} entries"))
+        return []
+    for i, message in enumerate(messages):
+        path = f"messages.{i}"
+        if not isinstance(message, dict):
+            issues.append(issue(path, "each message must be an object"))
+            continue
+        if message.get("role") not in ("user", "assistant"):
+            issues.append(issue(f"{path}.role", 'role must be "user" or "assistant"'))
+        if not is_string(message.get("text")):
+            issues.append(issue(f"{path}.text", "text must be a string"))
+        if "user_id" in message and not is_string(message["user_id"]):
+            issues.append(issue(f"{path}.user_id", "user_id must be a string"))
+        if not is_string(message.get("ts"), non_empty=True):
+            issues.append(issue(f"{path}.ts", "ts must be a non-empty string"))
+    return messages
+
+
+def attachment_list(params, issues):
+    """`attachments`: the message's files, each with its bytes in `data` (base64)."""
+    attachments = params.get("attachments", [])
+    if not isinstance(attachments, list):
+        issues.append(issue("attachments", "attachments must be an array"))
+        return []
+    if len(attachments) > MAX_ATTACHMENTS:
+        issues.append(issue("attachments", f"attachments must have at most {MAX_ATTACHMENTS} entries"))
+        return []
+    for i, attachment in enumerate(attachments):
+        path = f"attachments.{i}"
+        if not isinstance(attachment, dict):
+            issues.append(issue(path, "each attachment must be an object"))
+            continue
+        for field in ("name", "mimetype"):
+            if not is_string(attachment.get(field), non_empty=True):
+                issues.append(issue(f"{path}.{field}", f"{field} is required and must be a non-empty string"))
+        size, data = attachment.get("size"), attachment.get("data")
+        size_ok = is_count(size)
+        if not size_ok:
+            issues.append(issue(f"{path}.size", "size is required and must be a whole number ≥ 0"))
+        data_ok = is_string(data) and len(data) % 4 == 0 and BASE64.fullmatch(data) is not None
+        if not data_ok:
+            issues.append(issue(f"{path}.data", "data must be base64 (standard alphabet, padded)"))
+        if size_ok and data_ok and base64_length(data) != size:
+            issues.append(issue(f"{path}.size", "size must be the byte length of data"))
+    return attachments
 
 
 def is_valid_id(value):
@@ -124,7 +212,15 @@ class Agent:
     # -- methods -----------------------------------------------------------------------------
 
     def execute_task(self, params, request_id):
-        text = required_string(named_params(params), "text")
+        params = named_params(params)
+        issues = []
+        text = params.get("text")
+        if not is_string(text, non_empty=True):
+            issues.append(issue("text", "text is required and must be a non-empty string"))
+        messages = thread_messages(params, issues)
+        attachments = attachment_list(params, issues)
+        if issues:
+            raise RpcError(INVALID_PARAMS, issues)
         request_key = None if request_id is None else json.dumps(request_id)
         with self.lock:
             self._forget_old_tasks()
@@ -136,7 +232,7 @@ class Agent:
                 if request_key:
                     self.task_of_request[request_key] = task
         if not repeated:
-            threading.Thread(target=self._run, args=(task, text), daemon=True).start()
+            threading.Thread(target=self._run, args=(task, text, messages, attachments), daemon=True).start()
             # Answer with the result if it comes within the budget; else the task runs on.
             task.done.wait(self.sync_budget)
         with self.lock:
@@ -164,9 +260,9 @@ class Agent:
 
     # -- tasks -------------------------------------------------------------------------------
 
-    def _run(self, task, text):
+    def _run(self, task, text, messages, attachments):
         try:
-            answer = run_model(text, task.cancelled)
+            answer = run_model(text, messages, attachments, task.cancelled)
             with self.lock:
                 if task.status == "working":
                     task.status, task.result = "success", {"status": "success", "response_text": answer}

@@ -5,6 +5,7 @@ import {
 } from '@aws-sdk/client-bedrock-runtime';
 import { ErrorCode, type ExecuteTaskParams } from '../../contract';
 import { RpcError } from '../rpc-error';
+import { converseMessages } from './converse-input';
 import type { Executor, ExecutorContext, ExecutorOutput } from './executor';
 
 export const DEFAULT_SYSTEM_PROMPT =
@@ -32,19 +33,25 @@ const MODEL_ERRORS: Record<string, { code: number; message: string; retryable: b
   ResourceNotFoundException: { code: ErrorCode.ModelUnavailable, message: 'The configured model does not exist', retryable: false },
 };
 
-/** Runs a task as one Bedrock Converse call. */
+/**
+ * Runs a task as one Bedrock Converse call: the thread so far as alternating turns, the current
+ * message last with its attachments as image and document blocks (see `converseMessages`).
+ */
 export class BedrockExecutor implements Executor {
   readonly name = 'bedrock';
   constructor(private readonly options: BedrockExecutorOptions) {}
 
   async execute(params: ExecuteTaskParams, { signal, log }: ExecutorContext): Promise<ExecutorOutput> {
     const { client, modelId, systemPrompt = DEFAULT_SYSTEM_PROMPT, maxTokens = 2048 } = this.options;
+    const { messages, skipped } = converseMessages(params);
+    // Which file, by position, type and size: never its name or content.
+    for (const attachment of skipped) log.warn('attachment of an unsupported type left out of the model input', { attachment_index: attachment.index, mimetype: attachment.mimetype.slice(0, 100), size: attachment.size });
     try {
       const response = await client.send(
         new ConverseCommand({
           modelId,
           system: [{ text: systemPrompt }],
-          messages: [{ role: 'user', content: [{ text: params.text }] }],
+          messages,
           inferenceConfig: { maxTokens },
         }),
         { abortSignal: signal },

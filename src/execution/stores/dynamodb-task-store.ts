@@ -6,6 +6,7 @@ import {
   UpdateItemCommand,
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
+import { createHash } from 'node:crypto';
 import type { TaskStatus } from '../../contract';
 import type { CreateOutcome, TaskRecord, TaskStore, TaskUpdate } from './task-store';
 
@@ -20,6 +21,21 @@ function requestItemKey(requestKey: string): string {
   return `request-${requestKey}`;
 }
 
+/** The key of the item that describes a task's kept params (`putParams`): chunk count, length, hash. */
+function paramsItemKey(taskId: string): string {
+  return `params-${taskId}`;
+}
+
+/** The key of one chunk of a task's kept params, numbered from 0. */
+function paramsChunkKey(taskId: string, index: number): string {
+  return `params-${taskId}-${index}`;
+}
+
+/** Bytes of params per chunk item: well under DynamoDB's 400 KB item limit, key and attributes included. */
+export const PARAMS_CHUNK_BYTES = 256 * 1024;
+/** Chunk items written or read at once. */
+const PARAMS_CHUNK_CONCURRENCY = 4;
+
 /**
  * Tasks in DynamoDB: partition key `task_id`, TTL attribute `expires_at`. DynamoDB deletes
  * expired items lazily, so reads treat an item past its `expires_at` as gone, and `create`
@@ -27,6 +43,13 @@ function requestItemKey(requestKey: string): string {
  * `request-<request key>` that names the task (`request_task_id`) and expires with it: task ids
  * are random, so that item is how a repeated `execute_task` finds its task from any process.
  * Neither item holds the task's params, only their hash (`params_hash`).
+ *
+ * Params too large for a handoff message (`putParams`) are kept in the same table, with the
+ * task's `expires_at`, as binary chunks of PARAMS_CHUNK_BYTES keyed `params-<task id>-<n>` and,
+ * written last, one item keyed `params-<task id>` with their count, length and SHA-256; reads
+ * are consistent and check the reassembled bytes against both. `deleteParams` overwrites every
+ * one of these items with an empty one that expires at once: the task table grants GetItem,
+ * PutItem and UpdateItem only (no DeleteItem, no batch or transaction calls).
  */
 export class DynamoDbTaskStore implements TaskStore {
   private readonly now: () => number;
@@ -42,8 +65,8 @@ export class DynamoDbTaskStore implements TaskStore {
 
   async get(taskId: string): Promise<TaskRecord | undefined> {
     const Item = await this.item(taskId);
-    // Request items share the table; one is never a task, whatever key it is read by.
-    if (!Item || Item.request_task_id) return undefined;
+    // Request and params items share the table; one is never a task, whatever key it is read by.
+    if (!Item || Item.request_task_id || !Item.status?.S) return undefined;
     const record = fromItem(Item);
     return record.expires_at <= this.nowSeconds() ? undefined : record;
   }
@@ -92,6 +115,57 @@ export class DynamoDbTaskStore implements TaskStore {
       if (error instanceof ConditionalCheckFailedException) return undefined;
       throw error;
     }
+  }
+
+  async putParams(taskId: string, json: string, expiresAt: number): Promise<void> {
+    const bytes = Buffer.from(json, 'utf8');
+    const count = Math.max(1, Math.ceil(bytes.length / PARAMS_CHUNK_BYTES));
+    const expires = { N: String(expiresAt) };
+    await inPool(count, PARAMS_CHUNK_CONCURRENCY, (index) =>
+      this.put({
+        task_id: { S: paramsChunkKey(taskId, index) },
+        params_chunk: { B: bytes.subarray(index * PARAMS_CHUNK_BYTES, (index + 1) * PARAMS_CHUNK_BYTES) },
+        expires_at: expires,
+      }),
+    );
+    // Last: a reader that finds this item finds every chunk it names.
+    await this.put({
+      task_id: { S: paramsItemKey(taskId) },
+      params_chunks: { N: String(count) },
+      params_bytes: { N: String(bytes.length) },
+      params_sha256: { S: sha256(bytes) },
+      expires_at: expires,
+    });
+  }
+
+  async getParams(taskId: string): Promise<string | undefined> {
+    const head = await this.item(paramsItemKey(taskId));
+    if (!head?.params_chunks?.N || Number(head.expires_at?.N ?? 0) <= this.nowSeconds()) return undefined;
+    const count = Number(head.params_chunks.N);
+    const chunks = await inPool(count, PARAMS_CHUNK_CONCURRENCY, async (index) => {
+      const chunk = (await this.item(paramsChunkKey(taskId, index)))?.params_chunk?.B;
+      if (!chunk) throw new Error(`kept params of ${taskId}: chunk ${index} of ${count} is missing`);
+      return chunk;
+    });
+    const bytes = Buffer.concat(chunks);
+    // Chunks of two puts, or of a put and an erase, must not pass for params.
+    if (bytes.length !== Number(head.params_bytes?.N) || sha256(bytes) !== head.params_sha256?.S) {
+      throw new Error(`kept params of ${taskId}: the chunks do not add up to what was written (changed while read?)`);
+    }
+    return bytes.toString('utf8');
+  }
+
+  async deleteParams(taskId: string): Promise<void> {
+    const head = await this.item(paramsItemKey(taskId));
+    if (!head?.params_chunks?.N) return;
+    const gone = { N: String(this.nowSeconds()) };
+    // Chunks first: an erase cut short leaves the item that still counts them.
+    await inPool(Number(head.params_chunks.N), PARAMS_CHUNK_CONCURRENCY, (index) => this.put({ task_id: { S: paramsChunkKey(taskId, index) }, expires_at: gone }));
+    await this.put({ task_id: { S: paramsItemKey(taskId) }, expires_at: gone });
+  }
+
+  private async put(Item: Record<string, AttributeValue>): Promise<void> {
+    await this.options.client.send(new PutItemCommand({ TableName: this.options.tableName, Item }));
   }
 
   /** Writes the task item unless a live item has its id (ids are random: only a caller reusing one meets it). */
@@ -186,6 +260,25 @@ export class DynamoDbTaskStore implements TaskStore {
   private nowSeconds(): number {
     return Math.floor(this.now() / 1000);
   }
+}
+
+function sha256(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** `work(0 … count-1)` with at most `concurrency` calls running at once; results in index order. */
+async function inPool<T>(count: number, concurrency: number, work: (index: number) => Promise<T>): Promise<T[]> {
+  const results = new Array<T>(count);
+  let next = 0;
+  const lane = async () => {
+    while (next < count) {
+      const index = next;
+      next += 1;
+      results[index] = await work(index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane));
+  return results;
 }
 
 function toItem(record: TaskRecord): Record<string, AttributeValue> {

@@ -18,6 +18,8 @@ export class MemoryTaskStore implements TaskStore {
   private readonly entries = new Map<string, Entry>();
   /** Request key → task id, for the entries created with one. */
   private readonly requests = new Map<string, string>();
+  /** Params kept for a handoff, by task id; dropped with their task, at expiry, or by deleteParams. */
+  private readonly params = new Map<string, { json: string; expiresAt: number }>();
   private readonly maxRecords: number;
   private readonly now: () => number;
 
@@ -51,6 +53,25 @@ export class MemoryTaskStore implements TaskStore {
     // Map.set on an existing key keeps its place, so a task's age is its creation.
     entry.record = { ...entry.record, ...update, updated_at: this.now() };
     return { ...entry.record };
+  }
+
+  async putParams(taskId: string, json: string, expiresAt: number): Promise<void> {
+    for (const [id, kept] of this.params) if (kept.expiresAt * 1000 <= this.now()) this.params.delete(id);
+    this.params.set(taskId, { json, expiresAt });
+  }
+
+  async getParams(taskId: string): Promise<string | undefined> {
+    const kept = this.params.get(taskId);
+    if (!kept) return undefined;
+    if (kept.expiresAt * 1000 <= this.now()) {
+      this.params.delete(taskId);
+      return undefined;
+    }
+    return kept.json;
+  }
+
+  async deleteParams(taskId: string): Promise<void> {
+    this.params.delete(taskId);
   }
 
   get size(): number {
@@ -96,6 +117,7 @@ export class MemoryTaskStore implements TaskStore {
 
   private drop(taskId: string, entry: Entry): void {
     this.entries.delete(taskId);
+    this.params.delete(taskId);
     if (entry.requestKey !== undefined && this.requests.get(entry.requestKey) === taskId) this.requests.delete(entry.requestKey);
   }
 }

@@ -1,6 +1,9 @@
 import type { JsonRpcErrorObject, SuccessResult, TaskStatus } from '../../contract';
 
-/** What the execution zone remembers of one task, by `task_id`. Never holds the task's params. */
+/**
+ * What the execution zone remembers of one task, by `task_id`. Never holds the task's params
+ * (the store keeps those apart, and only for a handoff: see `TaskStore.putParams`).
+ */
 export type TaskRecord = {
   task_id: string;
   status: TaskStatus;
@@ -47,4 +50,15 @@ export interface TaskStore {
   getByRequest(requestKey: string): Promise<TaskRecord | undefined>;
   /** Applies `update` only while the status is one of `from`; undefined when it was not. */
   transition(taskId: string, from: readonly TaskStatus[], update: TaskUpdate): Promise<TaskRecord | undefined>;
+  /**
+   * Keeps a task's params (serialized JSON) for the worker that runs a handed-off task whose
+   * params are too large for a queue message (src/execution/handoff-message.ts), until
+   * `expiresAt` (epoch seconds: the task's `expires_at`). The only time the store holds a task's
+   * text; `deleteParams` erases it once the worker is done. A second put replaces the first.
+   */
+  putParams(taskId: string, json: string, expiresAt: number): Promise<void>;
+  /** The params `putParams` kept, exactly as given; undefined when none are kept, erased or expired. */
+  getParams(taskId: string): Promise<string | undefined>;
+  /** Erases kept params at once (not at their expiry); nothing kept is fine. */
+  deleteParams(taskId: string): Promise<void>;
 }

@@ -1,0 +1,71 @@
+import { createHash } from 'node:crypto';
+import type { ExecuteTaskParams } from '../../src/contract';
+import { EchoExecutor } from '../../src/execution/executors/echo-executor';
+import { createLogger } from '../../src/observability/logger';
+import { post } from '../support/http';
+import { startExecutionRuntime } from '../support/execution-runtime';
+
+const context = () => ({ taskId: 't', signal: new AbortController().signal, log: createLogger('test') });
+const echo = (params: ExecuteTaskParams) => new EchoExecutor().execute(params, context());
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+const file = (name: string, mimetype: string, bytes: Buffer) => ({ name, mimetype, size: bytes.length, data: bytes.toString('base64') });
+
+const thread: ExecuteTaskParams['messages'] = [
+  { role: 'user', text: 'q', user_id: 'U1', ts: '1.1' },
+  { role: 'assistant', text: 'a', ts: '1.2' },
+  { role: 'user', text: '', user_id: 'U2', ts: '1.3' },
+];
+
+describe('EchoExecutor: context and attachments', () => {
+  it('answers `echo: <text>` alone without the directive and without attachments, thread or not', async () => {
+    expect(await echo({ text: 'hello' })).toEqual({ response_text: 'echo: hello' });
+    expect(await echo({ text: 'hello', messages: thread })).toEqual({ response_text: 'echo: hello' });
+  });
+
+  it('#context adds the turns it received, roles as received (no merging, empty texts counted)', async () => {
+    expect((await echo({ text: 'sum up #context', messages: thread })).response_text).toBe('echo: sum up #context\ncontext: 3 turns (user, assistant, user)');
+    expect((await echo({ text: '#context', messages: [{ role: 'assistant', text: 'x', ts: '1' }, { role: 'assistant', text: 'y', ts: '2' }] })).response_text).toBe(
+      'echo: #context\ncontext: 2 turns (assistant, assistant)',
+    );
+    expect((await echo({ text: '#context' })).response_text).toBe('echo: #context\ncontext: 0 turns ()');
+    expect((await echo({ text: '#context', messages: [] })).response_text).toBe('echo: #context\ncontext: 0 turns ()');
+  });
+
+  it('adds one line per attachment, always, after the context line: name, type, size and SHA-256 of the decoded bytes', async () => {
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 255, 128]);
+    const text = Buffer.from('plain text\n');
+    const empty = Buffer.alloc(0);
+    const attachments = [file('chart.png', 'image/png', png), file('notes.txt', 'text/plain', text), file('empty.csv', 'text/csv', empty)];
+    expect((await echo({ text: 'files', attachments })).response_text).toBe(
+      [
+        'echo: files',
+        `attachment: chart.png image/png 7 bytes sha256=${sha256(png)}`,
+        `attachment: notes.txt text/plain 11 bytes sha256=${sha256(text)}`,
+        'attachment: empty.csv text/csv 0 bytes sha256=e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+      ].join('\n'),
+    );
+    expect((await echo({ text: 'both #context', messages: thread, attachments: [attachments[1]!] })).response_text).toBe(
+      ['echo: both #context', 'context: 3 turns (user, assistant, user)', `attachment: notes.txt text/plain 11 bytes sha256=${sha256(text)}`].join('\n'),
+    );
+  });
+
+  it('over HTTP: the contract validates the new params and the echo shows them', async () => {
+    const target = await startExecutionRuntime();
+    try {
+      const bytes = Buffer.from('%PDF-1.7 whatever');
+      const body = {
+        jsonrpc: '2.0',
+        method: 'execute_task',
+        params: { text: 'read #context', user_id: 'U1', messages: thread, attachments: [file('spec.pdf', 'application/pdf', bytes)] },
+        id: 'e-1',
+      };
+      const answer = JSON.parse((await post(target.invocationsUrl, JSON.stringify(body))).text);
+      expect(answer.result).toEqual({
+        status: 'success',
+        response_text: `echo: read #context\ncontext: 3 turns (user, assistant, user)\nattachment: spec.pdf application/pdf ${bytes.length} bytes sha256=${sha256(bytes)}`,
+      });
+    } finally {
+      await target.close();
+    }
+  });
+});

@@ -1,0 +1,159 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { LambdaFunctionURLEvent, SQSEvent } from 'aws-lambda';
+import { HANDOFF_INLINE_MAX_BYTES } from '../../src/execution/handoff-message';
+import { createTable, startLocalDynamoDb, type LocalDynamoDb } from '../support/dynalite';
+import { startFakeSqs, type FakeSqs } from '../support/fake-sqs';
+import { lambdaContext } from '../support/lambda-context';
+
+/**
+ * The execution zone's Lambda handlers as deployed on the `https` transport: the function-URL
+ * handler accepts a task past its sync budget and hands it to the worker queue, the worker
+ * handler runs it from the queue message. Configuration from the environment, the task table
+ * through the real SDK against dynalite, SQS through the real SDK against the loopback fake;
+ * the test carries each queued message from one handler to the other, as Lambda's event source
+ * would.
+ */
+let db: LocalDynamoDb;
+let sqs: FakeSqs;
+const TABLE = 'lambda-exec-tasks';
+const saved = { ...process.env };
+type Handler<E, R> = (event: E, context: ReturnType<typeof lambdaContext>) => Promise<R>;
+let functionUrl: Handler<LambdaFunctionURLEvent, { statusCode: number; body?: string }>;
+let worker: Handler<SQSEvent, { batchItemFailures: Array<{ itemIdentifier: string }> }>;
+
+beforeAll(async () => {
+  db = await startLocalDynamoDb();
+  await createTable(db.client, TABLE, 'task_id', 'expires_at');
+  sqs = await startFakeSqs();
+  Object.assign(process.env, {
+    EXECUTOR: 'echo',
+    TASK_STORE: 'dynamodb',
+    TASK_TABLE_NAME: TABLE,
+    SYNC_BUDGET_MS: '50',
+    AWS_ENDPOINT_URL_DYNAMODB: db.endpoint,
+    AWS_ENDPOINT_URL_SQS: sqs.endpoint,
+    WORKER_QUEUE_URL: sqs.queueUrl('execution-worker'),
+  });
+  functionUrl = (await import('../../lambdas/execution/function-url')).handler as unknown as typeof functionUrl;
+  worker = (await import('../../lambdas/execution/worker')).handler as unknown as typeof worker;
+});
+afterAll(async () => {
+  process.env = saved;
+  await Promise.all([db.close(), sqs.close()]);
+});
+beforeEach(() => sqs.reset());
+
+function urlEvent(body: string): LambdaFunctionURLEvent {
+  return {
+    version: '2.0',
+    rawPath: '/',
+    rawQueryString: '',
+    headers: { 'content-type': 'application/json' },
+    requestContext: { http: { method: 'POST', path: '/' } },
+    body,
+    isBase64Encoded: false,
+  } as unknown as LambdaFunctionURLEvent;
+}
+
+function sqsEvent(body: string): SQSEvent {
+  return {
+    Records: [
+      {
+        messageId: 'msg-0',
+        receiptHandle: 'r',
+        body,
+        attributes: { ApproximateReceiveCount: '1' },
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:execution-worker',
+        awsRegion: 'us-east-1',
+      },
+    ],
+  } as unknown as SQSEvent;
+}
+
+async function rpc(method: string, params: unknown) {
+  const answer = await functionUrl(urlEvent(JSON.stringify({ jsonrpc: '2.0', method, params, id: randomUUID() })), lambdaContext());
+  expect(answer.statusCode).toBe(200);
+  return JSON.parse(answer.body!);
+}
+
+async function tableItems(): Promise<Array<Record<string, AttributeValue>>> {
+  const items: Array<Record<string, AttributeValue>> = [];
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await db.client.send(new ScanCommand({ TableName: TABLE, ExclusiveStartKey: start }));
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+/** Hands the one queued message to the worker and polls the task through the URL handler. */
+async function runQueued(taskId: string) {
+  const [message] = await sqs.waitForMessages('execution-worker', 1);
+  const processed = await worker(sqsEvent(message!.body), lambdaContext(60_000, 'execution-worker'));
+  expect(processed.batchItemFailures).toEqual([]);
+  return { message: message!, result: await rpc('get_task_result', { task_id: taskId }) };
+}
+
+describe('lambdas/execution: function URL → worker queue → worker', () => {
+  it('a task past the sync budget with 3 MB of attachments is handed off by reference and run by the worker', async () => {
+    const files = [randomBytes(1_500_000), randomBytes(750_000)];
+    const attachments = [
+      { name: 'scan.pdf', mimetype: 'application/pdf', size: files[0]!.length, data: files[0]!.toString('base64') },
+      { name: 'photo.png', mimetype: 'image/png', size: files[1]!.length, data: files[1]!.toString('base64') },
+    ];
+    const secret = `a private question ${randomUUID()} #sleep=300 #context`;
+    const params = {
+      text: secret,
+      channel: 'C1',
+      user_id: 'U1',
+      bot_token: 'xoxb-lambda-credential',
+      messages: [
+        { role: 'user', text: 'earlier', user_id: 'U1', ts: '1.1' },
+        { role: 'assistant', text: 'a reply', ts: '1.2' },
+      ],
+      attachments,
+    };
+    expect(JSON.stringify(params).length).toBeGreaterThan(3_000_000);
+
+    const accepted = await rpc('execute_task', params);
+    expect(accepted.result).toEqual({ status: 'accepted', task_id: expect.stringMatching(/^task-/) });
+    const taskId = accepted.result.task_id as string;
+
+    const { message, result } = await runQueued(taskId);
+    expect(Buffer.byteLength(message.body)).toBeLessThan(HANDOFF_INLINE_MAX_BYTES);
+    expect(JSON.parse(message.body)).toEqual({ task_id: taskId, params_ref: true, bot_token: 'xoxb-lambda-credential' });
+    const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+    expect(result.result).toEqual({
+      status: 'success',
+      response_text: [
+        `echo: ${secret}`,
+        'context: 2 turns (user, assistant)',
+        `attachment: scan.pdf application/pdf ${files[0]!.length} bytes sha256=${sha(files[0]!)}`,
+        `attachment: photo.png image/png ${files[1]!.length} bytes sha256=${sha(files[1]!)}`,
+      ].join('\n'),
+    });
+
+    // Once the task is done its params are erased: the table keeps the answer, not the question's files.
+    const items = await tableItems();
+    expect(items.filter((item) => item.task_id?.S?.startsWith(`params-${taskId}`)).length).toBeGreaterThan(1);
+    const stored = JSON.stringify(items, (_key, value: unknown) => (value instanceof Uint8Array ? Buffer.from(value).toString('base64') : value));
+    expect(stored).not.toContain(attachments[1]!.data.slice(0, 64));
+    expect(stored).not.toContain('xoxb-lambda-credential');
+    expect(stored).not.toContain('"earlier"');
+  });
+
+  it('small params still travel inline in the message, exactly as before', async () => {
+    const params = { text: 'small #sleep=300', channel: 'C2' };
+    const accepted = await rpc('execute_task', params);
+    const taskId = accepted.result.task_id as string;
+    const { message, result } = await runQueued(taskId);
+    expect(JSON.parse(message.body)).toEqual({ task_id: taskId, params });
+    expect(result.result).toEqual({ status: 'success', response_text: 'echo: small #sleep=300' });
+    expect((await tableItems()).some((item) => item.task_id?.S?.startsWith(`params-${taskId}`))).toBe(false);
+  });
+});
