@@ -34,6 +34,8 @@ export const CONTEXT_DEFAULTS = {
   rateLimitPerMinute: 20,
   maxTextLength: 4_000,
   slackReactions: false,
+  /** Replies in a thread the bot answered in are answered without a new mention (docs/architecture.md §10.1). */
+  threadFollowUps: true,
   logRetentionDays: 30,
 } as const;
 
@@ -108,6 +110,7 @@ export const ContextSchema = z
     rateLimitPerMinute: int(0).default(CONTEXT_DEFAULTS.rateLimitPerMinute),
     maxTextLength: int(1).default(CONTEXT_DEFAULTS.maxTextLength),
     slackReactions: bool.default(CONTEXT_DEFAULTS.slackReactions),
+    threadFollowUps: bool.default(CONTEXT_DEFAULTS.threadFollowUps),
     pollFirstDelaySeconds: int(0, 900).default(DEFAULT_POLL_SCHEDULE.firstDelaySeconds),
     pollMaxDelaySeconds: int(0, 900).default(DEFAULT_POLL_SCHEDULE.maxDelaySeconds),
     pollDeadlineSeconds: int(1).default(DEFAULT_POLL_SCHEDULE.deadlineSeconds),

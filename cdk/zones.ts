@@ -84,6 +84,7 @@ export function buildZones(app: App): Zones {
       rateLimitPerMinute: c.rateLimitPerMinute,
       maxTextLength: c.maxTextLength,
       reactions: c.slackReactions,
+      threadFollowUps: c.threadFollowUps,
     },
     poll: { firstDelaySeconds: c.pollFirstDelaySeconds, maxDelaySeconds: c.pollMaxDelaySeconds, deadlineSeconds: c.pollDeadlineSeconds },
     api: { rateLimit: c.apiRateLimit, burstLimit: c.apiBurstLimit, waf: c.waf, wafRateLimit: c.wafRateLimit },

@@ -28,6 +28,8 @@ export interface SlackSettings {
   readonly maxTextLength: number;
   /** 👀 on receipt, ✅ on reply. */
   readonly reactions: boolean;
+  /** THREAD_FOLLOW_UPS: answer replies in a thread the bot answered in without a mention. @default true */
+  readonly threadFollowUps?: boolean;
 }
 
 export interface PollSettings {
@@ -150,12 +152,16 @@ export class VerificationZoneStack extends Stack {
         SLACK_BOT_USER_ID: slack.botUserId,
         RATE_LIMIT_PER_MINUTE: String(slack.rateLimitPerMinute),
         MAX_TEXT_LENGTH: String(slack.maxTextLength),
+        THREAD_FOLLOW_UPS: String(slack.threadFollowUps ?? true),
       }),
     });
     this.invoker = new ZoneFunction(this, 'AgentInvoker', {
       entry: 'lambdas/verification/agent-invoker.ts',
-      description: 'agent-invoker: sends each task to the execution zone (execute_task)',
+      description: 'agent-invoker: reads the thread and files from Slack, sends each task to the execution zone (execute_task)',
       timeout: TIMEOUT.invoker,
+      // A batch of tasks may each carry files (up to 32 MiB, held raw, in base64 and in the request
+      // body at once): room for that, and more CPU for the base64 work.
+      memorySize: 1024,
       logRetention,
       alarms: this.alarms,
       ...(props.callerRoleNames ? { roleName: props.callerRoleNames.invoker } : {}),
@@ -166,7 +172,8 @@ export class VerificationZoneStack extends Stack {
         TASK_MAX_RECEIVE_COUNT: String(MAX_RECEIVE_COUNT.tasks),
         ...pollSchedule,
         SLACK_REACTIONS: String(slack.reactions),
-        SLACK_BOT_TOKEN_ARN: slack.reactions ? secretId(this.botToken) : undefined,
+        // Always: the invoker reads the thread's earlier messages and downloads shared files.
+        SLACK_BOT_TOKEN_ARN: secretId(this.botToken),
       }),
     });
     this.poller = new ZoneFunction(this, 'AsyncResult', {
@@ -195,6 +202,7 @@ export class VerificationZoneStack extends Stack {
         STATE_TABLE_NAME: this.stateTable.table.tableName,
         REPLY_MAX_RECEIVE_COUNT: String(MAX_RECEIVE_COUNT.replies),
         SLACK_REACTIONS: String(slack.reactions),
+        THREAD_FOLLOW_UPS: String(slack.threadFollowUps ?? true),
       },
     });
 
@@ -213,7 +221,7 @@ export class VerificationZoneStack extends Stack {
       this.polls.queue.grantSendMessages(caller.role);
       this.replies.queue.grantSendMessages(caller.role);
     }
-    if (slack.reactions) this.botToken.grantRead(this.invoker.role);
+    this.botToken.grantRead(this.invoker.role);
 
     this.botToken.grantRead(this.poster.role);
     this.stateTable.grantItems(this.poster.role, 'dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem');

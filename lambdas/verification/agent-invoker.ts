@@ -5,7 +5,7 @@ import { functionContext } from './shared/function-context';
 import { botTokenOf, slackOf } from './shared/slack';
 import { sqsBatchHandler } from './shared/sqs-batch';
 
-/** agent-invoker: SQS tasks → execute_task through the default execution agent. */
+/** agent-invoker: SQS tasks → the thread's earlier messages and the shared files read from Slack → execute_task through the default execution agent. */
 const context = functionContext('agent-invoker');
 const { config } = context;
 
@@ -15,6 +15,7 @@ export const handler = sqsBatchHandler(
     polls: sqsQueue(config.POLL_QUEUE_URL, 'POLL_QUEUE_URL'),
     replies: sqsQueue(config.REPLY_QUEUE_URL, 'REPLY_QUEUE_URL'),
     slack: () => slackOf(context),
+    conversations: () => slackOf(context),
     botToken: () => botTokenOf(context),
   }),
   context,

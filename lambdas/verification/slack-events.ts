@@ -3,7 +3,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { secretFromEnv } from '../../src/secrets/secret-source';
 import { DynamoDbCounterStore } from '../../src/verification/stores/dynamodb-counter-store';
 import { wireSlackEvents } from '../../src/verification/wiring';
-import { claimStore, dynamoDb, required, sqsQueue } from './shared/clients';
+import { botThreads, claimStore, dynamoDb, required, sqsQueue } from './shared/clients';
 import { functionContext, powertools } from './shared/function-context';
 
 /** slack-events: API Gateway → verify, filter, authorize, rate-limit, claim, enqueue, ack. */
@@ -16,6 +16,7 @@ const ingress = wireSlackEvents(context, {
   counters: new DynamoDbCounterStore({ client: dynamoDb(), tableName: required(config.STATE_TABLE_NAME, 'STATE_TABLE_NAME') }),
   tasks: sqsQueue(config.TASK_QUEUE_URL, 'TASK_QUEUE_URL'),
   replies: sqsQueue(config.REPLY_QUEUE_URL, 'REPLY_QUEUE_URL'),
+  threads: botThreads(config.STATE_TABLE_NAME),
 });
 
 export const handler = middy(async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {

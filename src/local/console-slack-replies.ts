@@ -1,20 +1,38 @@
-import type { ReactionTarget, SlackReplies } from '../slack/slack-replies';
-import { slackTs } from './slack-event-builder';
+import { randomBytes } from 'node:crypto';
+import { FileDownloadError, type SlackConversations, type SlackThreadMessage, type ThreadRead } from '../slack/slack-conversations';
+import { REPLY_METADATA_TYPE } from '../slack/reply-metadata';
+import type { ReactionTarget, ReplyMarker, SlackReplies } from '../slack/slack-replies';
+import { LOCAL_BOT_USER_ID, slackTs } from './slack-event-builder';
 
-export type RecordedReply = { channel: string; threadTs: string; text: string; ts: string; at: number };
+/** A posted reply; `requestId` names the task it answers (from the chunk's marker). */
+export type RecordedReply = { channel: string; threadTs: string; text: string; ts: string; at: number; requestId?: string };
+
+/** A file shared in the local workspace, as Slack describes it in a message event. */
+export type LocalFile = { id: string; name: string; mimetype: string; filetype: string; size: number; url_private_download: string };
+
+/** What someone said in the local workspace (recorded by the local stack from the events it accepted). */
+export type LocalMessage = { channel: string; ts: string; thread_ts?: string; user: string; text: string; files?: ReadonlyArray<{ name: string }> };
+
+/** Files kept for local downloads at most; the oldest goes first. */
+const MAX_FILES = 200;
 
 /**
  * Where replies go locally when no SLACK_BOT_TOKEN is set: printed to the terminal and kept for
- * the playground page, with the same interface as the Slack Web API adapter.
+ * the playground page, with the same interface as the Slack Web API adapter. It is the local
+ * stand-in for the workspace too: it remembers what people said (the local stack records each
+ * accepted event) and the files shared through the playground or `zone say --file`, so thread
+ * context and attachments work locally as they do in Slack.
  */
-export class ConsoleSlackReplies implements SlackReplies {
+export class ConsoleSlackReplies implements SlackReplies, SlackConversations {
   readonly posted: RecordedReply[] = [];
   readonly reactions: Array<{ op: 'add' | 'remove'; name: string; timestamp: string }> = [];
+  private readonly said: LocalMessage[] = [];
+  private readonly files = new Map<string, { file: LocalFile; bytes: Buffer }>();
 
   constructor(private readonly write: (line: string) => void = (line) => process.stdout.write(`${line}\n`)) {}
 
-  async post({ channel, threadTs, text }: { channel: string; threadTs: string; text: string }): Promise<{ ts: string }> {
-    const reply = { channel, threadTs, text, ts: slackTs(), at: Date.now() };
+  async post({ channel, threadTs, text, marker }: { channel: string; threadTs: string; text: string; marker?: ReplyMarker }): Promise<{ ts: string }> {
+    const reply: RecordedReply = { channel, threadTs, text, ts: slackTs(), at: Date.now(), ...(marker ? { requestId: marker.requestId } : {}) };
     this.posted.push(reply);
     this.write(`\n💬 reply in ${channel} (thread ${threadTs}):\n${text.replace(/^/gm, '   ')}\n`);
     return { ts: reply.ts };
@@ -26,5 +44,44 @@ export class ConsoleSlackReplies implements SlackReplies {
 
   async removeReaction(target: ReactionTarget): Promise<void> {
     this.reactions.push({ op: 'remove', name: target.name, timestamp: target.timestamp });
+  }
+
+  /** Remembers a message someone sent, so a later message in its thread sees it. */
+  recordMessage(message: LocalMessage): void {
+    this.said.push(message);
+  }
+
+  /** Keeps a file for download; `baseUrl` is where the local stack serves it. */
+  shareFile(file: { name: string; mimetype: string; bytes: Buffer }, baseUrl: string): LocalFile {
+    const id = `F${randomBytes(5).toString('hex').toUpperCase()}`;
+    const filetype = /\.([a-z0-9]+)$/i.exec(file.name)?.[1]?.toLowerCase() ?? '';
+    const shared: LocalFile = { id, name: file.name, mimetype: file.mimetype, filetype, size: file.bytes.length, url_private_download: `${baseUrl}/api/files/${id}/${encodeURIComponent(file.name)}` };
+    if (this.files.size >= MAX_FILES) this.files.delete(this.files.keys().next().value!);
+    this.files.set(id, { file: shared, bytes: file.bytes });
+    return shared;
+  }
+
+  /** A shared file's bytes by its id. */
+  fileBytes(id: string): Buffer | undefined {
+    return this.files.get(id)?.bytes;
+  }
+
+  async readThread(thread: { channel: string; threadTs: string; before: string }): Promise<ThreadRead> {
+    const inThread = (channel: string, ts: string, threadTs: string | undefined) => channel === thread.channel && (ts === thread.threadTs || threadTs === thread.threadTs) && ts < thread.before;
+    const people: SlackThreadMessage[] = this.said
+      .filter((m) => inThread(m.channel, m.ts, m.thread_ts))
+      .map((m) => ({ ts: m.ts, user: m.user, text: m.text, ...(m.files?.length ? { files: m.files } : {}) }));
+    const bot: SlackThreadMessage[] = this.posted
+      .filter((reply) => inThread(reply.channel, reply.ts, reply.threadTs))
+      .map((reply) => ({ ts: reply.ts, user: LOCAL_BOT_USER_ID, text: reply.text, metadata: { event_type: REPLY_METADATA_TYPE } }));
+    return { messages: [...people, ...bot].sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0)), complete: true };
+  }
+
+  async downloadFile(url: string, limits: { maxBytes: number }): Promise<Buffer> {
+    const id = /\/api\/files\/(F[0-9A-F]+)\//.exec(url)?.[1];
+    const bytes = id ? this.fileBytes(id) : undefined;
+    if (!bytes) throw new FileDownloadError('not-found', 'no such local file');
+    if (bytes.length > limits.maxBytes) throw new FileDownloadError('too-large', `more than ${limits.maxBytes} bytes`);
+    return bytes;
   }
 }

@@ -2,11 +2,13 @@ import { createLogger, type Log } from '../observability/logger';
 import type { ExecutionAgent } from '../protocols/execution-agent';
 import { MemoryQueue, whenAllIdle } from '../queue/memory-queue';
 import { staticSecret } from '../secrets/secret-source';
+import type { SlackConversations } from '../slack/slack-conversations';
 import type { SlackReplies } from '../slack/slack-replies';
 import { loadVerificationConfig, type VerificationConfig } from '../verification/config';
 import { visibilityTimeoutSeconds, type PipelineQueue } from '../verification/pipeline-settings';
 import type { PollMessage, ReplyMessage, TaskMessage } from '../verification/queue-messages';
 import type { IngressRequest, IngressResponse } from '../verification/slack-ingress';
+import { MemoryBotThreads } from '../verification/stores/memory-bot-threads';
 import { MemoryClaimStore } from '../verification/stores/memory-claim-store';
 import { MemoryCounterStore } from '../verification/stores/memory-counter-store';
 import { noTrace, type Tracer } from '../verification/trace';
@@ -15,8 +17,11 @@ import { wireAgentInvoker, wireAsyncResult, wireSlackEvents, wireSlackPoster, ty
 export type LocalPipelineOptions = {
   /** The execution agent the invoker and poller call (any protocol, any transport). */
   agent: ExecutionAgent;
-  /** Where replies go: the Slack Web API (real or fake), or the terminal. */
-  slack: SlackReplies;
+  /**
+   * Where replies go: the Slack Web API (real or fake), or the terminal. When it can also read
+   * threads and files (SlackConversations), tasks carry their thread context and attachments.
+   */
+  slack: SlackReplies & Partial<SlackConversations>;
   signingSecret: string;
   /** Verification settings as environment variables (ALLOWED_*, RATE_LIMIT_PER_MINUTE, POLL_*, …). */
   env?: NodeJS.ProcessEnv;
@@ -78,11 +83,24 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
     });
   }
 
-  const ingress = wireSlackEvents(context, { signingSecret: staticSecret(options.signingSecret), claims, counters: new MemoryCounterStore(), tasks, replies });
+  // The threads the bot answered in live on the queues' clock, like the claims.
+  const threads = new MemoryBotThreads(clock);
+  const ingress = wireSlackEvents(context, { signingSecret: staticSecret(options.signingSecret), claims, counters: new MemoryCounterStore(), tasks, replies, threads });
   const botToken = config.SLACK_BOT_TOKEN;
-  tasks.consume(wireAgentInvoker(context, { agent: options.agent, polls, replies, slack: () => options.slack, ...(botToken ? { botToken: () => staticSecret(botToken) } : {}) }));
+  const slack = options.slack;
+  const reader = canRead(slack) ? slack : undefined;
+  tasks.consume(
+    wireAgentInvoker(context, {
+      agent: options.agent,
+      polls,
+      replies,
+      slack: () => slack,
+      ...(reader ? { conversations: () => reader } : {}),
+      ...(botToken ? { botToken: () => staticSecret(botToken) } : {}),
+    }),
+  );
   polls.consume(wireAsyncResult(context, { agent: options.agent, polls, replies }));
-  replies.consume(wireSlackPoster(context, { slack: options.slack, claims }));
+  replies.consume(wireSlackPoster(context, { slack, claims, threads }));
 
   const all = [tasks, polls, replies, tasksDlq, pollsDlq, repliesDlq] as Array<MemoryQueue<unknown>>;
   return {
@@ -94,6 +112,10 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
       await Promise.all(all.map((queue) => queue.stop()));
     },
   };
+}
+
+function canRead(slack: SlackReplies & Partial<SlackConversations>): slack is SlackReplies & SlackConversations {
+  return typeof slack.readThread === 'function' && typeof slack.downloadFile === 'function';
 }
 
 /** Real time at scale 1; otherwise time that runs 1/timeScale times as fast, from now on. */

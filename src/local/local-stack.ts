@@ -14,7 +14,8 @@ import { ConsoleSlackReplies } from './console-slack-replies';
 import { createLocalPipeline, type LocalPipeline } from './local-pipeline';
 import { PLAYGROUND_HTML } from './playground-page';
 import { close, listen } from './server-lifecycle';
-import { appMentionEnvelope, postSignedEvent } from './slack-event-builder';
+import { postSignedEvent, slackEventEnvelope } from './slack-event-builder';
+import { SlackEnvelopeSchema } from '../verification/slack-event';
 import { TraceRecorder } from './trace-recorder';
 import { replyThreadTs } from '../verification/queue-messages';
 
@@ -36,6 +37,8 @@ export type LocalStackOptions = {
   log?: Log;
 };
 
+export type SayOptions = { threadTs?: string; followUp?: boolean; files?: ReadonlyArray<{ name: string; mimetype: string; bytes: Buffer }> };
+
 export type LocalStack = {
   ingressUrl: string;
   playgroundUrl: string;
@@ -50,8 +53,12 @@ export type LocalStack = {
   traces: TraceRecorder;
   pipeline: LocalPipeline;
   runtime?: ExecutionRuntime;
-  /** Signs an app_mention like Slack would and posts it to the local ingress over HTTP. */
-  say(text: string, options?: { threadTs?: string }): Promise<{ status: number; eventId: string; ts: string }>;
+  /**
+   * Signs an event like Slack would and posts it to the local ingress over HTTP: an app_mention,
+   * or with `followUp` a reply in the thread without a mention; `files` are shared with it
+   * (replies to the terminal only: the local workspace keeps them).
+   */
+  say(text: string, options?: SayOptions): Promise<{ status: number; eventId: string; ts: string }>;
   stop(): Promise<void>;
 };
 
@@ -109,7 +116,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const agent = buildExecutionAgents(agentSettings, deps).default;
 
     const consoleReplies = options.slack || env.SLACK_BOT_TOKEN ? undefined : new ConsoleSlackReplies(options.replyWriter);
-    const slack = options.slack ?? consoleReplies ?? new WebApiSlackReplies(createSlackWebClient({ token: env.SLACK_BOT_TOKEN!, apiUrl: env.SLACK_API_URL }));
+    const slack = options.slack ?? consoleReplies ?? new WebApiSlackReplies(createSlackWebClient({ token: env.SLACK_BOT_TOKEN!, apiUrl: env.SLACK_API_URL }), env.SLACK_API_URL ? { apiUrl: env.SLACK_API_URL } : {});
 
     const signingSecretGenerated = !env.SLACK_SIGNING_SECRET;
     const signingSecret = env.SLACK_SIGNING_SECRET || randomBytes(16).toString('hex');
@@ -118,19 +125,23 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     closers.push(() => pipeline.stop());
 
     let ingressUrl = '';
+    let verificationBase = '';
     const say: LocalStack['say'] = async (text, sayOptions = {}) => {
-      const { body, eventId, ts } = appMentionEnvelope({ text, threadTs: sayOptions.threadTs, botUserId: env.SLACK_BOT_USER_ID });
+      if (sayOptions.files?.length && !consoleReplies) throw new Error('files can be shared locally only while replies go to the terminal (no SLACK_BOT_TOKEN)');
+      const files = sayOptions.files?.map((file) => consoleReplies!.shareFile(file, verificationBase));
+      const kind = sayOptions.followUp && sayOptions.threadTs ? 'thread-reply' : 'mention';
+      const { body, eventId, ts } = slackEventEnvelope(kind, { text, threadTs: sayOptions.threadTs, botUserId: env.SLACK_BOT_USER_ID, ...(files ? { files } : {}) });
       const response = await postSignedEvent(ingressUrl, body, signingSecret);
       return { status: response.status, eventId, ts };
     };
 
     const verification = createServer((req, res) => {
-      routeVerification(req, res, { pipeline, traces, consoleReplies, say }).catch((error: unknown) => {
+      routeVerification(req, res, { pipeline, traces, consoleReplies, say, base: () => verificationBase }).catch((error: unknown) => {
         log.error('local ingress failure', { error: error as Error });
         if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
       });
     });
-    const verificationBase = `http://${await listen(verification, options.verificationPort ?? Number(env.VERIFICATION_PORT ?? 3000), host)}`;
+    verificationBase = `http://${await listen(verification, options.verificationPort ?? Number(env.VERIFICATION_PORT ?? 3000), host)}`;
     closers.push(() => close(verification));
     ingressUrl = `${verificationBase}/slack/events`;
 
@@ -160,7 +171,12 @@ type Routes = {
   traces: TraceRecorder;
   consoleReplies?: ConsoleSlackReplies;
   say: LocalStack['say'];
+  /** This server's own origin (files are served from it). */
+  base: () => string;
 };
+
+/** A file shared through the playground or `zone say --file`, at most. */
+const MAX_LOCAL_FILE_BYTES = 50 * 1024 * 1024;
 
 async function routeVerification(req: IncomingMessage, res: ServerResponse, routes: Routes): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://local');
@@ -169,7 +185,18 @@ async function routeVerification(req: IncomingMessage, res: ServerResponse, rout
     if (body === 'too-large') return sendJson(res, 413, { error: 'payload too large' });
     const headers = Object.fromEntries(Object.entries(req.headers).map(([key, value]) => [key, Array.isArray(value) ? value.join(',') : value]));
     const answer = await routes.pipeline.ingress({ headers, body });
+    // The local workspace remembers what people said, as Slack does, for the thread context.
+    if (answer.statusCode === 200 && routes.consoleReplies) rememberMessage(routes.consoleReplies, body);
     res.writeHead(answer.statusCode, answer.headers).end(answer.body);
+    return;
+  }
+  if (req.method === 'GET' && url.pathname.startsWith('/api/files/') && routes.consoleReplies) {
+    // A shared file, as Slack's url_private_download serves it (no playground check: the
+    // invoker's download has no browser headers; the id is unguessable).
+    const id = url.pathname.split('/')[3] ?? '';
+    const bytes = routes.consoleReplies.fileBytes(id);
+    if (!bytes) return sendJson(res, 404, { error: 'no such file' });
+    res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': bytes.length }).end(bytes);
     return;
   }
   // Everything else is the playground, which can say things and shows every trace: only for itself.
@@ -180,12 +207,16 @@ async function routeVerification(req: IncomingMessage, res: ServerResponse, rout
     return;
   }
   if (req.method === 'POST' && url.pathname === '/api/say') {
-    const body = await readBody(req, 65_536);
+    const body = await readBody(req, Math.ceil((MAX_LOCAL_FILE_BYTES * 4) / 3) + 65_536);
     if (body === 'too-large') return sendJson(res, 413, { error: 'payload too large' });
-    const { text, thread_ts } = JSON.parse(body.toString() || '{}') as { text?: string; thread_ts?: string };
-    if (typeof text !== 'string') return sendJson(res, 400, { error: 'text is required' });
-    const sent = await routes.say(text, { threadTs: thread_ts });
-    return sendJson(res, 200, { status: sent.status, event_id: sent.eventId, ts: sent.ts });
+    const request = JSON.parse(body.toString() || '{}') as { text?: unknown; thread_ts?: unknown; follow_up?: unknown; files?: unknown };
+    if (typeof request.text !== 'string') return sendJson(res, 400, { error: 'text is required' });
+    const threadTs = typeof request.thread_ts === 'string' && request.thread_ts ? request.thread_ts : undefined;
+    const files = parseFiles(request.files);
+    if (typeof files === 'string') return sendJson(res, 400, { error: files });
+    if (files.length && !routes.consoleReplies) return sendJson(res, 400, { error: 'files can be shared locally only while replies go to the terminal (no SLACK_BOT_TOKEN)' });
+    const sent = await routes.say(request.text, { ...(threadTs ? { threadTs } : {}), followUp: request.follow_up === true, ...(files.length ? { files } : {}) });
+    return sendJson(res, 200, { status: sent.status, event_id: sent.eventId, ts: sent.ts, thread_ts: threadTs ?? sent.ts });
   }
   if (req.method === 'GET' && url.pathname.startsWith('/api/events/')) {
     const eventId = decodeURIComponent(url.pathname.slice('/api/events/'.length));
@@ -241,8 +272,36 @@ function withReplies(trace: ReturnType<TraceRecorder['all']>[number], routes: Ro
   const ts = text(ingress?.detail?.ts);
   // The thread the poster replies in, computed the one way the poster computes it.
   const threadTs = ts === undefined ? undefined : replyThreadTs({ ts, thread_ts: text(ingress?.detail?.thread_ts) });
-  const replies = routes.consoleReplies?.posted.filter((reply) => reply.threadTs === threadTs) ?? [];
-  return { ...trace, replies };
+  // In a thread that goes on, only this request's replies: each chunk names its request.
+  const replies = routes.consoleReplies?.posted.filter((reply) => reply.threadTs === threadTs && (reply.requestId === undefined || reply.requestId === trace.requestId)) ?? [];
+  return { ...trace, ...(threadTs ? { thread_ts: threadTs } : {}), replies };
+}
+
+/** `files` of a playground request: `[{name, mimetype, data}]`, data in base64; an error text when malformed. */
+function parseFiles(value: unknown): Array<{ name: string; mimetype: string; bytes: Buffer }> | string {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) return 'files must be an array';
+  const files = [];
+  for (const file of value as Array<Record<string, unknown>>) {
+    if (typeof file?.name !== 'string' || typeof file.data !== 'string') return 'each file needs a name and base64 data';
+    const bytes = Buffer.from(file.data, 'base64');
+    if (bytes.length > MAX_LOCAL_FILE_BYTES) return `a file may be ${MAX_LOCAL_FILE_BYTES} bytes at most`;
+    files.push({ name: file.name, mimetype: typeof file.mimetype === 'string' && file.mimetype ? file.mimetype : 'application/octet-stream', bytes });
+  }
+  return files;
+}
+
+/** Records an accepted message event in the local workspace. */
+function rememberMessage(workspace: ConsoleSlackReplies, body: Buffer | string): void {
+  try {
+    const envelope = SlackEnvelopeSchema.parse(JSON.parse(body.toString()));
+    if (envelope.type !== 'event_callback') return;
+    const { channel, ts, thread_ts, user, text, files } = envelope.event;
+    if (!channel || !ts || !user) return;
+    workspace.recordMessage({ channel, ts, ...(thread_ts ? { thread_ts } : {}), user, text: text ?? '', ...(files?.length ? { files: files.map((file) => ({ name: file.name ?? file.id })) } : {}) });
+  } catch {
+    // Not an event the local workspace keeps.
+  }
 }
 
 function sendJson(res: ServerResponse, status: number, value: unknown): void {

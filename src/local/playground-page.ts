@@ -1,7 +1,8 @@
 /**
  * The local playground (http://127.0.0.1:3000/): type a message; it goes to the real ingress as
  * a signed Slack event; the reply appears in the thread and, beside it, every hop the request took.
- * One self-contained page, no build step.
+ * "Reply in thread" continues a conversation (the agent gets its earlier messages), with or
+ * without a mention, and files can be attached. One self-contained page, no build step.
  */
 export const PLAYGROUND_HTML = `<!doctype html>
 <html lang="en">
@@ -28,6 +29,11 @@ export const PLAYGROUND_HTML = `<!doctype html>
   td, th { text-align: left; padding: 2px 6px; border-bottom: 1px solid #eee; vertical-align: top; }
   td.ms { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
   code { font-size: 11px; color: #555; }
+  .compose-extra { display: flex; gap: 14px; align-items: center; margin: -8px 0 12px; font-size: 13px; }
+  #thread-bar[hidden] { display: none; }
+  #thread-bar { background: #fff4cc; padding: 2px 8px; border-radius: 10px; }
+  .link { background: none; color: #1264a3; padding: 0; font-weight: 400; }
+  .files { color: #555; font-size: 12px; }
 </style>
 </head>
 <body>
@@ -37,22 +43,63 @@ export const PLAYGROUND_HTML = `<!doctype html>
     <input id="text" type="text" autocomplete="off" placeholder="Ask something… (try: hello · slow #sleep=5000 · #fail)" autofocus>
     <button type="submit">Send</button>
   </form>
-  <p class="hint">Each message is signed like a Slack event and posted to <code>/slack/events</code>. The right column shows its trace.</p>
+  <div class="compose-extra">
+    <label>📎 <input id="files" type="file" multiple></label>
+    <span id="thread-bar" hidden>in thread <code id="thread-ts"></code>
+      <label><input id="follow-up" type="checkbox"> without a mention</label>
+      <button type="button" class="link" id="leave-thread">✕ new thread</button></span>
+  </div>
+  <p class="hint">Each message is signed like a Slack event and posted to <code>/slack/events</code>. The right column shows its trace. Try <code>#context</code> in a thread: the echo agent lists the earlier turns it received.</p>
   <section id="requests"></section>
 </main>
 <script>
 const requests = [];
 const box = document.getElementById('requests');
+let thread = null;
+
+function setThread(ts) {
+  thread = ts;
+  document.getElementById('thread-bar').hidden = !ts;
+  document.getElementById('thread-ts').textContent = ts || '';
+  if (!ts) document.getElementById('follow-up').checked = false;
+  document.getElementById('text').focus();
+}
+document.getElementById('leave-thread').addEventListener('click', () => setThread(null));
+box.addEventListener('click', (event) => {
+  const button = event.target.closest('[data-thread]');
+  if (button) setThread(button.getAttribute('data-thread'));
+});
+
+function readFile(file) {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve({ name: file.name, mimetype: file.type, data: String(reader.result).split(',')[1] || '' });
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(file);
+  });
+}
 
 document.getElementById('say').addEventListener('submit', async (event) => {
   event.preventDefault();
   const input = document.getElementById('text');
+  const picker = document.getElementById('files');
   const text = input.value.trim();
-  if (!text) return;
+  const files = await Promise.all([...picker.files].map(readFile));
+  if (!text && !files.length) return;
   input.value = '';
-  const response = await fetch('/api/say', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text }) });
+  picker.value = '';
+  const body = { text, files };
+  if (thread) {
+    body.thread_ts = thread;
+    body.follow_up = document.getElementById('follow-up').checked;
+  }
+  const response = await fetch('/api/say', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const sent = await response.json();
-  requests.unshift({ text, eventId: sent.event_id, ack: sent.status, trace: null });
+  if (!response.ok) {
+    requests.unshift({ text, files: [], eventId: '', error: sent.error || ('HTTP ' + response.status), trace: null });
+  } else {
+    requests.unshift({ text, files: files.map((f) => f.name), eventId: sent.event_id, threadTs: sent.thread_ts, ack: sent.status, trace: null });
+  }
   render();
 });
 
@@ -74,7 +121,7 @@ function describe(event) {
   switch (event.hop) {
     case 'ingress': return 'Slack event verified (' + (d.event_id || '') + ')';
     case 'queued': return 'task queued';
-    case 'execute-sent': return 'execute_task sent · transport ' + d.transport + ' · protocol ' + d.protocol + ' · request id <code>' + event.requestId + '</code>';
+    case 'execute-sent': return 'execute_task sent · transport ' + d.transport + ' · protocol ' + d.protocol + (d.context_messages ? ' · ' + d.context_messages + ' earlier messages' : '') + (d.attachments ? ' · ' + d.attachments + ' files' : '') + ' · request id <code>' + event.requestId + '</code>';
     case 'accepted': return 'accepted · task <code>' + d.task_id + '</code> · next poll in ' + d.next_poll_s + ' s';
     case 'poll': return 'poll #' + d.attempt + ' → ' + d.outcome + (d.state ? ' (' + d.state + ')' : '');
     case 'failed': return 'failed (code ' + d.code + ')';
@@ -97,15 +144,18 @@ function render() {
     const replies = (r.trace && r.trace.replies) || [];
     const start = r.trace && r.trace.events.length ? r.trace.events[0].at : 0;
     const rows = r.trace ? r.trace.events.map((e) => '<tr><td class="ms">+' + (e.at - start) + ' ms</td><td>' + describe(e) + '</td></tr>').join('') : '';
+    if (r.error) return '<div class="request"><div class="you">you: ' + escapeHtml(r.text) + '<span class="state failed">' + escapeHtml(r.error) + '</span></div></div>';
     return '<div class="request" data-event-id="' + r.eventId + '">' +
       '<div><div class="you">you: ' + escapeHtml(r.text) + '<span class="state ' + cls + '">' + label + '</span></div>' +
+      (r.files && r.files.length ? '<div class="files">📎 ' + r.files.map(escapeHtml).join(', ') + '</div>' : '') +
       (replies.length ? replies.map((p) => '<div class="reply">' + escapeHtml(p.text) + '</div>').join('') : '<div class="waiting">waiting for the reply…</div>') +
+      (r.threadTs ? '<button type="button" class="link" data-thread="' + escapeHtml(r.threadTs) + '">↳ reply in thread</button>' : '') +
       '</div><div><table class="trace"><tbody>' + rows + '</tbody></table></div></div>';
   }).join('');
 }
 
 async function refresh() {
-  const open = requests.filter((r) => !r.trace || !r.trace.events.some((e) => e.hop === 'reply-posted'));
+  const open = requests.filter((r) => r.eventId && (!r.trace || !r.trace.events.some((e) => e.hop === 'reply-posted')));
   for (const r of open) {
     const response = await fetch('/api/events/' + encodeURIComponent(r.eventId));
     if (response.ok) r.trace = await response.json();

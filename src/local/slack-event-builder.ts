@@ -2,7 +2,9 @@ import { slackSignatureHeaders } from '../verification/slack-signature';
 
 /**
  * Builds Slack Events API payloads the way Slack would send them, for the local CLI, the
- * playground, the demo and tests: an `app_mention` in a channel, signed with the signing secret.
+ * playground, the demo and tests: an `app_mention` in a channel, a reply in a channel thread
+ * without a mention (`message`, channel_type `channel`), or a direct message (`message`,
+ * channel_type `im`; subtype `file_share` when it carries files), signed with the signing secret.
  */
 export type MentionOptions = {
   text: string;
@@ -13,7 +15,14 @@ export type MentionOptions = {
   threadTs?: string;
   eventId?: string;
   ts?: string;
+  /** Files shared with the message, as Slack lists them (`id`, `name`, `mimetype`, `size`, `url_private_download`, …). */
+  files?: ReadonlyArray<Record<string, unknown>>;
 };
+
+export type SlackEventKind = 'mention' | 'thread-reply' | 'dm';
+
+/** The bot's user id in local events. */
+export const LOCAL_BOT_USER_ID = 'UBOTLOCAL';
 
 let sequence = 0;
 
@@ -24,17 +33,25 @@ export function slackTs(now = Date.now()): string {
 }
 
 export function appMentionEnvelope(options: MentionOptions): { body: string; eventId: string; ts: string } {
-  const botUserId = options.botUserId ?? 'UBOTLOCAL';
+  return slackEventEnvelope('mention', options);
+}
+
+export function slackEventEnvelope(kind: SlackEventKind, options: MentionOptions): { body: string; eventId: string; ts: string } {
+  const botUserId = options.botUserId ?? LOCAL_BOT_USER_ID;
   const ts = options.ts ?? slackTs();
   const eventId = options.eventId ?? `Ev${globalThis.crypto.randomUUID().replace(/-/g, '').slice(0, 10).toUpperCase()}`;
+  const files = options.files?.length ? options.files : undefined;
   const event = {
-    type: 'app_mention',
+    type: kind === 'mention' ? 'app_mention' : 'message',
+    ...(kind === 'dm' && files ? { subtype: 'file_share' } : {}),
     user: options.userId ?? 'ULOCALUSER',
-    text: `<@${botUserId}> ${options.text}`,
+    text: kind === 'mention' ? `<@${botUserId}> ${options.text}` : options.text,
     ts,
-    channel: options.channel ?? 'CLOCAL',
+    channel: options.channel ?? (kind === 'dm' ? 'DLOCAL' : 'CLOCAL'),
+    ...(kind === 'mention' ? {} : { channel_type: kind === 'dm' ? 'im' : 'channel' }),
     event_ts: ts,
     ...(options.threadTs ? { thread_ts: options.threadTs } : {}),
+    ...(files ? { files } : {}),
   };
   const envelope = {
     token: 'local',

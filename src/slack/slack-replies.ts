@@ -5,6 +5,8 @@ import { ConfigError } from '../config/env';
 import { redactString, type Log } from '../observability/logger';
 import type { SecretSource } from '../secrets/secret-source';
 import { isLoopbackUrl } from '../net/loopback';
+import { REPLY_METADATA_TYPE } from './reply-metadata';
+import { downloadSlackFile, type SlackConversations, type SlackThreadMessage, type ThreadRead } from './slack-conversations';
 
 /**
  * Posting replies and reactions over the Slack Web API (`@slack/web-api`). The pipeline sees only
@@ -90,12 +92,45 @@ function isRateLimitMessage(error: unknown): boolean {
 
 export type SlackRepliesLog = Pick<Log, 'info' | 'warn'>;
 
-/** SlackReplies over a `WebClient` (build one with `createSlackWebClient`). */
-export class WebApiSlackReplies implements SlackReplies {
+/** SlackReplies and SlackConversations over a `WebClient` (build one with `createSlackWebClient`). */
+export class WebApiSlackReplies implements SlackReplies, SlackConversations {
   constructor(
     private readonly client: WebClient,
-    private readonly options: { log?: SlackRepliesLog } = {},
+    private readonly options: { log?: SlackRepliesLog; /** SLACK_API_URL, when not Slack's: files on its origin may be fetched too (a local fake). */ apiUrl?: string } = {},
   ) {}
+
+  async readThread(thread: { channel: string; threadTs: string; before: string }, limits: { maxPages: number }, options: SlackCallOptions = {}): Promise<ThreadRead> {
+    const messages: SlackThreadMessage[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < limits.maxPages; page += 1) {
+      const result = await boundedCall(
+        'conversations.replies',
+        () =>
+          this.client.conversations.replies({
+            channel: thread.channel,
+            ts: thread.threadTs,
+            // Only what came before the message being answered: never the message itself or later ones.
+            latest: thread.before,
+            inclusive: false,
+            include_all_metadata: true,
+            limit: THREAD_PAGE_SIZE,
+            ...(cursor ? { cursor } : {}),
+          }),
+        options,
+        this.options.log,
+      );
+      for (const message of result.messages ?? []) {
+        if (typeof message.ts === 'string' && message.ts < thread.before) messages.push(message as SlackThreadMessage);
+      }
+      cursor = result.response_metadata?.next_cursor || undefined;
+      if (!cursor) return { messages, complete: true };
+    }
+    return { messages, complete: false };
+  }
+
+  async downloadFile(url: string, limits: { maxBytes: number; expectsHtml?: boolean }, options: SlackCallOptions = {}): Promise<Buffer> {
+    return downloadSlackFile(url, this.client.token ?? '', { ...limits, ...(this.options.apiUrl ? { apiUrl: this.options.apiUrl } : {}) }, options);
+  }
 
   async post({ channel, threadTs, text, marker }: { channel: string; threadTs: string; text: string; marker?: ReplyMarker }, options: SlackCallOptions = {}): Promise<{ ts: string }> {
     const result = await boundedCall(
@@ -158,8 +193,10 @@ export class WebApiSlackReplies implements SlackReplies {
   }
 }
 
-/** The metadata type of every reply chunk this app posts. */
-export const REPLY_METADATA_TYPE = 'slack_zone_bridge_reply';
+/** Slack's recommended page size for `conversations.replies`. */
+const THREAD_PAGE_SIZE = 200;
+
+export { REPLY_METADATA_TYPE };
 const FIND_POSTED_MAX_PAGES = 5;
 
 /** Waits for a 429's `Retry-After` at most this many times in one call; then SQS redelivers. */
@@ -246,10 +283,10 @@ export type RotatingSlackRepliesOptions = Omit<SlackWebClientOptions, 'token' | 
  * refuses for its token (TOKEN_REFUSED_ERRORS) re-reads the secret once and, if that gives a
  * new token, is made once more with it. No Slack call is made before the token is read.
  */
-export function slackRepliesFromSecret(botToken: SecretSource, options: RotatingSlackRepliesOptions = {}): SlackReplies {
+export function slackRepliesFromSecret(botToken: SecretSource, options: RotatingSlackRepliesOptions = {}): SlackReplies & SlackConversations {
   let current: { token: string; replies: WebApiSlackReplies } | undefined;
   const repliesWith = (token: string): WebApiSlackReplies => {
-    if (current?.token !== token) current = { token, replies: new WebApiSlackReplies(createSlackWebClient({ ...options, token }), { log: options.log }) };
+    if (current?.token !== token) current = { token, replies: new WebApiSlackReplies(createSlackWebClient({ ...options, token }), { log: options.log, ...(options.apiUrl ? { apiUrl: options.apiUrl } : {}) }) };
     return current.replies;
   };
 
@@ -273,6 +310,9 @@ export function slackRepliesFromSecret(botToken: SecretSource, options: Rotating
   return {
     post: (message, callOptions) => call('chat.postMessage', (replies) => replies.post(message, callOptions)),
     findPosted: (thread, marker, callOptions) => call('conversations.replies', (replies) => replies.findPosted(thread, marker, callOptions)),
+    readThread: (thread, limits, callOptions) => call('conversations.replies', (replies) => replies.readThread(thread, limits, callOptions)),
+    // A refused download is Slack's sign-in page, not an API error: it never triggers a re-read.
+    downloadFile: (url, limits, callOptions) => call('files', (replies) => replies.downloadFile(url, limits, callOptions)),
     addReaction: (reaction) => call('reactions.add', (replies) => replies.addReaction(reaction)),
     removeReaction: (reaction) => call('reactions.remove', (replies) => replies.removeReaction(reaction)),
   };

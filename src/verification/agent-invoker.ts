@@ -1,7 +1,7 @@
 import type { ExecuteTaskParams } from '../contract';
 import { taskLogger } from '../observability/logger';
 import type { DeliveryHandler } from '../queue/queue';
-import { answerReply } from './answer-reply';
+import { answerReply, withNotes } from './answer-reply';
 import { userMessageForFailure } from './failure-messages';
 import type { FollowUpOptions } from './follow-up-options';
 import { withLastReceiveApology } from './last-receive';
@@ -9,6 +9,7 @@ import { pollDelaySeconds } from './poll-schedule';
 import { parseQueueMessage } from './poison-message';
 import { TaskMessageSchema, replyThreadTs, type ReplyMessage, type SlackThread, type TaskMessage } from './queue-messages';
 import type { SecretSource } from '../secrets/secret-source';
+import type { TaskInputs } from './task-inputs';
 import { noTrace } from './trace';
 
 export type AgentInvokerOptions = FollowUpOptions & {
@@ -16,6 +17,8 @@ export type AgentInvokerOptions = FollowUpOptions & {
   onTaskStarted?: (thread: SlackThread) => Promise<void>;
   /** Only when the operator opts in: the bot token travels to the execution zone in `bot_token`. */
   botTokenForExecution?: SecretSource;
+  /** Reads the thread's earlier messages and the shared files (src/verification/task-inputs.ts); never throws. */
+  readInputs?: (task: TaskMessage, call: { signal?: AbortSignal; deadline?: number }) => Promise<TaskInputs>;
 };
 
 /** A retryable failure: the record fails so SQS delivers it again (same request id, same task). */
@@ -39,7 +42,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
   const now = options.now ?? Date.now;
   const trace = options.trace ?? noTrace;
 
-  const invoke: DeliveryHandler = async (delivery, { signal }) => {
+  const invoke: DeliveryHandler = async (delivery, { signal, deadline }) => {
     const task = parseQueueMessage(TaskMessageSchema, delivery.body, 'task message');
     const log = taskLogger(options.log, { request_id: task.request_id, correlation_id: task.request_id, event_id: task.event_id });
     const thread: SlackThread = { team_id: task.team_id, channel: task.channel, ts: task.ts, ...(task.thread_ts ? { thread_ts: task.thread_ts } : {}) };
@@ -55,10 +58,19 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
       team_id: task.team_id,
       user_id: task.user_id,
     };
+    // Read afresh on every receive: the execution zone keys a task by its request id, not by its context.
+    const inputs: TaskInputs = options.readInputs ? await options.readInputs(task, { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) }) : { notes: [] };
+    if (inputs.messages) params.messages = inputs.messages;
+    if (inputs.attachments) params.attachments = inputs.attachments;
     if (options.botTokenForExecution) params.bot_token = await options.botTokenForExecution.get();
 
     const sentAt = now();
-    trace({ requestId: task.request_id, hop: 'execute-sent', at: sentAt, detail: { agent: options.agent.name, transport: options.agent.transport, protocol: options.agent.protocol, attempt: delivery.receiveCount } });
+    trace({
+      requestId: task.request_id,
+      hop: 'execute-sent',
+      at: sentAt,
+      detail: { agent: options.agent.name, transport: options.agent.transport, protocol: options.agent.protocol, attempt: delivery.receiveCount, context_messages: inputs.messages?.length ?? 0, attachments: inputs.attachments?.length ?? 0 },
+    });
     options.metrics?.taskSent(options.agent.protocol, options.agent.transport);
     const outcome = await options.agent.start(params, { requestId: task.request_id, correlationId: task.request_id, signal });
     options.metrics?.latency('execute', now() - sentAt);
@@ -68,12 +80,22 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
       case 'success':
         log.info('task answered', { duration_ms: now() - sentAt });
         const answer = answerReply(outcome.text, options.messages);
-        await reply(task, thread, answer.kind, answer.text);
+        await reply(task, thread, answer.kind, answer.kind === 'answer' ? withNotes(answer.text, inputs.notes) : answer.text);
         return;
       case 'pending': {
         const delaySeconds = pollDelaySeconds(options.schedule, 0);
         await options.polls.send(
-          { ...thread, request_id: task.request_id, event_id: task.event_id, user_id: task.user_id, handle: outcome.handle, attempt: 0, accepted_at: now(), received_at: task.received_at },
+          {
+            ...thread,
+            request_id: task.request_id,
+            event_id: task.event_id,
+            user_id: task.user_id,
+            handle: outcome.handle,
+            attempt: 0,
+            accepted_at: now(),
+            received_at: task.received_at,
+            ...(inputs.notes.length ? { notes: inputs.notes } : {}),
+          },
           { delaySeconds, attributes: { request_id: task.request_id } },
         );
         log.info('task accepted; first poll queued', { task_id: outcome.handle.taskId, delay_seconds: delaySeconds });

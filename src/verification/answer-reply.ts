@@ -11,3 +11,8 @@ const INVISIBLE = /^[\s\u200B-\u200D\u2060\uFEFF]*$/u;
 export function answerReply(text: string, messages: UserMessages): { kind: 'answer' | 'error'; text: string } {
   return INVISIBLE.test(text) ? { kind: 'error', text: messages.executionFailed } : { kind: 'answer', text };
 }
+
+/** An answer with the notes about what its task went without (skipped files, an unread thread) under it. */
+export function withNotes(text: string, notes: readonly string[] | undefined): string {
+  return notes?.length ? `${text}\n\n${notes.map((note) => `ℹ️ ${note}`).join('\n')}` : text;
+}

@@ -1,6 +1,6 @@
 import { taskLogger } from '../observability/logger';
 import type { DeliveryHandler } from '../queue/queue';
-import { answerReply } from './answer-reply';
+import { answerReply, withNotes } from './answer-reply';
 import { userMessageForFailure } from './failure-messages';
 import type { FollowUpOptions } from './follow-up-options';
 import { withLastReceiveApology } from './last-receive';
@@ -36,7 +36,7 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
     if (outcome.kind === 'success') {
       log.info('task finished', { polls: attempt, since_accepted_ms: now() - message.accepted_at });
       const answer = answerReply(outcome.text, options.messages);
-      return reply(message, answer.kind, answer.text);
+      return reply(message, answer.kind, answer.kind === 'answer' ? withNotes(answer.text, message.notes) : answer.text);
     }
     if (outcome.kind === 'failure' && !outcome.retryable) {
       log.warn('task failed', { category: outcome.category, code: outcome.code, error_message: outcome.message, polls: attempt });

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { envBool, envInt, envList, envNumber, parseEnv } from '../config/env';
 import { QUEUE_SETTINGS } from './pipeline-settings';
 import { DEFAULT_POLL_SCHEDULE, type PollSchedule } from './poll-schedule';
+import { DEFAULT_ATTACHMENT_LIMITS, defaultMaxTotalBytes, type AttachmentLimits } from './attachment-limits';
+import type { TransportKind } from '../transport/transport';
 
 /**
  * Verification-zone configuration, parsed once per function (src/verification/wiring.ts turns it
@@ -36,6 +38,25 @@ export const VerificationConfigSchema = z.object({
   /** Opt-in: send the bot token to the execution zone as `bot_token` (it is never logged). */
   EXECUTION_SEND_BOT_TOKEN: envBool(false),
   USER_MESSAGES_JSON: z.string().optional(),
+  /** Earlier thread messages sent with a task (0: none); the newest are kept (docs/contract.md, "Thread context"). */
+  THREAD_CONTEXT_MAX_MESSAGES: envInt(50, 0, 1000),
+  /** Characters of earlier messages sent with a task, at most. */
+  THREAD_CONTEXT_MAX_CHARS: envInt(20_000, 0),
+  /** Pages of 200 messages read from a thread, at most. */
+  THREAD_CONTEXT_MAX_PAGES: envInt(10, 1, 100),
+  /** Replies in a thread the bot answered in are answered without a mention. */
+  THREAD_FOLLOW_UPS: envBool(true),
+  /** How long after its last answer a thread keeps taking replies without a mention. */
+  THREAD_MEMORY_TTL_SECONDS: envInt(7 * 24 * 60 * 60, 60),
+  /** Files sent with one task (docs/contract.md, "Attachments"); the defaults are Converse's limits. */
+  ATTACHMENT_MAX_IMAGES: envInt(DEFAULT_ATTACHMENT_LIMITS.maxImages, 0),
+  ATTACHMENT_MAX_IMAGE_BYTES: envInt(DEFAULT_ATTACHMENT_LIMITS.maxImageBytes, 0),
+  ATTACHMENT_MAX_DOCUMENTS: envInt(DEFAULT_ATTACHMENT_LIMITS.maxDocuments, 0),
+  ATTACHMENT_MAX_DOCUMENT_BYTES: envInt(DEFAULT_ATTACHMENT_LIMITS.maxDocumentBytes, 0),
+  /** Bytes of files in one task, before base64; unset: what the transport carries (4 MiB over https, 32 MiB otherwise). */
+  ATTACHMENT_MAX_TOTAL_BYTES: z.coerce.number().int().min(0).optional(),
+  /** The time the invoker gives the thread read and the downloads, together (never more than a third of what it has left). */
+  SLACK_READ_BUDGET_MS: envInt(10_000, 0),
 });
 export type VerificationConfig = z.infer<typeof VerificationConfigSchema>;
 
@@ -49,5 +70,15 @@ export function pollScheduleOf(config: VerificationConfig): PollSchedule {
     factor: config.POLL_BACKOFF_FACTOR,
     maxDelaySeconds: config.POLL_MAX_DELAY_S,
     deadlineSeconds: config.POLL_DEADLINE_S,
+  };
+}
+
+export function attachmentLimitsOf(config: VerificationConfig, transport: TransportKind): AttachmentLimits {
+  return {
+    maxImages: config.ATTACHMENT_MAX_IMAGES,
+    maxImageBytes: config.ATTACHMENT_MAX_IMAGE_BYTES,
+    maxDocuments: config.ATTACHMENT_MAX_DOCUMENTS,
+    maxDocumentBytes: config.ATTACHMENT_MAX_DOCUMENT_BYTES,
+    maxTotalBytes: config.ATTACHMENT_MAX_TOTAL_BYTES ?? defaultMaxTotalBytes(transport),
   };
 }

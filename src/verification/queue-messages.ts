@@ -16,6 +16,25 @@ export const SlackThreadSchema = z.object({
 });
 export type SlackThread = z.infer<typeof SlackThreadSchema>;
 
+/**
+ * A file shared with the message, as the invoker needs it to download it. The URL stays in the
+ * verification zone: the execution zone receives the bytes (docs/contract.md, "Attachments").
+ */
+export const TaskFileSchema = z.object({
+  id: z.string().min(1),
+  name: z.string(),
+  /** As Slack declared it; the invoker checks the bytes against it. */
+  mimetype: z.string(),
+  filetype: z.string().optional(),
+  size: z.number().nonnegative(),
+  /** Absent for a file Slack no longer serves (deleted, hidden by the plan's limits). */
+  url: z.string().optional(),
+});
+export type TaskFile = z.infer<typeof TaskFileSchema>;
+
+/** More file references than this in one task message are cut (Slack attaches at most 10 to a message). */
+export const MAX_TASK_FILES = 50;
+
 export const TaskMessageSchema = SlackThreadSchema.extend({
   /** UUID v4 made once when the event was accepted; the JSON-RPC id of execute_task on every retry. */
   request_id: z.uuid(),
@@ -24,6 +43,11 @@ export const TaskMessageSchema = SlackThreadSchema.extend({
   text: z.string().min(1),
   /** Epoch ms when slack-events accepted the event. */
   received_at: z.number(),
+  files: z.array(TaskFileSchema).max(MAX_TASK_FILES).optional(),
+  /** The bot's user id, when the event named it: the invoker tells the bot's own replies by it. */
+  bot_user_id: z.string().optional(),
+  /** A thread reply without a mention, taken because the bot answered in that thread before. */
+  follow_up: z.boolean().optional(),
 });
 export type TaskMessage = z.infer<typeof TaskMessageSchema>;
 
@@ -38,6 +62,8 @@ export const PollMessageSchema = SlackThreadSchema.extend({
   /** Epoch ms when the task was accepted: the poll deadline counts from here. */
   accepted_at: z.number(),
   received_at: z.number(),
+  /** Notes for the user about what the task was sent without (files skipped, thread not read), added under the answer. */
+  notes: z.array(z.string()).optional(),
 });
 export type PollMessage = z.infer<typeof PollMessageSchema>;
 

@@ -1,5 +1,24 @@
 import { z } from 'zod';
 
+/**
+ * A file shared with a message, as message and app_mention events carry it. A file hidden by the
+ * workspace's plan or deleted (`mode: "hidden_by_limit"` / `"tombstone"`) has no download URL.
+ */
+export const SlackFileSchema = z
+  .object({
+    id: z.string(),
+    name: z.string().optional(),
+    title: z.string().optional(),
+    mimetype: z.string().optional(),
+    filetype: z.string().optional(),
+    size: z.number().optional(),
+    mode: z.string().optional(),
+    url_private_download: z.string().optional(),
+    url_private: z.string().optional(),
+  })
+  .loose();
+export type SlackFile = z.infer<typeof SlackFileSchema>;
+
 /** The parts of Slack's Events API payloads the ingress reads (docs/architecture.md §10.1); everything else passes through. */
 export const SlackInnerEventSchema = z
   .object({
@@ -13,6 +32,7 @@ export const SlackInnerEventSchema = z
     channel: z.string().optional(),
     channel_type: z.string().optional(),
     team: z.string().optional(),
+    files: z.array(SlackFileSchema).optional(),
   })
   .loose();
 export type SlackInnerEvent = z.infer<typeof SlackInnerEventSchema>;
@@ -34,23 +54,71 @@ export type SlackEnvelope = z.infer<typeof SlackEnvelopeSchema>;
 export type SlackEventCallback = Extract<SlackEnvelope, { type: 'event_callback' }>;
 
 /** Why an event is acknowledged without a task; the reasons are logged and counted. */
-export type IgnoreReason = 'event-type' | 'bot-message' | 'subtype' | 'own-message' | 'not-a-dm' | 'incomplete';
+export type IgnoreReason =
+  | 'event-type'
+  | 'bot-message'
+  | 'subtype'
+  | 'own-message'
+  | 'not-a-dm'
+  | 'incomplete'
+  /** A channel message that mentions the bot: its app_mention event is the task. */
+  | 'mention-event'
+  /** A thread reply addressed to someone else: people talking to each other. */
+  | 'addressed-to-someone-else'
+  /** A thread reply in a thread the bot has not answered in (checked by the ingress). */
+  | 'not-in-bot-thread'
+  /** Follow-ups without a mention are turned off (THREAD_FOLLOW_UPS=false). */
+  | 'follow-ups-off';
 
-export type AcceptedEvent = { kind: 'task'; user: string; channel: string; ts: string; thread_ts?: string; text: string };
+export type AcceptedEvent = {
+  kind: 'task';
+  user: string;
+  channel: string;
+  ts: string;
+  thread_ts?: string;
+  text: string;
+  files?: SlackFile[];
+  /** The bot's own user id, when the event says it: how the invoker tells the bot's replies in the thread. */
+  botUserId?: string;
+  /**
+   * A reply in a channel thread without a mention: a task only if the bot has answered in that
+   * thread (docs/architecture.md §10.1, "Follow-ups"); the ingress checks its record of threads.
+   */
+  followUp?: true;
+};
+
+/** Message subtypes that are messages a person wrote: a file shared with text, a thread reply also sent to the channel. */
+const TASK_SUBTYPES: ReadonlySet<string> = new Set(['file_share', 'thread_broadcast']);
+const CHANNEL_TYPES: ReadonlySet<string> = new Set(['channel', 'group']);
+const MENTION = /<@([A-Z0-9]+)(?:\|[^>]*)?>/g;
 
 /**
- * Decides whether an event is for the bot: app mentions, and plain direct messages. Messages
- * from bots (ours included), edits and other subtypes are ignored so the bot never answers itself.
+ * Decides whether an event is for the bot: app mentions, direct messages (with or without files),
+ * and — as candidates the ingress still checks — replies in a channel thread that mention nobody
+ * else. Messages from bots (ours included), edits, deletions and other subtypes are ignored so the
+ * bot never answers itself.
  */
 export function classifyEvent(envelope: SlackEventCallback, botUserId?: string): AcceptedEvent | { kind: 'ignore'; reason: IgnoreReason } {
   const event = envelope.event;
   const ownUserIds = new Set([botUserId, ...(envelope.authorizations ?? []).filter((a) => a.is_bot).map((a) => a.user_id)].filter(Boolean));
   if (event.type !== 'app_mention' && event.type !== 'message') return { kind: 'ignore', reason: 'event-type' };
   if (event.bot_id) return { kind: 'ignore', reason: 'bot-message' };
-  if (event.subtype) return { kind: 'ignore', reason: 'subtype' };
+  if (event.subtype && !TASK_SUBTYPES.has(event.subtype)) return { kind: 'ignore', reason: 'subtype' };
   if (event.user && ownUserIds.has(event.user)) return { kind: 'ignore', reason: 'own-message' };
-  if (event.type === 'message' && event.channel_type !== 'im') return { kind: 'ignore', reason: 'not-a-dm' };
+  let followUp = false;
+  if (event.type === 'message' && event.channel_type !== 'im') {
+    const isThreadReply = CHANNEL_TYPES.has(event.channel_type ?? '') && event.thread_ts !== undefined && event.thread_ts !== event.ts;
+    if (!isThreadReply) return { kind: 'ignore', reason: 'not-a-dm' };
+    const mentioned = [...(event.text ?? '').matchAll(MENTION)].map((match) => match[1]!);
+    // Slack sends an app_mention for the same message: that event is the task, this one a duplicate.
+    if (mentioned.some((id) => ownUserIds.has(id))) return { kind: 'ignore', reason: 'mention-event' };
+    // A reply that names someone is for them, not for the bot (docs/architecture.md §10.1).
+    if (mentioned.length > 0) return { kind: 'ignore', reason: 'addressed-to-someone-else' };
+    followUp = true;
+  }
   if (!event.user || !event.channel || !event.ts) return { kind: 'ignore', reason: 'incomplete' };
+  const files = event.files?.length ? event.files : undefined;
+  const ownId = botUserId ?? [...ownUserIds][0];
   return {
     kind: 'task',
     user: event.user,
@@ -58,6 +126,9 @@ export function classifyEvent(envelope: SlackEventCallback, botUserId?: string):
     ts: event.ts,
     ...(event.thread_ts ? { thread_ts: event.thread_ts } : {}),
     text: stripMentions(event.text ?? '', ownUserIds),
+    ...(files ? { files } : {}),
+    ...(ownId ? { botUserId: ownId } : {}),
+    ...(followUp ? { followUp: true as const } : {}),
   };
 }
 

@@ -3,10 +3,11 @@ import { newRequestId } from '../contract';
 import { taskLogger, type Log } from '../observability/logger';
 import type { PipelineMetrics } from '../observability/metrics';
 import type { Queue } from '../queue/queue';
-import type { ReplyMessage, TaskMessage } from './queue-messages';
+import { MAX_TASK_FILES, type ReplyMessage, type TaskFile, type TaskMessage } from './queue-messages';
 import type { RateLimiter } from './rate-limiter';
 import type { SecretSource } from '../secrets/secret-source';
-import { classifyEvent, SlackEnvelopeSchema } from './slack-event';
+import { classifyEvent, SlackEnvelopeSchema, type SlackFile } from './slack-event';
+import type { BotThreads } from './stores/bot-threads';
 import { verifySlackSignature } from './slack-signature';
 import type { ClaimState, ClaimStore } from './stores/claim-store';
 import { EVENT_CLAIM_LEASE_SECONDS } from './pipeline-settings';
@@ -29,6 +30,11 @@ export type SlackIngressOptions = {
   maxTextLength: number;
   claimTtlSeconds: number;
   botUserId?: string;
+  /**
+   * Where the bot has answered: a reply in such a thread is taken without a mention. Without it
+   * (THREAD_FOLLOW_UPS=false), every channel message needs a mention.
+   */
+  threads?: BotThreads;
   log: Log;
   metrics?: PipelineMetrics;
   trace?: Tracer;
@@ -100,6 +106,23 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
       log.debug('ignored event', { reason: decision.reason, type: envelope.event.type });
       return OK();
     }
+    if (decision.followUp) {
+      if (!options.threads) {
+        log.debug('ignored event', { reason: 'follow-ups-off', type: envelope.event.type });
+        return OK();
+      }
+      let answeredThere: boolean;
+      try {
+        answeredThere = await options.threads.has({ team_id: envelope.team_id, channel: decision.channel, thread_ts: decision.thread_ts! });
+      } catch (error) {
+        log.error('could not look up the thread; asking Slack to retry', { error: error as Error });
+        return text(500, 'temporarily unavailable');
+      }
+      if (!answeredThere) {
+        log.debug('ignored event', { reason: 'not-in-bot-thread', type: envelope.event.type });
+        return OK();
+      }
+    }
 
     // Claim first: a Slack retry (same event_id) is acknowledged here without a second task or reply.
     const claimKey = `event#${envelope.event_id}`;
@@ -127,12 +150,15 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
     if (claim.takenOver) log.warn('took over the claim of an earlier delivery that did not finish', retry);
 
     const requestId = claim.value ?? newRequestId();
+    const files = decision.files?.slice(0, MAX_TASK_FILES).map(taskFileOf);
+    // A message of files alone is still a question about them.
+    const taskText = decision.text || (files?.length ? options.messages.filesWithoutText : '');
     const thread = { team_id: envelope.team_id, channel: decision.channel, ts: decision.ts, ...(decision.thread_ts ? { thread_ts: decision.thread_ts } : {}) };
     const taskLog = taskLogger(log, { request_id: requestId, correlation_id: requestId });
     trace({ requestId, hop: 'ingress', at: started, detail: { event_id: envelope.event_id, user: decision.user, channel: decision.channel, ts: decision.ts, thread_ts: decision.thread_ts } });
 
     try {
-      const refusal = await refusalFor(envelope.team_id, decision.user, decision.channel, decision.text, started);
+      const refusal = await refusalFor(envelope.team_id, decision.user, decision.channel, taskText, started);
       if (refusal === 'silent') {
         trace({ requestId, hop: 'refused', at: now(), detail: { replied: false } });
       } else if (refusal) {
@@ -144,10 +170,20 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
         // Traced before the send: an in-memory consumer may start on the task before send returns.
         trace({ requestId, hop: 'queued', at: now() });
         await options.tasks.send(
-          { ...thread, request_id: requestId, event_id: envelope.event_id, user_id: decision.user, text: decision.text, received_at: started },
+          {
+            ...thread,
+            request_id: requestId,
+            event_id: envelope.event_id,
+            user_id: decision.user,
+            text: taskText,
+            received_at: started,
+            ...(files?.length ? { files } : {}),
+            ...(decision.botUserId ? { bot_user_id: decision.botUserId } : {}),
+            ...(decision.followUp ? { follow_up: true } : {}),
+          },
           { attributes: { request_id: requestId, event_id: envelope.event_id } },
         );
-        taskLog.info('task queued', { text_length: decision.text.length });
+        taskLog.info('task queued', { text_length: taskText.length, files: files?.length ?? 0, follow_up: decision.followUp ?? false });
       }
     } catch (error) {
       // Nothing was queued: give the claim back so Slack's retry can succeed at once. If even that
@@ -180,6 +216,19 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
     if (taskText.length > options.maxTextLength) return { reason: 'too-long', text: fill(options.messages.tooLong, { limit: options.maxTextLength }) };
     return undefined;
   }
+}
+
+/** What the invoker needs of a shared file to fetch it; a deleted or hidden file has no URL. */
+function taskFileOf(file: SlackFile): TaskFile {
+  const url = file.mode === 'tombstone' || file.mode === 'hidden_by_limit' ? undefined : (file.url_private_download ?? file.url_private);
+  return {
+    id: file.id,
+    name: file.name ?? file.title ?? file.id,
+    mimetype: file.mimetype ?? '',
+    ...(file.filetype ? { filetype: file.filetype } : {}),
+    size: Math.max(0, file.size ?? 0),
+    ...(url ? { url } : {}),
+  };
 }
 
 function header(request: IngressRequest, name: string): string | undefined {

@@ -8,6 +8,7 @@ import { toSafeMrkdwn } from '../slack/safe-mrkdwn';
 import { SLACK_CHUNK_LIMIT, splitForSlack } from '../slack/split-message';
 import { parseQueueMessage } from './poison-message';
 import { ReplyMessageSchema, replyThreadTs, type ReplyMessage, type SlackThread } from './queue-messages';
+import type { BotThreads } from './stores/bot-threads';
 import type { ClaimStore } from './stores/claim-store';
 import { REPLY_CHUNK_LEASE_SECONDS } from './pipeline-settings';
 import { noTrace, type Tracer } from './trace';
@@ -34,6 +35,11 @@ export type SlackPosterOptions = {
    * the user has not been answered — logged as an error, for an operator to redrive.
    */
   maxReceiveCount?: number;
+  /**
+   * Where an answered thread is recorded, so later replies there are taken without a mention
+   * (THREAD_FOLLOW_UPS), for `threadTtlSeconds` after the last answer.
+   */
+  threads?: { store: BotThreads; ttlSeconds: number };
   /** Longest message posted, in UTF-16 code units. @default SLACK_CHUNK_LIMIT */
   chunkLimit?: number;
   metrics?: PipelineMetrics;
@@ -127,6 +133,14 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
     if (posted === 0) log.info('every chunk was already posted by an earlier delivery', { chunks: chunks.length, ts: alreadyOut, receive_count: delivery.receiveCount });
     else log.info('reply posted', { kind: message.kind, chunks: chunks.length, posted, receive_count: delivery.receiveCount });
     trace({ requestId: message.request_id, hop: 'reply-posted', at: now(), detail: { kind: message.kind, chunks: chunks.length, posted } });
+
+    // The bot has spoken in this thread: a reply there is for it without a new mention. Notices
+    // (refusals) do not count. Best effort: a lost record costs the next reply a mention, no more.
+    if (options.threads && message.kind !== 'notice') {
+      await options.threads.store
+        .remember({ team_id: message.team_id, channel: message.channel, thread_ts: threadTs }, options.threads.ttlSeconds)
+        .catch((error: unknown) => log.warn('could not record the thread as one the bot answered in; a follow-up there needs a mention', { error: error as Error }));
+    }
 
     // Also on a redelivery that posted nothing new: the earlier delivery may have died before
     // reacting, and reacting twice is harmless (already_reacted and no_reaction are ignored).

@@ -16,6 +16,12 @@ export const DEFAULT_USER_MESSAGES = {
   timedOut: 'Sorry, that took too long and I stopped working on it. Please try a smaller request.',
   cancelled: 'That request was cancelled before it finished.',
   internalError: 'Sorry, something went wrong on my side and I could not answer. The team has been notified.',
+  /** Sent to the agent as the task's text when a message carries only files. */
+  filesWithoutText: 'Please look at the attached files.',
+  /** Notes under an answer: what the task went without. */
+  threadUnread: "I couldn't read the earlier messages of this thread, so I answered this message on its own.",
+  threadTrimmed: 'I read only the latest {kept} earlier messages of this thread.',
+  filesSkipped: "I couldn't read {files}.",
 } as const;
 
 export type UserMessageKey = keyof typeof DEFAULT_USER_MESSAGES;

@@ -3,16 +3,19 @@ import type { PipelineMetrics } from '../observability/metrics';
 import type { ExecutionAgent } from '../protocols/execution-agent';
 import type { DeliveryHandler, Queue } from '../queue/queue';
 import type { SecretSource } from '../secrets/secret-source';
+import type { SlackConversations } from '../slack/slack-conversations';
 import type { SlackReplies } from '../slack/slack-replies';
 import { createAgentInvoker } from './agent-invoker';
 import { createAsyncResult } from './async-result';
-import { pollScheduleOf, type VerificationConfig } from './config';
+import { attachmentLimitsOf, pollScheduleOf, type VerificationConfig } from './config';
 import type { FollowUpOptions } from './follow-up-options';
 import type { PollMessage, ReplyMessage, TaskMessage } from './queue-messages';
 import { RateLimiter } from './rate-limiter';
 import { acknowledgeReceipt, createSlackPoster, type SlackPoster } from './slack-poster';
 import { createSlackIngress, type IngressRequest, type IngressResponse } from './slack-ingress';
+import type { BotThreads } from './stores/bot-threads';
 import type { ClaimStore } from './stores/claim-store';
+import { readTaskInputs } from './task-inputs';
 import type { CounterStore } from './stores/counter-store';
 import type { Tracer } from './trace';
 import { userMessages } from './user-messages';
@@ -45,6 +48,8 @@ export type SlackEventsPorts = {
   counters: CounterStore;
   tasks: Queue<TaskMessage>;
   replies: Queue<ReplyMessage>;
+  /** The threads the bot answered in; read only with THREAD_FOLLOW_UPS (on by default). */
+  threads: BotThreads;
 };
 
 export function wireSlackEvents(context: FunctionContext, ports: SlackEventsPorts): (request: IngressRequest) => Promise<IngressResponse> {
@@ -62,6 +67,7 @@ export function wireSlackEvents(context: FunctionContext, ports: SlackEventsPort
     maxTextLength: config.MAX_TEXT_LENGTH,
     claimTtlSeconds: config.EVENT_CLAIM_TTL_SECONDS,
     botUserId: config.SLACK_BOT_USER_ID,
+    ...(config.THREAD_FOLLOW_UPS ? { threads: ports.threads } : {}),
     ...common(context),
   });
 }
@@ -76,6 +82,11 @@ export type AsyncResultPorts = {
 export type AgentInvokerPorts = AsyncResultPorts & {
   /** Needed with SLACK_REACTIONS (👀 when a task starts). */
   slack?: () => SlackReplies;
+  /**
+   * Slack read with the bot token: the thread's earlier messages and the shared files. Without
+   * it (a local sink that cannot read Slack), tasks go with their text alone.
+   */
+  conversations?: () => SlackConversations;
   /** Needed with EXECUTION_SEND_BOT_TOKEN. */
   botToken?: () => SecretSource;
 };
@@ -84,10 +95,20 @@ export function wireAgentInvoker(context: FunctionContext, ports: AgentInvokerPo
   const { config } = context;
   const slack = config.SLACK_REACTIONS ? required(ports.slack, 'SLACK_REACTIONS needs the Slack bot token')() : undefined;
   const botToken = config.EXECUTION_SEND_BOT_TOKEN ? required(ports.botToken, 'EXECUTION_SEND_BOT_TOKEN needs the Slack bot token')() : undefined;
+  const conversations = ports.conversations?.();
+  const reading = conversations && {
+    slack: conversations,
+    thread: { maxMessages: config.THREAD_CONTEXT_MAX_MESSAGES, maxChars: config.THREAD_CONTEXT_MAX_CHARS, maxPages: config.THREAD_CONTEXT_MAX_PAGES },
+    attachments: attachmentLimitsOf(config, ports.agent.transport),
+    budgetMs: config.SLACK_READ_BUDGET_MS,
+    messages: userMessages(config.USER_MESSAGES_JSON),
+    log: context.log,
+  };
   return createAgentInvoker({
     ...followUp(context, ports, config.TASK_MAX_RECEIVE_COUNT),
     ...(slack ? { onTaskStarted: (thread) => acknowledgeReceipt(slack, thread) } : {}),
     ...(botToken ? { botTokenForExecution: botToken } : {}),
+    ...(reading ? { readInputs: (task, call) => readTaskInputs(task, reading, call) } : {}),
   });
 }
 
@@ -98,6 +119,8 @@ export function wireAsyncResult(context: FunctionContext, ports: AsyncResultPort
 export type SlackPosterPorts = {
   slack: SlackReplies;
   claims: ClaimStore;
+  /** Where answered threads are recorded, for THREAD_FOLLOW_UPS. */
+  threads: BotThreads;
 };
 
 export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPorts): SlackPoster {
@@ -107,6 +130,7 @@ export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPort
     claims: ports.claims,
     reactions: config.SLACK_REACTIONS,
     maxReceiveCount: config.REPLY_MAX_RECEIVE_COUNT,
+    ...(config.THREAD_FOLLOW_UPS ? { threads: { store: ports.threads, ttlSeconds: config.THREAD_MEMORY_TTL_SECONDS } } : {}),
     ...common(context),
   });
 }

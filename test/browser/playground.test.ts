@@ -52,4 +52,26 @@ describeIfChromium('the playground page in a real browser (Debian Chromium, play
     expect(trace).toMatch(/poll #1 → pending/);
     expect(trace).toMatch(/poll #\d+ → success/);
   });
+
+  it('continues a thread (the agent gets its earlier turns) and attaches a file', async () => {
+    const page = await browser.newPage();
+    await page.goto(stack.playgroundUrl);
+    await page.fill('#text', 'first turn');
+    await page.press('#text', 'Enter');
+    const first = page.locator('.request').first();
+    await first.locator('.reply', { hasText: 'echo: first turn' }).waitFor({ timeout: 15_000 });
+
+    await first.locator('[data-thread]').click();
+    expect(await page.locator('#thread-bar').isVisible()).toBe(true);
+    await page.check('#follow-up');
+    await page.setInputFiles('#files', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('remember the milk\n') });
+    await page.fill('#text', 'second turn #context');
+    await page.press('#text', 'Enter');
+    const second = page.locator('.request').first();
+    await second.locator('.reply', { hasText: 'context: 2 turns (user, assistant)' }).waitFor({ timeout: 15_000 });
+    const reply = await second.locator('.reply').innerText();
+    expect(reply).toContain('attachment: notes.txt text/plain 18 bytes');
+    expect(await second.locator('.files').innerText()).toContain('notes.txt');
+    expect(await second.locator('table.trace').innerText()).toMatch(/2 earlier messages · 1 files/);
+  });
 });

@@ -164,7 +164,7 @@ describe('swapping the transport', () => {
 });
 
 describe('Slack settings', () => {
-  it('without reactions the invoker gets no bot token, and secrets can be imported by name', () => {
+  it('the invoker reads the bot token even without reactions (thread context, files), and secrets can be imported by name', () => {
     const s = synth({ signingSecretName: 'slack/signing', botTokenSecretName: 'slack/bot' });
     s.verification!.resourceCountIs('AWS::SecretsManager::Secret', 0);
     const resources = s.verification!.toJSON().Resources;
@@ -172,8 +172,16 @@ describe('Slack settings', () => {
     expect(resources[functionId(s.verification!, 'slack-poster')].Properties.Environment.Variables.SLACK_BOT_TOKEN_ARN).toBe('slack/bot');
     const invokerEnv = resources[functionId(s.verification!, 'agent-invoker')].Properties.Environment.Variables;
     expect(invokerEnv.SLACK_REACTIONS).toBe('false');
-    expect(invokerEnv).not.toHaveProperty('SLACK_BOT_TOKEN_ARN');
-    expect(statementsFor(statementsOfFunction(s.verification!, functionId(s.verification!, 'agent-invoker')), 'secretsmanager:GetSecretValue')).toEqual([]);
+    expect(invokerEnv.SLACK_BOT_TOKEN_ARN).toBe('slack/bot');
+    expect(statementsFor(statementsOfFunction(s.verification!, functionId(s.verification!, 'agent-invoker')), 'secretsmanager:GetSecretValue')).not.toEqual([]);
+    // Follow-ups without a mention: on by default, in the two functions that use the record.
+    for (const name of ['slack-events', 'slack-poster']) expect(resources[functionId(s.verification!, name)].Properties.Environment.Variables.THREAD_FOLLOW_UPS).toBe('true');
+  });
+
+  it('-c threadFollowUps=false turns follow-ups without a mention off', () => {
+    const s = synth({ threadFollowUps: 'false' });
+    const resources = s.verification!.toJSON().Resources;
+    for (const name of ['slack-events', 'slack-poster']) expect(resources[functionId(s.verification!, name)].Properties.Environment.Variables.THREAD_FOLLOW_UPS).toBe('false');
   });
 });
 

@@ -22,7 +22,7 @@ const eventSourceOf = (fnId: string) => Object.values(resources()).find((r) => r
 describe('functions', () => {
   it.each([
     ['slack-events', 10, 512],
-    ['agent-invoker', 60, 256],
+    ['agent-invoker', 60, 1024],
     ['async-result', 30, 256],
     ['slack-poster', 60, 256],
   ])('%s: arm64, nodejs22.x, %i s, %i MB, source maps on, own log group with retention', (prefix, timeout, memory) => {
@@ -63,6 +63,7 @@ describe('functions', () => {
       SLACK_BOT_USER_ID: 'U0BOT',
       RATE_LIMIT_PER_MINUTE: '20',
       MAX_TEXT_LENGTH: '4000',
+      THREAD_FOLLOW_UPS: 'true',
     });
   });
 });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,6 +27,7 @@ const SH_COMMANDS: Record<string, string> = {
   'npm test': 'npm test -- --listTests',
   'npx zone say "hello"': 'npx zone say "hello"',
   'npx zone say "slow one #sleep=8000"': 'npx zone say "slow one #sleep=8000"',
+  'npx zone say --file README.md "what is this file about?"': 'npx zone say --file README.md "what is this file about?"',
   'npm run demo': 'npm run demo',
   // `&` puts it in the background; here it is a child process, stopped at the end.
   'npx zone serve &': 'npx zone serve',
@@ -295,6 +297,16 @@ describe('the README commands, through npm', () => {
       expect(output).toMatch(/^echo: hello$/m);
       expect(code).toBe(0);
       await stack.waitFor(/reply in CLOCAL[^\n]*\n\s+echo: hello$/m);
+    });
+
+    it('npx zone say --file README.md "…" shares the file: the agent gets its exact bytes', async () => {
+      const { code, output } = await runCommand(shCommand('npx zone say --file README.md "what is this file about?"'), { VERIFICATION_PORT: verificationPort });
+      const readme = readFileSync(join(ROOT, 'README.md'));
+      const sha256 = createHash('sha256').update(readme).digest('hex');
+      expect(output).toMatch(/HTTP 200/);
+      expect(output).toContain(`echo: what is this file about?\nattachment: README.md text/markdown ${readme.length} bytes sha256=${sha256}`);
+      expect(output).toMatch(/continue this thread: npx zone say --thread \d+\.\d{6}/);
+      expect(code).toBe(0);
     });
 
     it('npx zone say "slow one #sleep=8000" goes accepted, is polled, then answered', async () => {

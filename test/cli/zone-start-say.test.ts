@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { runZone, spawnZone } from '../support/spawn';
 
 describe('zone start + zone say (real processes, as a newcomer runs them)', () => {
@@ -17,6 +20,33 @@ describe('zone start + zone say (real processes, as a newcomer runs them)', () =
     } finally {
       expect(await stack.stop()).toBe(0);
     }
+  });
+
+  it('zone say continues a thread (--thread, --follow-up) and shares files (--file, repeatable)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zone-say-'));
+    writeFileSync(join(dir, 'notes.md'), '# notes\nremember the milk\n');
+    writeFileSync(join(dir, 'fake.png'), '%PDF-1.4 not an image');
+    const stack = spawnZone(['start', '--verification-port', '0', '--execution-port', '0'], { TRANSPORT: 'https' });
+    try {
+      const [, ingress] = await stack.waitFor(/Slack ingress\s+POST (\S+)/);
+      const first = await runZone(['say', 'where is the milk?', '--url', ingress!, '--wait', '10']);
+      const thread = /continue this thread: npx zone say --thread (\S+)/.exec(first.output)?.[1];
+      expect(thread).toMatch(/^\d+\.\d{6}$/);
+
+      const second = await runZone(['say', 'look at these #context', '--url', ingress!, '--thread', thread!, '--follow-up', '--file', join(dir, 'notes.md'), '--file', join(dir, 'fake.png'), '--wait', '10']);
+      expect(second.code).toBe(0);
+      expect(second.output).toMatch(/echo: look at these #context\ncontext: 2 turns \(user, assistant\)\nattachment: notes\.md text\/markdown 26 bytes sha256=[0-9a-f]{64}/);
+      expect(second.output).toContain("I couldn't read fake.png (its content is not a PNG file).");
+      expect(second.output).toContain(`thread ${thread}`);
+    } finally {
+      expect(await stack.stop()).toBe(0);
+    }
+  });
+
+  it('zone say refuses --follow-up without a thread', async () => {
+    const said = await runZone(['say', 'hi', '--follow-up', '--url', 'http://127.0.0.1:9/slack/events', '--secret', 'x']);
+    expect(said.code).not.toBe(0);
+    expect(said.output).toMatch(/--follow-up needs --thread/);
   });
 
   it('zone say explains what is missing when nothing listens', async () => {

@@ -3,8 +3,9 @@ import { closeServer, listenOnLoopback } from './http';
 
 /**
  * A loopback fake of the Slack Web API, for the real `@slack/web-api` client (point
- * `slackApiUrl` at `apiUrl`). It answers `chat.postMessage`, `reactions.add`, `reactions.remove`
- * and `auth.test` the way Slack does — `{ok:false,error}` with HTTP 200 for API errors, 429 with
+ * `slackApiUrl` at `apiUrl`). It answers `chat.postMessage`, `conversations.replies` (threads of
+ * people's messages and the bot's posts, paged, bounded by `latest`), `reactions.add`,
+ * `reactions.remove` and `auth.test`, and serves hosted files with the bot token, the way Slack does — `{ok:false,error}` with HTTP 200 for API errors, 429 with
  * `Retry-After` when rate limiting — and records what it was sent.
  *
  * Bodies: @slack/web-api 8 sends `application/x-www-form-urlencoded` (objects as JSON strings
@@ -14,6 +15,11 @@ import { closeServer, listenOnLoopback } from './http';
  */
 
 export type FakeSlackPost = { channel: string; thread_ts?: string; text: string; ts: string };
+/** A message someone (not the bot) wrote, as `conversations.replies` returns it. */
+export type FakeSlackMessage = { channel: string; ts: string; thread_ts?: string; user: string; text: string; subtype?: string; files?: FakeSlackFile[] };
+/** A file Slack hosts, as message events list it. */
+export type FakeSlackFile = { id: string; name: string; title: string; mimetype: string; filetype: string; size: number; url_private: string; url_private_download: string };
+export type FakeFileFailure = { status?: number; stallMs?: number; times?: number };
 export type FakeSlackReaction = { op: 'add' | 'remove'; channel: string; timestamp: string; name: string };
 export type FakeSlackRequest = { method: string; headers: IncomingHttpHeaders; body: Record<string, unknown> };
 
@@ -49,6 +55,19 @@ export type FakeSlackApi = {
   posts: FakeSlackPost[];
   /** Successful reaction changes, in order. */
   reactions: FakeSlackReaction[];
+  /**
+   * Adds a message by a person (a thread's parent, or a reply with `thread_ts`), so that
+   * `conversations.replies` returns it with the bot's posts; resolves with its `ts`.
+   */
+  addMessage(message: Omit<FakeSlackMessage, 'ts'> & { ts?: string }): string;
+  /** Deletes a message as Slack does: a thread's parent becomes a tombstone, a reply disappears. */
+  deleteMessage(channel: string, ts: string): void;
+  /** Hosts a file for download at its `url_private_download` (with the bot token, as Slack serves it). */
+  addFile(file: { name: string; mimetype: string; bytes: Buffer; filetype?: string; size?: number }): FakeSlackFile;
+  /** Makes the next download(s) of a file fail with an HTTP status, or stall. */
+  failFile(id: string, failure: FakeFileFailure): void;
+  /** Every file download that reached the fake: which file, and whether the bot token came with it. */
+  downloads: Array<{ id: string; authorized: boolean }>;
   /** Every request that reached the fake, failed ones included. */
   requests: FakeSlackRequest[];
   /** Makes the next call(s) of `method` fail; failures queue in the order given. */
@@ -81,6 +100,12 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
   /** Tokens rotated away, and what Slack answers each of them. */
   const retired = new Map<string, string>();
   const posts: FakeSlackPost[] = [];
+  const people: FakeSlackMessage[] = [];
+  const files = new Map<string, { file: FakeSlackFile; bytes: Buffer }>();
+  const fileFailures = new Map<string, FakeFileFailure & { times: number }>();
+  const downloads: Array<{ id: string; authorized: boolean }> = [];
+  const stalls = new Set<NodeJS.Timeout>();
+  let fileCounter = 0;
   const reactions: FakeSlackReaction[] = [];
   const requests: FakeSlackRequest[] = [];
   const failures = new Map<string, Array<Required<Pick<FakeSlackFailure, 'times'>> & FakeSlackFailure>>();
@@ -164,18 +189,32 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
       if (!channel) return apiError('channel_not_found');
       if (!ts) return apiError('thread_not_found');
       const withMetadata = body.include_all_metadata === true || body.include_all_metadata === 'true';
-      const messages = posts
-        .filter((post) => post.channel === channel && post.thread_ts === ts)
+      const inThread = (messageTs: string, threadTs: string | undefined) => messageTs === ts || threadTs === ts;
+      const fromBot = posts
+        .filter((post) => post.channel === channel && (post.thread_ts === ts || post.ts === ts))
         .map((post) => ({
           type: 'message',
           user: FAKE_BOT_USER_ID,
           bot_id: FAKE_BOT_ID,
           text: post.text,
           ts: post.ts,
-          thread_ts: ts,
+          thread_ts: post.thread_ts ?? post.ts,
           ...(withMetadata && metadataByTs.has(post.ts) ? { metadata: metadataByTs.get(post.ts) } : {}),
         }));
-      return ok({ messages, has_more: false });
+      const fromPeople = people
+        .filter((message) => message.channel === channel && inThread(message.ts, message.thread_ts))
+        .map((message) => ({ type: 'message', user: message.user, text: message.text, ts: message.ts, thread_ts: message.thread_ts ?? message.ts, ...(message.subtype ? { subtype: message.subtype } : {}), ...(message.files ? { files: message.files } : {}) }));
+      const thread = [...fromPeople, ...fromBot].sort((a, b) => compareTs(a.ts, b.ts));
+      if (thread.length === 0) return apiError('thread_not_found');
+      // Slack's bounds: `latest` (exclusive unless `inclusive`) and `oldest`; the parent always first.
+      const latest = stringArg(body.latest);
+      const inclusive = body.inclusive === true || body.inclusive === 'true' || body.inclusive === '1';
+      const bounded = thread.filter((message) => !latest || compareTs(message.ts, latest) < 0 || (inclusive && message.ts === latest));
+      const limit = Math.max(1, Math.min(1000, Number(body.limit ?? 1000) || 1000));
+      const offset = typeof body.cursor === 'string' && body.cursor ? Number(Buffer.from(body.cursor, 'base64').toString('utf8').replace('offset:', '')) : 0;
+      const page = bounded.slice(offset, offset + limit);
+      const more = offset + limit < bounded.length;
+      return ok({ messages: page, has_more: more, ...(more ? { response_metadata: { next_cursor: Buffer.from(`offset:${offset + limit}`).toString('base64') } } : {}) });
     },
     'reactions.add': (body) => react('add', body),
     'reactions.remove': (body) => react('remove', body),
@@ -205,6 +244,8 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+    const fileMatch = /^\/files-pri\/[\w-]+-(F\w+)\/download\//.exec(url.pathname);
+    if (fileMatch) return serveFile(fileMatch[1]!, request, response);
     const match = /^\/api\/([\w.]+)$/.exec(url.pathname);
     if (!match) return send(response, { status: 404, body: { ok: false, error: 'unknown_path' } });
     const method = match[1]!;
@@ -244,7 +285,40 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
     send(response, handler ? handler(recorded) : apiError('unknown_method'));
   }
 
-  const apiUrl = `${await listenOnLoopback(server)}/api/`;
+  /** Files are served like Slack serves them: with the bot token the bytes, without it the sign-in page (HTTP 200). */
+  async function serveFile(id: string, request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const authorized = request.headers.authorization === `Bearer ${token}`;
+    downloads.push({ id, authorized });
+    const failure = fileFailures.get(id);
+    if (failure) {
+      failure.times -= 1;
+      if (failure.times <= 0) fileFailures.delete(id);
+      if (failure.stallMs !== undefined) {
+        // A stall ends early when the fake closes, so it never outlives a test.
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(() => (stalls.delete(timer), resolve()), failure.stallMs);
+          stalls.add(timer);
+        });
+      }
+      if (failure.status !== undefined) {
+        response.writeHead(failure.status, { 'content-type': 'text/plain' }).end(`HTTP ${failure.status}`);
+        return;
+      }
+    }
+    const hosted = files.get(id);
+    if (!authorized) {
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(LOGIN_PAGE);
+      return;
+    }
+    if (!hosted) {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('file not found');
+      return;
+    }
+    response.writeHead(200, { 'content-type': hosted.file.mimetype, 'content-length': hosted.bytes.length }).end(hosted.bytes);
+  }
+
+  const origin = await listenOnLoopback(server);
+  const apiUrl = `${origin}/api/`;
 
   return {
     apiUrl,
@@ -260,6 +334,32 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
     posts,
     reactions,
     requests,
+    downloads,
+    addMessage(message) {
+      const ts = message.ts ?? nextTs();
+      people.push({ ...message, ts });
+      return ts;
+    },
+    deleteMessage(channel, ts) {
+      const index = people.findIndex((message) => message.channel === channel && message.ts === ts);
+      if (index < 0) return;
+      const message = people[index]!;
+      const isParent = people.some((other) => other.thread_ts === ts && other.ts !== ts) || posts.some((post) => post.thread_ts === ts);
+      if (isParent) people[index] = { channel, ts, user: 'USLACKBOT', text: 'This message was deleted.', subtype: 'tombstone', ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}) };
+      else people.splice(index, 1);
+    },
+    addFile(file) {
+      fileCounter += 1;
+      const id = `F0FAKE${String(fileCounter).padStart(4, '0')}`;
+      const filetype = file.filetype ?? (/\.([a-z0-9]+)$/i.exec(file.name)?.[1]?.toLowerCase() ?? 'binary');
+      const url = `${origin}/files-pri/${FAKE_TEAM_ID}-${id}/download/${encodeURIComponent(file.name)}`;
+      const shared: FakeSlackFile = { id, name: file.name, title: file.name, mimetype: file.mimetype, filetype, size: file.size ?? file.bytes.length, url_private: url, url_private_download: url };
+      files.set(id, { file: shared, bytes: file.bytes });
+      return shared;
+    },
+    failFile(id, failure) {
+      fileFailures.set(id, { ...failure, times: failure.times ?? 1 });
+    },
     failNext(method, failure = {}) {
       const queue = failures.get(method) ?? [];
       queue.push({ ...failure, times: failure.times ?? 1 });
@@ -292,13 +392,30 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
       for (const kind of Object.keys(injected)) delete injected[kind];
       present.clear();
       metadataByTs.clear();
+      people.length = 0;
+      files.clear();
+      fileFailures.clear();
+      downloads.length = 0;
     },
     async close() {
       for (const waiter of waiters) clearTimeout(waiter.timer);
       waiters.clear();
+      for (const timer of stalls) clearTimeout(timer);
+      stalls.clear();
+      server.closeAllConnections();
       await closeServer(server);
     },
   };
+}
+
+/** What Slack serves for a file URL fetched without a usable token: its sign-in page, with HTTP 200. */
+const LOGIN_PAGE = '<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in to your workspace</body></html>';
+
+/** Slack timestamps compared as numbers ("seconds.micro"). */
+function compareTs(a: string, b: string): number {
+  const [as, am = '0'] = a.split('.');
+  const [bs, bm = '0'] = b.split('.');
+  return Number(as) - Number(bs) || Number(am.padEnd(6, '0')) - Number(bm.padEnd(6, '0'));
 }
 
 function ok(fields: Record<string, unknown>): Answer {

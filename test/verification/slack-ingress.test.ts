@@ -8,7 +8,8 @@ import { slackSignatureHeaders } from '../../src/verification/slack-signature';
 import { MemoryClaimStore } from '../../src/verification/stores/memory-claim-store';
 import { MemoryCounterStore } from '../../src/verification/stores/memory-counter-store';
 import { DEFAULT_USER_MESSAGES } from '../../src/verification/user-messages';
-import { appMentionEnvelope } from '../../src/local/slack-event-builder';
+import { appMentionEnvelope, slackEventEnvelope } from '../../src/local/slack-event-builder';
+import { MemoryBotThreads } from '../../src/verification/stores/memory-bot-threads';
 
 const SECRET = 'ingress-test-secret';
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -50,7 +51,7 @@ describe('slack-events ingress', () => {
     const response = await handle(signed(body));
     expect(response).toMatchObject({ statusCode: 200, body: '' });
     expect(tasksSent()).toEqual([
-      { request_id: expect.stringMatching(UUID_V4), event_id: eventId, team_id: 'T9', user_id: 'U9', channel: 'C9', ts, thread_ts: '111.222', text: 'what is up?', received_at: expect.any(Number) },
+      { request_id: expect.stringMatching(UUID_V4), event_id: eventId, team_id: 'T9', user_id: 'U9', channel: 'C9', ts, thread_ts: '111.222', text: 'what is up?', received_at: expect.any(Number), bot_user_id: 'UBOTLOCAL' },
     ]);
   });
 
@@ -196,3 +197,52 @@ describe('slack-events ingress', () => {
     expect(tasks.size + replies.size).toBe(0);
   });
 });
+
+describe('slack-events ingress: follow-ups and files', () => {
+  const followUp = (threadTs: string, text = 'and then?') => slackEventEnvelope('thread-reply', { text, threadTs, teamId: 'T9', channel: 'C9' });
+
+  it('takes a reply without a mention only in a thread the bot answered in', async () => {
+    const threads = new MemoryBotThreads();
+    const { handle, tasksSent } = setup({ threads });
+    await handle(signed(followUp('100.000001').body));
+    expect(tasksSent()).toEqual([]);
+
+    await threads.remember({ team_id: 'T9', channel: 'C9', thread_ts: '100.000001' }, 60);
+    const { body, ts } = followUp('100.000001');
+    expect((await handle(signed(body))).statusCode).toBe(200);
+    expect(tasksSent()).toEqual([expect.objectContaining({ ts, thread_ts: '100.000001', text: 'and then?', follow_up: true })]);
+  });
+
+  it('takes no reply without a mention when follow-ups are off (no thread record given)', async () => {
+    const { handle, tasksSent } = setup();
+    expect((await handle(signed(followUp('100.000001').body))).statusCode).toBe(200);
+    expect(tasksSent()).toEqual([]);
+  });
+
+  it('asks Slack to retry when the thread record cannot be read, and queues nothing', async () => {
+    const threads = { remember: async () => undefined, has: async () => Promise.reject(new Error('DynamoDB is unavailable')) };
+    const { handle, tasksSent, claims } = setup({ threads });
+    const { body, eventId } = followUp('100.000001');
+    expect((await handle(signed(body))).statusCode).toBe(500);
+    expect(tasksSent()).toEqual([]);
+    // Not claimed: Slack's retry is a first delivery.
+    expect(await claims.acquire(`event#${eventId}`, { token: 't', leaseSeconds: 1, ttlSeconds: 60 })).toMatchObject({ status: 'claimed' });
+  });
+
+  it('queues the files of a direct message (file_share) with no text, as a question about them', async () => {
+    const { handle, tasksSent } = setup();
+    const file = { id: 'F1', name: 'a.pdf', mimetype: 'application/pdf', filetype: 'pdf', size: 10, url_private_download: 'https://files.slack.com/files-pri/T9-F1/download/a.pdf' };
+    const deleted = { id: 'F2', name: 'gone.pdf', mode: 'tombstone' };
+    await handle(signed(slackEventEnvelope('dm', { text: '', files: [file, deleted], teamId: 'T9' }).body));
+    expect(tasksSent()).toEqual([
+      expect.objectContaining({
+        text: DEFAULT_USER_MESSAGES.filesWithoutText,
+        files: [
+          { id: 'F1', name: 'a.pdf', mimetype: 'application/pdf', filetype: 'pdf', size: 10, url: file.url_private_download },
+          { id: 'F2', name: 'gone.pdf', mimetype: '', size: 0 },
+        ],
+      }),
+    ]);
+  });
+});
+

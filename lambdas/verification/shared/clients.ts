@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { boundedClientConfig } from '../../../src/aws/bounded-client';
 import { SqsQueue } from '../../../src/queue/sqs-queue';
+import { DynamoDbBotThreads } from '../../../src/verification/stores/dynamodb-bot-threads';
 import { DynamoDbClaimStore } from '../../../src/verification/stores/dynamodb-claim-store';
 
 /**
@@ -29,4 +30,8 @@ export function dynamoDb(): DynamoDBClient {
 
 export function claimStore(tableName: string | undefined): DynamoDbClaimStore {
   return new DynamoDbClaimStore({ client: dynamoDb(), tableName: required(tableName, 'STATE_TABLE_NAME') });
+}
+
+export function botThreads(tableName: string | undefined): DynamoDbBotThreads {
+  return new DynamoDbBotThreads({ client: dynamoDb(), tableName: required(tableName, 'STATE_TABLE_NAME') });
 }

@@ -15,7 +15,13 @@ export function botTokenOf(context: FunctionContext): SecretSource {
   return token;
 }
 
-/** A Slack client whose token follows rotation: on Slack's invalid_auth the secret is re-read. */
+const clients = new WeakMap<FunctionContext, ReturnType<typeof slackRepliesFromSecret>>();
+/**
+ * A Slack client whose token follows rotation (on Slack's invalid_auth the secret is re-read):
+ * posts, reactions, thread reads and file downloads, one per function.
+ */
 export function slackOf(context: FunctionContext) {
-  return slackRepliesFromSecret(botTokenOf(context), { apiUrl: context.config.SLACK_API_URL });
+  let client = clients.get(context);
+  if (!client) clients.set(context, (client = slackRepliesFromSecret(botTokenOf(context), { apiUrl: context.config.SLACK_API_URL })));
+  return client;
 }
