@@ -182,9 +182,10 @@ export const SPECS: BundleSpec[] = [
     mayCall: {
       'client-bedrock-agentcore': 'agentcore transport (TRANSPORT=agentcore, the default)',
       'client-sqs': 'poll and reply queues',
-      'client-secrets-manager': 'bot token (reactions) or bearer token (https transport) from an ARN',
+      'client-secrets-manager': 'bot token (thread context, files, live answers) or bearer token (https transport) from an ARN',
+      'client-dynamodb': 'the record of each task\'s live message (live answers)',
     },
-    env: (_mode, world) => ({ TRANSPORT: 'agentcore', AGENTCORE_RUNTIME_ARN: RUNTIME_ARN, ...queueUrls(world) }),
+    env: (_mode, world) => ({ TRANSPORT: 'agentcore', AGENTCORE_RUNTIME_ARN: RUNTIME_ARN, SLACK_BOT_TOKEN: world?.slack.token ?? BOT_TOKEN, STATE_TABLE_NAME: STATE_TABLE, ...queueUrls(world) }),
     event: async (mode) => {
       if (mode === 'offline') return { event: { Records: [] }, what: 'empty SQS batch (a record would call AgentCore)' };
       const body = JSON.stringify({ ...slackThread(), request_id: randomUUID(), event_id: `Ev${Date.now()}`, user_id: 'UBENCHUSER', text: 'hello from the bench', received_at: Date.now() });
@@ -204,9 +205,10 @@ export const SPECS: BundleSpec[] = [
     mayCall: {
       'client-bedrock-agentcore': 'agentcore transport (TRANSPORT=agentcore, the default)',
       'client-sqs': 'poll and reply queues',
-      'client-secrets-manager': 'bearer token (https transport) from an ARN',
+      'client-secrets-manager': 'bot token (live answers) or bearer token (https transport) from an ARN',
+      'client-dynamodb': 'the record of each task\'s live message (live answers)',
     },
-    env: (_mode, world) => ({ TRANSPORT: 'agentcore', AGENTCORE_RUNTIME_ARN: RUNTIME_ARN, ...queueUrls(world) }),
+    env: (_mode, world) => ({ TRANSPORT: 'agentcore', AGENTCORE_RUNTIME_ARN: RUNTIME_ARN, SLACK_BOT_TOKEN: world?.slack.token ?? BOT_TOKEN, STATE_TABLE_NAME: STATE_TABLE, ...queueUrls(world) }),
     event: async (mode, world) => {
       if (mode === 'offline' || !world) return { event: { Records: [] }, what: 'empty SQS batch (a record would call AgentCore)' };
       const taskId = await pendingTask(world);

@@ -1,4 +1,4 @@
-import { writeSync } from 'node:fs';
+import { runChildMeasure } from './support/child-entry';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { loadExecutionConfig } from '../src/execution/config';
@@ -120,19 +120,9 @@ export async function measureEndToEnd(options: EndToEndOptions): Promise<EndToEn
   }
 }
 
-/** The child's entry: options in argv[2]; the result as one JSON line on fd 3. */
+/** The child's entry (bench/support/child-entry.ts). */
 export function endToEndFromArgv(argv = process.argv.slice(2)): void {
-  const options = JSON.parse(argv[0] ?? '{}') as EndToEndOptions;
-  measureEndToEnd(options).then(
-    (result) => {
-      writeSync(3, `${JSON.stringify(result)}\n`);
-      process.exit(0);
-    },
-    (error: unknown) => {
-      writeSync(3, `${JSON.stringify({ error: String((error as Error)?.stack ?? error) })}\n`);
-      process.exit(1);
-    },
-  );
+  runChildMeasure<EndToEndOptions, unknown>(measureEndToEnd, argv);
 }
 
 export async function runEndToEnd(options: EndToEndOptions & { workDir: string; log: (line: string) => void }): Promise<EndToEndResult> {

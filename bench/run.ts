@@ -2,6 +2,7 @@ import { mkdtemp, mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runColdStart } from './cold-start';
 import { runEndToEnd } from './end-to-end';
+import { runLiveAnswers, type LiveAnswersOptions } from './live-answers';
 import { runPollCost } from './poll-cost';
 import { runProtocolOverhead } from './protocol-overhead';
 import { runReplySplitter } from './reply-splitter';
@@ -14,7 +15,8 @@ import { stopAll } from './support/processes';
  * (every part, briefly). Writes bench/RESULTS.md (quick: bench/RESULTS.quick.md, so a quick
  * check never overwrites the published figures). Options:
  *   --quick            short runs
- *   --only=1,3         run only these parts (1 cold start, 2 protocol, 3 throughput, 4 end to end, 5 poll cost, 6 reply splitter)
+ *   --only=1,3         run only these parts (1 cold start, 2 protocol, 3 throughput, 4 end to end, 5 poll cost, 6 reply splitter, 7 live answers)
+ *                      (the file written holds only the parts run: with --only, pass --out to keep RESULTS.md whole)
  *   --out=<file>       write the results elsewhere
  */
 type Settings = {
@@ -26,6 +28,7 @@ type Settings = {
   endToEnd: { eventsPerTransport: number; warmupEvents: number; chunk: number };
   warmRuns: number;
   splitter: { samples: number; budgetMs: number };
+  liveAnswers: LiveAnswersOptions;
 };
 
 const FULL: Settings = {
@@ -37,6 +40,8 @@ const FULL: Settings = {
   endToEnd: { eventsPerTransport: 300, warmupEvents: 20, chunk: 25 },
   warmRuns: 50,
   splitter: { samples: 20, budgetMs: 5_000 },
+  // 50 words at 20 words/s (ECHO_STREAM_MS=50): a 2.5 s answer, in real time.
+  liveAnswers: { eventsPerTransport: 10, warmupEvents: 1, words: 50, wordMs: 50 },
 };
 
 const QUICK: Settings = {
@@ -48,15 +53,18 @@ const QUICK: Settings = {
   endToEnd: { eventsPerTransport: 40, warmupEvents: 5, chunk: 20 },
   warmRuns: 15,
   splitter: { samples: 5, budgetMs: 2_000 },
+  liveAnswers: { eventsPerTransport: 3, warmupEvents: 1, words: 50, wordMs: 50 },
 };
 
 /** A per-poll billed duration closer to AWS than loopback: AgentCore round trip plus an SQS send. */
 const ASSUMED_AWS_POLL_MS = 100;
+/** One Slack Web API round trip from Lambda (part 7: each streamed poll appends to Slack once). */
+const ASSUMED_SLACK_CALL_MS = 100;
 
 function parseArgs(argv: readonly string[]): { quick: boolean; parts: Set<number>; out: string } {
   const quick = argv.includes('--quick');
   const only = argv.find((arg) => arg.startsWith('--only='));
-  const parts = new Set(only ? only.slice('--only='.length).split(',').map(Number) : [1, 2, 3, 4, 5, 6]);
+  const parts = new Set(only ? only.slice('--only='.length).split(',').map(Number) : [1, 2, 3, 4, 5, 6, 7]);
   const outArg = argv.find((arg) => arg.startsWith('--out='));
   const out = outArg ? outArg.slice('--out='.length) : join(__dirname, quick ? 'RESULTS.quick.md' : 'RESULTS.md');
   return { quick, parts, out };
@@ -110,6 +118,9 @@ async function main(): Promise<number> {
     });
     await part(6, 'reply splitter on pathological text', async () => {
       results.splitter = runReplySplitter({ ...settings.splitter, log });
+    });
+    await part(7, 'live answers', async () => {
+      results.liveAnswers = await runLiveAnswers({ ...settings.liveAnswers, awsCallMs: ASSUMED_AWS_POLL_MS, slackCallMs: ASSUMED_SLACK_CALL_MS, workDir: join(workDir, 'live-answers'), log });
     });
   } finally {
     await stopAll();

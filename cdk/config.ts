@@ -36,6 +36,8 @@ export const CONTEXT_DEFAULTS = {
   slackReactions: false,
   /** Replies in a thread the bot answered in are answered without a new mention (docs/architecture.md §10.1). */
   threadFollowUps: true,
+  /** A sign of life at once and the answer shown as it is produced (docs/architecture.md §2.5). */
+  streamReplies: true,
   logRetentionDays: 30,
 } as const;
 
@@ -111,6 +113,7 @@ export const ContextSchema = z
     maxTextLength: int(1).default(CONTEXT_DEFAULTS.maxTextLength),
     slackReactions: bool.default(CONTEXT_DEFAULTS.slackReactions),
     threadFollowUps: bool.default(CONTEXT_DEFAULTS.threadFollowUps),
+    streamReplies: bool.default(CONTEXT_DEFAULTS.streamReplies),
     pollFirstDelaySeconds: int(0, 900).default(DEFAULT_POLL_SCHEDULE.firstDelaySeconds),
     pollMaxDelaySeconds: int(0, 900).default(DEFAULT_POLL_SCHEDULE.maxDelaySeconds),
     pollDeadlineSeconds: int(1).default(DEFAULT_POLL_SCHEDULE.deadlineSeconds),

@@ -85,6 +85,7 @@ export function buildZones(app: App): Zones {
       maxTextLength: c.maxTextLength,
       reactions: c.slackReactions,
       threadFollowUps: c.threadFollowUps,
+      streamReplies: c.streamReplies,
     },
     poll: { firstDelaySeconds: c.pollFirstDelaySeconds, maxDelaySeconds: c.pollMaxDelaySeconds, deadlineSeconds: c.pollDeadlineSeconds },
     api: { rateLimit: c.apiRateLimit, burstLimit: c.apiBurstLimit, waf: c.waf, wafRateLimit: c.wafRateLimit },

@@ -5,9 +5,9 @@ import type { ExpectedWildcard } from './nag-acknowledgements';
 /**
  * Permission to call one Bedrock model through Converse, and nothing else.
  *
- * - Converse is authorized as `bedrock:InvokeModel` (ConverseStream as
- *   `bedrock:InvokeModelWithResponseStream`). The bedrock executor only calls Converse, so only
- *   InvokeModel is granted; a streaming executor would add the second action here.
+ * - Converse is authorized as `bedrock:InvokeModel`, ConverseStream as
+ *   `bedrock:InvokeModelWithResponseStream`. The bedrock executor calls ConverseStream for tasks
+ *   the verification zone shows live (docs/architecture.md §2.5) and Converse otherwise: both.
  * - An on-demand model id (`anthropic.claude-…`) needs the foundation-model ARN in the stack's region.
  * - A cross-region inference profile id (`us.anthropic.claude-…`) needs the inference-profile ARN
  *   in the stack's region plus the foundation-model ARN in every region the profile routes to: a
@@ -72,7 +72,7 @@ export class BedrockModelAccess {
   }
 
   grantInvoke(grantee: IGrantable, stack: Stack): Grant {
-    return Grant.addToPrincipal({ grantee, actions: ['bedrock:InvokeModel'], resourceArns: this.resourceArns(stack) });
+    return Grant.addToPrincipal({ grantee, actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'], resourceArns: this.resourceArns(stack) });
   }
 
   /** The wildcard a `global.` profile needs, for the nag acknowledgement. */
@@ -82,7 +82,7 @@ export class BedrockModelAccess {
     return [
       {
         pattern: new RegExp(`^Resource::arn:(?:<AWS::Partition>|aws[a-z-]*):bedrock:\\*::foundation-model/${model}$`),
-        reason: `The global inference profile ${this.target.profileId} routes requests to any commercial region, so the model is allowed in every region; the action is InvokeModel on this one model only.`,
+        reason: `The global inference profile ${this.target.profileId} routes requests to any commercial region, so the model is allowed in every region; the actions are InvokeModel and InvokeModelWithResponseStream on this one model only.`,
       },
     ];
   }

@@ -30,6 +30,8 @@ export interface SlackSettings {
   readonly reactions: boolean;
   /** THREAD_FOLLOW_UPS: answer replies in a thread the bot answered in without a mention. @default true */
   readonly threadFollowUps?: boolean;
+  /** STREAM_REPLIES: a sign of life at once, and the answer shown while it is produced. @default true */
+  readonly streamReplies?: boolean;
 }
 
 export interface PollSettings {
@@ -159,7 +161,7 @@ export class VerificationZoneStack extends Stack {
       entry: 'lambdas/verification/agent-invoker.ts',
       description: 'agent-invoker: reads the thread and files from Slack, sends each task to the execution zone (execute_task)',
       timeout: TIMEOUT.invoker,
-      // A batch of tasks may each carry files (up to 32 MiB, held raw, in base64 and in the request
+      // A batch of tasks may each carry files (up to 32 MB, held raw, in base64 and in the request
       // body at once): room for that, and more CPU for the base64 work.
       memorySize: 1024,
       logRetention,
@@ -172,8 +174,11 @@ export class VerificationZoneStack extends Stack {
         TASK_MAX_RECEIVE_COUNT: String(MAX_RECEIVE_COUNT.tasks),
         ...pollSchedule,
         SLACK_REACTIONS: String(slack.reactions),
-        // Always: the invoker reads the thread's earlier messages and downloads shared files.
+        // Always: the invoker reads the thread's earlier messages and downloads shared files, and
+        // shows the answer live (status, stream) with the state table's record of it.
         SLACK_BOT_TOKEN_ARN: secretId(this.botToken),
+        STATE_TABLE_NAME: this.stateTable.table.tableName,
+        STREAM_REPLIES: String(slack.streamReplies ?? true),
       }),
     });
     this.poller = new ZoneFunction(this, 'AsyncResult', {
@@ -189,6 +194,10 @@ export class VerificationZoneStack extends Stack {
         REPLY_QUEUE_URL: this.replies.queue.queueUrl,
         POLL_MAX_RECEIVE_COUNT: String(MAX_RECEIVE_COUNT.polls),
         ...pollSchedule,
+        // Live answers: each poll shows the task's new text in Slack.
+        SLACK_BOT_TOKEN_ARN: secretId(this.botToken),
+        STATE_TABLE_NAME: this.stateTable.table.tableName,
+        STREAM_REPLIES: String(slack.streamReplies ?? true),
       },
     });
     this.poster = new ZoneFunction(this, 'SlackPoster', {
@@ -203,11 +212,15 @@ export class VerificationZoneStack extends Stack {
         REPLY_MAX_RECEIVE_COUNT: String(MAX_RECEIVE_COUNT.replies),
         SLACK_REACTIONS: String(slack.reactions),
         THREAD_FOLLOW_UPS: String(slack.threadFollowUps ?? true),
+        STREAM_REPLIES: String(slack.streamReplies ?? true),
       },
     });
 
     // Wiring: each function consumes one queue and may send exactly where its handler sends.
-    this.invoker.fn.addEventSource(new SqsEventSource(this.tasks.queue, { batchSize: 5, reportBatchItemFailures: true }));
+    // One task per invocation: a task may carry up to 32 MB of files (raw, base64 and the request
+    // body at once, ~200–280 MB), so five in parallel could exhaust the function's memory and take
+    // the whole batch — and its last-receive apologies — down with it.
+    this.invoker.fn.addEventSource(new SqsEventSource(this.tasks.queue, { batchSize: 1, reportBatchItemFailures: true }));
     this.poller.fn.addEventSource(new SqsEventSource(this.polls.queue, { batchSize: 10, reportBatchItemFailures: true }));
     this.poster.fn.addEventSource(new SqsEventSource(this.replies.queue, { batchSize: 5, reportBatchItemFailures: true }));
 
@@ -221,7 +234,11 @@ export class VerificationZoneStack extends Stack {
       this.polls.queue.grantSendMessages(caller.role);
       this.replies.queue.grantSendMessages(caller.role);
     }
-    this.botToken.grantRead(this.invoker.role);
+    // Thread context, files and live answers (invoker); live answers (poller).
+    for (const reader of [this.invoker, this.poller]) {
+      this.botToken.grantRead(reader.role);
+      this.stateTable.grantItems(reader.role, 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem');
+    }
 
     this.botToken.grantRead(this.poster.role);
     this.stateTable.grantItems(this.poster.role, 'dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem');

@@ -2,7 +2,7 @@ import { wireAgentInvoker } from '../../src/verification/wiring';
 import { defaultAgentFromEnv } from './shared/agents';
 import { sqsQueue } from './shared/clients';
 import { functionContext } from './shared/function-context';
-import { botTokenOf, slackOf } from './shared/slack';
+import { botTokenOf, livePortsOf, slackOf } from './shared/slack';
 import { sqsBatchHandler } from './shared/sqs-batch';
 
 /** agent-invoker: SQS tasks → the thread's earlier messages and the shared files read from Slack → execute_task through the default execution agent. */
@@ -17,6 +17,7 @@ export const handler = sqsBatchHandler(
     slack: () => slackOf(context),
     conversations: () => slackOf(context),
     botToken: () => botTokenOf(context),
+    live: livePortsOf(context),
   }),
   context,
 );

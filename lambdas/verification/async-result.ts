@@ -2,9 +2,10 @@ import { wireAsyncResult } from '../../src/verification/wiring';
 import { defaultAgentFromEnv } from './shared/agents';
 import { sqsQueue } from './shared/clients';
 import { functionContext } from './shared/function-context';
+import { livePortsOf } from './shared/slack';
 import { sqsBatchHandler } from './shared/sqs-batch';
 
-/** async-result: one get_task_result per poll message; re-enqueues itself with backoff until done or the deadline. */
+/** async-result: one get_task_result per poll message (its new text shown in Slack); re-enqueues itself with backoff until done or the deadline. */
 const context = functionContext('async-result');
 const { config } = context;
 
@@ -13,6 +14,7 @@ export const handler = sqsBatchHandler(
     agent: defaultAgentFromEnv(),
     polls: sqsQueue(config.POLL_QUEUE_URL, 'POLL_QUEUE_URL'),
     replies: sqsQueue(config.REPLY_QUEUE_URL, 'REPLY_QUEUE_URL'),
+    live: livePortsOf(context),
   }),
   context,
 );

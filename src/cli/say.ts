@@ -77,14 +77,28 @@ record (replies printed by \`zone start\` when no SLACK_BOT_TOKEN is set).
     const waitMs = Number(values.wait ?? 30) * 1000;
     const stateUrl = new URL(`/api/events/${encodeURIComponent(eventId)}`, url);
     let printed = 0;
+    // A live answer is printed as it grows; the final replies then add only what is not out yet.
+    let streamedOut = '';
     while (Date.now() - started < waitMs) {
       const response = await fetch(stateUrl).catch(() => undefined);
       if (response?.ok) {
-        const trace = (await response.json()) as { events: Array<{ hop: string; at: number; detail?: Record<string, unknown> }>; replies: Array<{ text: string }> };
-        for (const event of trace.events.slice(printed)) process.stdout.write(`  +${String(event.at - started).padStart(6)} ms  ${event.hop}\n`);
+        const trace = (await response.json()) as { events: Array<{ hop: string; at: number; detail?: Record<string, unknown> }>; replies: Array<{ text: string; streaming?: boolean }> };
+        // Hops until the answer starts to stream; then only the answer, so it reads as one text.
+        for (const event of trace.events.slice(printed)) {
+          if (event.hop !== 'streamed' && !streamedOut) process.stdout.write(`  +${String(event.at - started).padStart(6)} ms  ${event.hop}\n`);
+        }
         printed = trace.events.length;
+        const growing = trace.replies.find((reply) => reply.streaming);
+        if (growing && growing.text.startsWith(streamedOut) && growing.text.length > streamedOut.length) {
+          if (!streamedOut) process.stdout.write(`  +${String(Date.now() - started).padStart(6)} ms  streaming:\n\n`);
+          process.stdout.write(growing.text.slice(streamedOut.length));
+          streamedOut = growing.text;
+        }
         if (trace.events.some((event) => event.hop === 'reply-posted' || event.hop === 'refused')) {
-          for (const reply of trace.replies) process.stdout.write(`\n${reply.text}\n`);
+          for (const [index, reply] of trace.replies.entries()) {
+            if (index === 0 && streamedOut && reply.text.startsWith(streamedOut)) process.stdout.write(`${reply.text.slice(streamedOut.length)}\n`);
+            else process.stdout.write(`\n${reply.text}\n`);
+          }
           process.stdout.write(`\n(continue this thread: npx zone say --thread ${threadTs} "…")\n`);
           return 0;
         }

@@ -97,6 +97,32 @@ async function pollUntilSuccess(ctx: CaseContext, taskId: string): Promise<{ pol
   }
 }
 
+/**
+ * Polls a streaming task with the cursor of each answer until it succeeds, collecting the text
+ * it hands out on the way; every answer is checked, and text must come with a cursor.
+ */
+async function pollStreamUntilSuccess(ctx: CaseContext, taskId: string, pieces: string[], cursor: string | undefined): Promise<{ polls: number; responseText: string }> {
+  const deadline = Date.now() + ctx.settings.pollTimeoutMs;
+  for (let polls = 1; ; polls++) {
+    const id = newRequestId();
+    const result = expectResult(await sendRequest(ctx, getTaskResultRequest(taskId, id, cursor)), GetTaskResultResultSchema, id, 'a get_task_result result (accepted, working or success)');
+    if (result.status === 'success') return { polls, responseText: result.response_text };
+    if (result.task_id !== taskId) fail(`expected result.task_id ${show(taskId)} while pending, got ${show(result.task_id)}`);
+    cursor = streamedPiece(result, pieces, cursor, `get_task_result (poll ${polls})`);
+    if (Date.now() > deadline) fail(`expected success within ${ctx.settings.pollTimeoutMs} ms, the task was still ${result.status} after ${polls} polls`);
+    await sleep(ctx.settings.pollIntervalMs, undefined, { signal: ctx.signal });
+  }
+}
+
+/** Keeps a pending answer's text; the cursor to send next (the answer's, else the one sent). */
+function streamedPiece(result: { text?: string; cursor?: string }, pieces: string[], cursor: string | undefined, where: string): string | undefined {
+  if (result.text !== undefined && result.text !== '') {
+    if (result.cursor === undefined) fail(`expected a cursor with the text of ${where}, got text ${show(result.text)} without one: the caller could not ask for only what comes after it`);
+    pieces.push(result.text);
+  }
+  return result.cursor ?? cursor;
+}
+
 /** Sends the slow text; the task id when the agent answered `accepted`. */
 async function startSlowTask(ctx: CaseContext, suffix: string): Promise<string> {
   const id = newRequestId();
@@ -197,6 +223,36 @@ export const CASES: readonly ConformanceCase[] = [
       if (cancelled.task_id !== taskId) fail(`expected result.task_id ${show(taskId)}, got ${show(cancelled.task_id)}`);
       const pollId = newRequestId();
       expectError(await sendRequest(ctx, getTaskResultRequest(taskId, pollId)), ErrorCode.TaskCancelled, pollId);
+    },
+  },
+  {
+    id: 'execute_task.stream',
+    expectation: 'stream: true → success, or accepted polled by cursor; streamed text starts the answer',
+    why: 'the verification zone shows text as it is produced, then the rest of the answer: what it showed must be how the answer begins (an agent that does not stream just ignores stream)',
+    required: true,
+    async run(ctx) {
+      const id = newRequestId();
+      const started = expectResult(
+        await sendRequest(ctx, executeTaskRequest({ text: `${ctx.settings.slowText} slow streaming task`, stream: true }, id)),
+        ExecuteTaskResultSchema,
+        id,
+        'an execute_task result (success or accepted)',
+      );
+      if (started.status === 'success') {
+        expectNonEmpty(started.response_text, 'in the result');
+        return 'answered success at once';
+      }
+      const pieces: string[] = [];
+      const cursor = streamedPiece(started, pieces, undefined, 'execute_task');
+      const firstPieces = pieces.length;
+      const polled = await pollStreamUntilSuccess(ctx, started.task_id, pieces, cursor);
+      expectNonEmpty(polled.responseText, 'once polled to success');
+      const streamed = pieces.join('');
+      if (!polled.responseText.startsWith(streamed)) {
+        fail(`expected the streamed text to be the start of response_text, got ${show(streamed, 120)} streamed and ${show(polled.responseText, 120)} as the answer`);
+      }
+      if (!pieces.length) return `accepted without text (the agent does not stream); success after ${polled.polls} polls`;
+      return `${pieces.length} pieces of text (${firstPieces ? 'the first with accepted' : 'none with accepted'}), ${streamed.length} of ${polled.responseText.length} characters before success; ${polled.polls} polls`;
     },
   },
   {

@@ -68,6 +68,11 @@ export const ExecuteTaskParamsSchema = z
     /** Earlier messages of the thread, oldest first; the current message is `text`, never repeated here. */
     messages: z.array(ThreadMessageSchema).max(MAX_THREAD_MESSAGES).optional(),
     attachments: z.array(AttachmentSchema).max(MAX_ATTACHMENTS).optional(),
+    /**
+     * The caller shows text as it is produced (docs/contract.md, "Streaming"): an agent that
+     * streams may answer `accepted` as soon as it has text, with that text and a cursor.
+     */
+    stream: z.boolean({ error: 'stream must be a boolean' }).optional(),
     /** Sent only when the operator opts in; never logged. */
     bot_token: optionalString,
   })
@@ -75,7 +80,11 @@ export const ExecuteTaskParamsSchema = z
 export type ExecuteTaskParams = z.infer<typeof ExecuteTaskParamsSchema>;
 
 export const TaskIdParamsSchema = z
-  .object({ task_id: z.string({ error: 'task_id is required and must be a string' }).min(1, 'task_id must not be empty') })
+  .object({
+    task_id: z.string({ error: 'task_id is required and must be a string' }).min(1, 'task_id must not be empty'),
+    /** get_task_result: the `cursor` of the last answer; `text` then holds only what came after it. */
+    cursor: z.string({ error: 'cursor must be a string' }).optional(),
+  })
   .loose();
 export type TaskIdParams = z.infer<typeof TaskIdParamsSchema>;
 
@@ -84,11 +93,20 @@ export const SuccessResultSchema = z
   .loose();
 export type SuccessResult = z.infer<typeof SuccessResultSchema>;
 
-export const AcceptedResultSchema = z.object({ status: z.literal('accepted'), task_id: z.string().min(1) }).loose();
+/**
+ * Partial output of a task that streams (docs/contract.md, "Streaming"): `text` is what it produced
+ * after the caller's cursor (from the start, for execute_task), `cursor` what to send next time.
+ */
+const partialOutput = {
+  text: z.string().optional(),
+  cursor: z.string().optional(),
+};
+
+export const AcceptedResultSchema = z.object({ status: z.literal('accepted'), task_id: z.string().min(1), ...partialOutput }).loose();
 export type AcceptedResult = z.infer<typeof AcceptedResultSchema>;
 
 export const PendingResultSchema = z
-  .object({ status: z.enum(['accepted', 'working']), task_id: z.string().min(1) })
+  .object({ status: z.enum(['accepted', 'working']), task_id: z.string().min(1), ...partialOutput })
   .loose();
 export type PendingResult = z.infer<typeof PendingResultSchema>;
 
@@ -117,8 +135,8 @@ export function executeTaskRequest(params: ExecuteTaskParams, id: JsonRpcId = ne
   return request(Method.ExecuteTask, params, id);
 }
 
-export function getTaskResultRequest(taskId: string, id: JsonRpcId = newRequestId()): JsonRpcRequest<TaskIdParams> {
-  return request(Method.GetTaskResult, { task_id: taskId }, id);
+export function getTaskResultRequest(taskId: string, id: JsonRpcId = newRequestId(), cursor?: string): JsonRpcRequest<TaskIdParams> {
+  return request(Method.GetTaskResult, cursor === undefined ? { task_id: taskId } : { task_id: taskId, cursor }, id);
 }
 
 export function cancelTaskRequest(taskId: string, id: JsonRpcId = newRequestId()): JsonRpcRequest<TaskIdParams> {

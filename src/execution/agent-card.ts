@@ -10,7 +10,8 @@ export type AgentCard = {
   transport: 'JSONRPC';
   url: string;
   methods: string[];
-  capabilities: { asyncTasks: boolean; cancellation: boolean; batch: boolean };
+  /** `streaming`: `execute_task` with `stream: true` hands out text as it is produced (docs/contract.md, "Streaming"). */
+  capabilities: { asyncTasks: boolean; cancellation: boolean; batch: boolean; streaming: boolean };
   executor: string;
 };
 
@@ -26,7 +27,7 @@ export function agentCard(options: { name: string; version: string; executor: st
     transport: 'JSONRPC',
     url: options.url ?? '/invocations',
     methods: Object.values(Method),
-    capabilities: { asyncTasks: true, cancellation: true, batch: true },
+    capabilities: { asyncTasks: true, cancellation: true, batch: true, streaming: true },
     executor: options.executor,
   };
 }

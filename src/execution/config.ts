@@ -7,10 +7,21 @@ export { ConfigError };
 export const ExecutionConfigSchema = z.object({
   EXECUTOR: z.enum(['echo', 'bedrock']).default('echo'),
   ECHO_DELAY_MS: envInt(0),
+  /**
+   * Milliseconds per word when the echo executor streams its answer (0: it does not, unless a
+   * task's text says `#stream=<ms>`): for trying the streaming path locally.
+   */
+  ECHO_STREAM_MS: envInt(0),
   BEDROCK_MODEL_ID: z.string().min(1).optional(),
   BEDROCK_SYSTEM_PROMPT: z.string().min(1).optional(),
   BEDROCK_MAX_TOKENS: envInt(2048, 1),
   SYNC_BUDGET_MS: envInt(5_000),
+  /**
+   * An `execute_task` with `stream: true` whose task starts producing text is answered `accepted`
+   * with that text this long after the first piece arrived (a small window that gathers a few
+   * words), unless it finishes first (docs/contract.md, "Streaming").
+   */
+  STREAM_FIRST_TEXT_MS: envInt(300),
   TASK_TIMEOUT_MS: envInt(600_000, 1),
   TASK_TTL_SECONDS: envInt(86_400, 60),
   TASK_STORE: z.enum(['memory', 'dynamodb']).default('memory'),

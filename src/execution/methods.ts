@@ -18,7 +18,10 @@ function paramsOf<S extends z.ZodType>(schema: S, params: unknown): z.infer<S> {
 export function contractMethods(service: TaskService): Record<string, MethodHandler> {
   return {
     [Method.ExecuteTask]: (params, { id }) => service.executeTask(paramsOf(ExecuteTaskParamsSchema, params), id),
-    [Method.GetTaskResult]: (params) => service.getTaskResult(paramsOf(TaskIdParamsSchema, params).task_id),
+    [Method.GetTaskResult]: (params) => {
+      const { task_id, cursor } = paramsOf(TaskIdParamsSchema, params);
+      return service.getTaskResult(task_id, cursor);
+    },
     [Method.CancelTask]: (params) => service.cancelTask(paramsOf(TaskIdParamsSchema, params).task_id),
   };
 }

@@ -21,7 +21,7 @@ export function runtimeFromEnv(env: NodeJS.ProcessEnv = process.env, extra: Omit
           systemPrompt: config.BEDROCK_SYSTEM_PROMPT,
           maxTokens: config.BEDROCK_MAX_TOKENS,
         })
-      : new EchoExecutor(config.ECHO_DELAY_MS);
+      : new EchoExecutor(config.ECHO_DELAY_MS, config.ECHO_STREAM_MS);
   const store: TaskStore =
     config.TASK_STORE === 'dynamodb'
       ? new DynamoDbTaskStore({ client: new DynamoDBClient(boundedClientConfig()), tableName: config.TASK_TABLE_NAME! })

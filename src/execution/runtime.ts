@@ -35,13 +35,14 @@ export type RuntimeParts = {
 export function createExecutionRuntime(parts: RuntimeParts): ExecutionRuntime {
   const { config } = parts;
   const log = parts.log ?? createLogger('execution');
-  const executor = parts.executor ?? new EchoExecutor(config.ECHO_DELAY_MS);
+  const executor = parts.executor ?? new EchoExecutor(config.ECHO_DELAY_MS, config.ECHO_STREAM_MS);
   const store = parts.store ?? new MemoryTaskStore();
   const service = new TaskService({
     store,
     executor,
     log,
     syncBudgetMs: config.SYNC_BUDGET_MS,
+    streamFirstTextMs: config.STREAM_FIRST_TEXT_MS,
     taskTimeoutMs: config.TASK_TIMEOUT_MS,
     ttlSeconds: config.TASK_TTL_SECONDS,
     maxConcurrentTasks: config.MAX_CONCURRENT_TASKS,

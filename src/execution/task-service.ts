@@ -11,6 +11,7 @@ import {
 } from '../contract';
 import { taskLogger, type Log } from '../observability/logger';
 import type { Executor } from './executors/executor';
+import { PartialTextWriter } from './partial-text';
 import { RpcError } from './rpc-error';
 import { TaskStoreFullError, type CreateOutcome, type TaskRecord, type TaskStore } from './stores/task-store';
 
@@ -30,6 +31,12 @@ export type TaskServiceOptions = {
   log: Log;
   /** Answer with the final result if the task finishes within this budget, else `accepted`. */
   syncBudgetMs: number;
+  /**
+   * A task started with `stream: true` that produces text is answered `accepted`, with its text,
+   * this long after the first piece arrived, unless it finishes first (default 300). Not with a
+   * handoff: the local attempt's text would not be the worker's.
+   */
+  streamFirstTextMs?: number;
   /** A task running longer than this fails with -32001 Timeout. */
   taskTimeoutMs: number;
   /** How long task records (and repeated-id memory) live. */
@@ -48,6 +55,9 @@ export type TaskServiceOptions = {
 };
 
 type Outcome = { ok: true; result: SuccessResult } | { ok: false; error: RpcError };
+
+/** The characters of a cursor: a character count, in decimal. */
+const CURSOR = /^\d{1,15}$/;
 
 /** The log fields of an `execute_task` before its task id is known. */
 type RequestFields = { correlation_id?: string; request_id?: string };
@@ -83,7 +93,7 @@ export class TaskService {
     if (!this.reserveSlot()) {
       // At capacity nothing new starts, but a repeated id still learns where its task stands.
       const existing = requestKey === undefined ? undefined : await this.options.store.getByRequest(requestKey);
-      if (existing && !isTransientFailure(existing)) return answerRepeat(existing, paramsHash, taskLogger(this.options.log, { ...request, task_id: existing.task_id }));
+      if (existing && !isTransientFailure(existing)) return answerRepeat(existing, paramsHash, params, taskLogger(this.options.log, { ...request, task_id: existing.task_id }));
       throw this.overCapacity('concurrent_tasks', this.options.maxConcurrentTasks!, request);
     }
     let slotHandedOver = false;
@@ -95,8 +105,8 @@ export class TaskService {
         const retried =
           sameParams(created.record, paramsHash) &&
           isTransientFailure(created.record) &&
-          (await this.options.store.transition(taskId, ['failed'], { status: 'accepted' }));
-        if (!retried) return answerRepeat(created.record, paramsHash, log);
+          (await this.options.store.transition(taskId, ['failed'], { status: 'accepted', partial: null }));
+        if (!retried) return answerRepeat(created.record, paramsHash, params, log);
         // The caller retries a task that failed for a passing reason (model throttled): run it again.
         log.info('repeated execute_task id of a transiently failed task: running it again', { code: created.record.error?.code });
       }
@@ -107,31 +117,58 @@ export class TaskService {
     }
   }
 
-  /** Runs a task that holds a slot, answering within the sync budget or with `accepted`; the slot is freed when it settles. */
+  /**
+   * Runs a task that holds a slot, answering within the sync budget or with `accepted`; the slot
+   * is freed when it settles. A task that streams (`stream: true`, no handoff) may be answered
+   * `accepted` earlier, with the text it has produced, STREAM_FIRST_TEXT_MS after its first piece.
+   */
   private async start(taskId: string, params: ExecuteTaskParams, expiresAt: number, log: Log): Promise<ExecuteTaskResult> {
     const controller = new AbortController();
-    const completion = this.run(taskId, params, controller, log);
-    const release = () => this.releaseSlot();
-    void completion.then(release, release);
-    let budgetTimer: NodeJS.Timeout | undefined;
-    const budget = new Promise<'budget'>((resolve) => {
-      budgetTimer = setTimeout(() => resolve('budget'), this.options.syncBudgetMs);
-      budgetTimer.unref();
-    });
-    const first = await Promise.race([completion, budget]);
-    clearTimeout(budgetTimer);
-    if (first !== 'budget') {
-      if (first.ok) return first.result;
-      throw first.error;
+    // With a handoff the worker runs the task again, and its text need not be this attempt's: only the worker streams.
+    const writer = params.stream === true && !this.options.handoff ? new PartialTextWriter({ taskId, store: this.options.store, log, now: this.now }) : undefined;
+    const completion = this.run(taskId, params, controller, log, writer);
+    let settled: Outcome | undefined;
+    void completion.then(
+      (outcome) => {
+        settled = outcome;
+        this.releaseSlot();
+      },
+      () => this.releaseSlot(),
+    );
+    const timers: NodeJS.Timeout[] = [];
+    let raced = false;
+    const after = <T>(ms: number, value: T) =>
+      new Promise<T>((resolve) => {
+        if (raced) return;
+        const timer = setTimeout(() => resolve(value), ms);
+        timer.unref();
+        timers.push(timer);
+      });
+    const budget = after(this.options.syncBudgetMs, 'budget' as const);
+    const firstText = new Promise<'text'>((resolve) => writer?.onFirstText(() => void after(this.options.streamFirstTextMs ?? 300, 'text' as const).then(resolve)));
+    let first: Outcome | 'budget' | 'text';
+    try {
+      first = await Promise.race([completion, budget, firstText]);
+    } finally {
+      raced = true;
+      for (const timer of timers) clearTimeout(timer);
     }
+    if (first !== 'budget' && first !== 'text') return answerOf(first);
     if (this.options.handoff) {
       controller.abort(new HandoffSignal());
       await this.options.handoff({ taskId, params, expiresAt });
       log.info('task handed off to a worker');
-    } else {
-      log.info('task accepted: running on past the sync budget');
+      return { status: 'accepted', task_id: taskId };
     }
-    return { status: 'accepted', task_id: taskId };
+    if (!writer) {
+      log.info('task accepted: running on past the sync budget');
+      return { status: 'accepted', task_id: taskId };
+    }
+    // The store must hold every character this answer hands out, or a poll on another host could not go on from its cursor.
+    const stored = await writer.flush();
+    if (settled) return answerOf(settled);
+    log.info(first === 'text' ? 'streaming task accepted with its first text' : 'streaming task accepted: running on past the sync budget', { chars: stored.text.length });
+    return { status: 'accepted', task_id: taskId, ...partialAnswer(stored.text, 0) };
   }
 
   /** A new task record under a random id, or the live task the request key already names. */
@@ -189,16 +226,32 @@ export class TaskService {
       return;
     }
     if (typeof source === 'function') log = taskLogger(this.options.log, { correlation_id: params.correlation_id, task_id: taskId });
-    await this.run(taskId, params, new AbortController(), log);
+    // A task an earlier worker streamed from is run again (its worker stopped half-way): streaming
+    // afresh would hand callers a second, different beginning, so this attempt only answers.
+    const streamedBefore = (record.partial?.length ?? 0) > 0;
+    if (params.stream === true && streamedBefore) log.warn('handed-off task streamed in an earlier attempt: running it again without streaming');
+    const writer = params.stream === true && !streamedBefore ? new PartialTextWriter({ taskId, store: this.options.store, log, now: this.now }) : undefined;
+    await this.run(taskId, params, new AbortController(), log, writer);
   }
 
-  async getTaskResult(taskId: string): Promise<GetTaskResultResult> {
+  /**
+   * The task's state. While it is pending, a task that streams (or a caller that sends a cursor)
+   * gets the text produced after `cursor` (from the start without one) and the cursor to send
+   * next: the character count it has now had, in decimal.
+   */
+  async getTaskResult(taskId: string, cursor?: string): Promise<GetTaskResultResult> {
+    if (cursor !== undefined && !CURSOR.test(cursor)) throw invalidCursor('cursor must be a cursor this task gave: a character count in decimal');
     const record = await this.options.store.get(taskId);
     if (!record) throw new RpcError(ErrorCode.TaskNotFound);
     switch (record.status) {
       case 'accepted':
-      case 'working':
-        return { status: record.status, task_id: taskId };
+      case 'working': {
+        if (!record.partial && cursor === undefined) return { status: record.status, task_id: taskId };
+        const position = cursor === undefined ? 0 : Number(cursor);
+        const produced = record.partial?.length ?? 0;
+        if (position > produced) throw invalidCursor(`cursor ${cursor} is past the ${produced} characters this task has produced`);
+        return { status: record.status, task_id: taskId, ...partialAnswer(record.partial?.text ?? '', position) };
+      }
       case 'success':
         return record.result ?? { status: 'success', response_text: '' };
       case 'cancelled':
@@ -212,7 +265,7 @@ export class TaskService {
     const record = await this.options.store.get(taskId);
     if (!record) throw new RpcError(ErrorCode.TaskNotFound);
     if (PENDING_STATUSES.includes(record.status)) {
-      const cancelled = await this.options.store.transition(taskId, PENDING_STATUSES, { status: 'cancelled' });
+      const cancelled = await this.options.store.transition(taskId, PENDING_STATUSES, { status: 'cancelled', partial: null });
       this.running.get(taskId)?.abort(new RpcError(ErrorCode.TaskCancelled));
       if (cancelled) {
         this.options.log.info('task cancelled', { task_id: taskId });
@@ -228,38 +281,52 @@ export class TaskService {
     return { status: 'cancelled', task_id: taskId };
   }
 
-  /** Runs the executor once, under the task timeout, and records how it ended. */
-  private async run(taskId: string, params: ExecuteTaskParams, controller: AbortController, log: Log): Promise<Outcome> {
+  /**
+   * Runs the executor once, under the task timeout, and records how it ended. With a writer the
+   * executor streams (`onText`) and its text so far is written to the record as it grows.
+   */
+  private async run(taskId: string, params: ExecuteTaskParams, controller: AbortController, log: Log, writer?: PartialTextWriter): Promise<Outcome> {
     this.setRunning(taskId, controller);
     const timeout = setTimeout(() => controller.abort(new RpcError(ErrorCode.Timeout, `Task exceeded its time limit of ${this.options.taskTimeoutMs} ms`)), this.options.taskTimeoutMs);
     timeout.unref();
     const started = this.now();
     try {
-      await this.options.store.transition(taskId, ['accepted'], { status: 'working' });
+      // A task started with `stream: true` has partial text from the start, so polls give it a cursor.
+      await this.options.store.transition(taskId, ['accepted'], { status: 'working', ...(params.stream === true ? { partial: { text: '', length: 0 } } : {}) });
       const aborted = new Promise<never>((_, reject) => {
         const onAbort = () => reject(controller.signal.reason);
         if (controller.signal.aborted) onAbort();
         else controller.signal.addEventListener('abort', onAbort, { once: true });
       });
       // An executor that ignores its signal cannot hold the task past its timeout or cancel.
-      const output = await Promise.race([this.options.executor.execute(params, { taskId, signal: controller.signal, log }), aborted]);
+      const output = await Promise.race([
+        this.options.executor.execute(params, { taskId, signal: controller.signal, log, ...(writer ? { onText: writer.append } : {}) }),
+        aborted,
+      ]);
       const { status: _executorStatus, ...fields } = output;
       const result: SuccessResult = { status: 'success', ...fields };
-      await this.options.store.transition(taskId, PENDING_STATUSES, { status: 'success', result });
+      if (writer) {
+        // The end of the stream: its last pieces reach the store before the result replaces them.
+        await writer.flush();
+        writer.stop();
+      }
+      await this.options.store.transition(taskId, PENDING_STATUSES, { status: 'success', result, ...(params.stream === true ? { partial: null } : {}) });
       // Debug, not info: one line per task halves the runtime's throughput; the verification zone logs each answer.
       log.debug('task succeeded', { duration_ms: this.now() - started, executor: this.options.executor.name });
       return { ok: true, result };
     } catch (caught) {
+      writer?.stop();
       const reason = controller.signal.aborted ? controller.signal.reason : caught;
       if (reason instanceof HandoffSignal) return { ok: false, error: new RpcError(ErrorCode.InternalError) };
       const error = reason instanceof RpcError ? reason : RpcError.internal(reason);
       if (error.code === ErrorCode.InternalError) log.error('task failed unexpectedly', { error: reason as Error });
       else log.warn('task failed', { code: error.code, error_message: error.message });
       if (error.code !== ErrorCode.TaskCancelled) {
-        await this.options.store.transition(taskId, PENDING_STATUSES, { status: 'failed', error: error.toErrorObject() });
+        await this.options.store.transition(taskId, PENDING_STATUSES, { status: 'failed', error: error.toErrorObject(), ...(params.stream === true ? { partial: null } : {}) });
       }
       return { ok: false, error };
     } finally {
+      writer?.stop();
       clearTimeout(timeout);
       this.setRunning(taskId, undefined);
     }
@@ -302,9 +369,11 @@ export function requestKeyOf(requestId: string | number): string {
  *   carry a slightly different context (a reply posted meanwhile, a file re-encoded) and must not
  *   be refused with -32005; and hashing megabytes of attachments on every request would cost
  *   time for nothing. The text, channel, thread and asker still tell one task from another.
+ * - `stream`: how the caller shows the answer, not what the task is; a retry that asks for the
+ *   text as it is produced (or no longer does) is the same task.
  */
 export function paramsHashOf(params: ExecuteTaskParams): string {
-  const { bot_token: _credential, messages: _thread, attachments: _files, ...task } = params;
+  const { bot_token: _credential, messages: _thread, attachments: _files, stream: _presentation, ...task } = params;
   return createHash('sha256').update(canonicalJson(task)).digest('hex');
 }
 
@@ -325,8 +394,12 @@ function sameParams(record: TaskRecord, paramsHash: string): boolean {
   return record.params_hash === undefined || record.params_hash === paramsHash;
 }
 
-/** The answer to a repeated `execute_task` id: its task's state, or -32005 when the params differ. */
-function answerRepeat(record: TaskRecord, paramsHash: string, log: Log): ExecuteTaskResult {
+/**
+ * The answer to a repeated `execute_task` id: its task's state, or -32005 when the params differ.
+ * A repeat with `stream: true` of a task that is still pending gets the text it has produced so
+ * far, from the start (the caller did not get the first answer).
+ */
+function answerRepeat(record: TaskRecord, paramsHash: string, params: ExecuteTaskParams, log: Log): ExecuteTaskResult {
   if (!sameParams(record, paramsHash)) {
     log.warn('repeated execute_task id with different params: refused');
     throw new RpcError(ErrorCode.RequestIdConflict, 'Request id reused with different params: a repeated execute_task id must carry the params of its first request', {
@@ -334,14 +407,14 @@ function answerRepeat(record: TaskRecord, paramsHash: string, log: Log): Execute
     });
   }
   log.info('repeated execute_task id: answering with the existing task', { status: record.status });
-  return executeAnswerFor(record);
+  return executeAnswerFor(record, params.stream === true);
 }
 
-function executeAnswerFor(record: TaskRecord): ExecuteTaskResult {
+function executeAnswerFor(record: TaskRecord, stream: boolean): ExecuteTaskResult {
   switch (record.status) {
     case 'accepted':
     case 'working':
-      return { status: 'accepted', task_id: record.task_id };
+      return { status: 'accepted', task_id: record.task_id, ...(stream && record.partial ? partialAnswer(record.partial.text, 0) : {}) };
     case 'success':
       return record.result ?? { status: 'success', response_text: '' };
     case 'cancelled':
@@ -355,6 +428,22 @@ function executeAnswerFor(record: TaskRecord): ExecuteTaskResult {
 function isTransientFailure(record: TaskRecord): boolean {
   const data = record.error?.data as { retryable?: unknown } | undefined;
   return record.status === 'failed' && data?.retryable === true;
+}
+
+/** The `text` after `position` of the kept partial text (left out when there is none) and the cursor after it. */
+function partialAnswer(kept: string, position: number): { text?: string; cursor: string } {
+  const text = position < kept.length ? kept.slice(position) : '';
+  return { ...(text ? { text } : {}), cursor: String(position + text.length) };
+}
+
+function invalidCursor(message: string): RpcError {
+  return new RpcError(ErrorCode.InvalidParams, undefined, [{ path: 'cursor', message }]);
+}
+
+/** The answer of a task that settled within an `execute_task` call. */
+function answerOf(outcome: Outcome): ExecuteTaskResult {
+  if (outcome.ok) return outcome.result;
+  throw outcome.error;
 }
 
 function failureOf(record: TaskRecord): RpcError {

@@ -2,10 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { FileDownloadError, type SlackConversations, type SlackThreadMessage, type ThreadRead } from '../slack/slack-conversations';
 import { REPLY_METADATA_TYPE } from '../slack/reply-metadata';
 import type { ReactionTarget, ReplyMarker, SlackReplies } from '../slack/slack-replies';
+import { SlackApiError } from '../slack/slack-api-error';
+import type { LiveMessage, LiveThread, SlackLive } from '../slack/slack-live';
 import { LOCAL_BOT_USER_ID, slackTs } from './slack-event-builder';
 
-/** A posted reply; `requestId` names the task it answers (from the chunk's marker). */
-export type RecordedReply = { channel: string; threadTs: string; text: string; ts: string; at: number; requestId?: string };
+/**
+ * A posted reply; `requestId` names the task it answers (from the chunk's marker). A live message
+ * (streamed or updated) changes its `text` as the answer grows; `streaming` while it does.
+ */
+export type RecordedReply = { channel: string; threadTs: string; text: string; ts: string; at: number; requestId?: string; streaming?: boolean };
 
 /** A file shared in the local workspace, as Slack describes it in a message event. */
 export type LocalFile = { id: string; name: string; mimetype: string; filetype: string; size: number; url_private_download: string };
@@ -13,6 +18,8 @@ export type LocalFile = { id: string; name: string; mimetype: string; filetype: 
 /** What someone said in the local workspace (recorded by the local stack from the events it accepted). */
 export type LocalMessage = { channel: string; ts: string; thread_ts?: string; user: string; text: string; files?: ReadonlyArray<{ name: string }> };
 
+/** Messages the local workspace remembers at most; the oldest goes first. */
+const MAX_MESSAGES = 10_000;
 /** Files kept for local downloads at most; the oldest goes first. */
 const MAX_FILES = 200;
 
@@ -23,8 +30,10 @@ const MAX_FILES = 200;
  * accepted event) and the files shared through the playground or `zone say --file`, so thread
  * context and attachments work locally as they do in Slack.
  */
-export class ConsoleSlackReplies implements SlackReplies, SlackConversations {
+export class ConsoleSlackReplies implements SlackReplies, SlackConversations, SlackLive {
   readonly posted: RecordedReply[] = [];
+  /** Thread statuses set, in order (`''` clears). */
+  readonly statuses: Array<{ channel: string; threadTs: string; status: string; at: number }> = [];
   readonly reactions: Array<{ op: 'add' | 'remove'; name: string; timestamp: string }> = [];
   private readonly said: LocalMessage[] = [];
   private readonly files = new Map<string, { file: LocalFile; bytes: Buffer }>();
@@ -48,7 +57,50 @@ export class ConsoleSlackReplies implements SlackReplies, SlackConversations {
 
   /** Remembers a message someone sent, so a later message in its thread sees it. */
   recordMessage(message: LocalMessage): void {
+    if (this.said.length >= MAX_MESSAGES) this.said.shift();
     this.said.push(message);
+  }
+
+  async setStatus(thread: LiveThread, status: string): Promise<void> {
+    this.statuses.push({ ...thread, status, at: Date.now() });
+    if (status) this.write(`\n⏳ assistant ${status} (thread ${thread.threadTs})`);
+  }
+
+  async startStream(stream: LiveThread & { markdownText?: string }): Promise<{ ts: string }> {
+    const reply: RecordedReply = { channel: stream.channel, threadTs: stream.threadTs, text: stream.markdownText ?? '', ts: slackTs(), at: Date.now(), streaming: true };
+    this.posted.push(reply);
+    return { ts: reply.ts };
+  }
+
+  async appendStream(message: LiveMessage, markdownText: string): Promise<void> {
+    const reply = this.live(message);
+    if (!reply.streaming) throw new SlackApiError('chat.appendStream failed: message_not_in_streaming_state', 'message_not_in_streaming_state', false);
+    reply.text += markdownText;
+  }
+
+  async stopStream(message: LiveMessage, options: { markdownText?: string; marker?: ReplyMarker } = {}): Promise<void> {
+    const reply = this.live(message);
+    if (!reply.streaming) throw new SlackApiError('chat.stopStream failed: message_not_in_streaming_state', 'message_not_in_streaming_state', false);
+    reply.text += options.markdownText ?? '';
+    reply.streaming = false;
+    if (options.marker) reply.requestId = options.marker.requestId;
+  }
+
+  async update(message: LiveMessage, text: string, options: { marker?: ReplyMarker } = {}): Promise<void> {
+    const reply = this.live(message);
+    const final = options.marker !== undefined;
+    reply.text = text;
+    if (final) {
+      reply.requestId = options.marker!.requestId;
+      reply.streaming = false;
+      this.write(`\n💬 reply in ${reply.channel} (thread ${reply.threadTs}):\n${text.replace(/^/gm, '   ')}\n`);
+    }
+  }
+
+  private live(message: LiveMessage): RecordedReply {
+    const reply = this.posted.find((posted) => posted.channel === message.channel && posted.ts === message.ts);
+    if (!reply) throw new SlackApiError('message_not_found', 'message_not_found', false);
+    return reply;
   }
 
   /** Keeps a file for download; `baseUrl` is where the local stack serves it. */
@@ -74,7 +126,8 @@ export class ConsoleSlackReplies implements SlackReplies, SlackConversations {
     const bot: SlackThreadMessage[] = this.posted
       .filter((reply) => inThread(reply.channel, reply.ts, reply.threadTs))
       .map((reply) => ({ ts: reply.ts, user: LOCAL_BOT_USER_ID, text: reply.text, metadata: { event_type: REPLY_METADATA_TYPE } }));
-    return { messages: [...people, ...bot].sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0)), complete: true };
+    const messages = [...people, ...bot].sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0));
+    return { messages, read: messages.length, complete: true };
   }
 
   async downloadFile(url: string, limits: { maxBytes: number }): Promise<Buffer> {

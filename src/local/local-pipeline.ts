@@ -3,6 +3,7 @@ import type { ExecutionAgent } from '../protocols/execution-agent';
 import { MemoryQueue, whenAllIdle } from '../queue/memory-queue';
 import { staticSecret } from '../secrets/secret-source';
 import type { SlackConversations } from '../slack/slack-conversations';
+import type { SlackLive } from '../slack/slack-live';
 import type { SlackReplies } from '../slack/slack-replies';
 import { loadVerificationConfig, type VerificationConfig } from '../verification/config';
 import { visibilityTimeoutSeconds, type PipelineQueue } from '../verification/pipeline-settings';
@@ -10,6 +11,7 @@ import type { PollMessage, ReplyMessage, TaskMessage } from '../verification/que
 import type { IngressRequest, IngressResponse } from '../verification/slack-ingress';
 import { MemoryBotThreads } from '../verification/stores/memory-bot-threads';
 import { MemoryClaimStore } from '../verification/stores/memory-claim-store';
+import { MemoryLiveReplies } from '../verification/stores/memory-live-replies';
 import { MemoryCounterStore } from '../verification/stores/memory-counter-store';
 import { noTrace, type Tracer } from '../verification/trace';
 import { wireAgentInvoker, wireAsyncResult, wireSlackEvents, wireSlackPoster, type FunctionContext } from '../verification/wiring';
@@ -21,7 +23,7 @@ export type LocalPipelineOptions = {
    * Where replies go: the Slack Web API (real or fake), or the terminal. When it can also read
    * threads and files (SlackConversations), tasks carry their thread context and attachments.
    */
-  slack: SlackReplies & Partial<SlackConversations>;
+  slack: SlackReplies & Partial<SlackConversations> & Partial<SlackLive>;
   signingSecret: string;
   /** Verification settings as environment variables (ALLOWED_*, RATE_LIMIT_PER_MINUTE, POLL_*, …). */
   env?: NodeJS.ProcessEnv;
@@ -85,10 +87,13 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
 
   // The threads the bot answered in live on the queues' clock, like the claims.
   const threads = new MemoryBotThreads(clock);
+  const liveStore = new MemoryLiveReplies(clock);
   const ingress = wireSlackEvents(context, { signingSecret: staticSecret(options.signingSecret), claims, counters: new MemoryCounterStore(), tasks, replies, threads });
   const botToken = config.SLACK_BOT_TOKEN;
   const slack = options.slack;
   const reader = canRead(slack) ? slack : undefined;
+  const streamer = canStream(slack) ? slack : undefined;
+  const live = streamer ? { slack: () => streamer, store: liveStore } : undefined;
   tasks.consume(
     wireAgentInvoker(context, {
       agent: options.agent,
@@ -97,10 +102,11 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
       slack: () => slack,
       ...(reader ? { conversations: () => reader } : {}),
       ...(botToken ? { botToken: () => staticSecret(botToken) } : {}),
+      ...(live ? { live } : {}),
     }),
   );
-  polls.consume(wireAsyncResult(context, { agent: options.agent, polls, replies }));
-  replies.consume(wireSlackPoster(context, { slack, claims, threads }));
+  polls.consume(wireAsyncResult(context, { agent: options.agent, polls, replies, ...(live ? { live } : {}) }));
+  replies.consume(wireSlackPoster(context, { slack, claims, threads, ...(live ? { live } : {}) }));
 
   const all = [tasks, polls, replies, tasksDlq, pollsDlq, repliesDlq] as Array<MemoryQueue<unknown>>;
   return {
@@ -112,6 +118,10 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
       await Promise.all(all.map((queue) => queue.stop()));
     },
   };
+}
+
+function canStream(slack: SlackReplies & Partial<SlackLive>): slack is SlackReplies & SlackLive {
+  return ['setStatus', 'startStream', 'appendStream', 'stopStream', 'update'].every((method) => typeof (slack as unknown as Record<string, unknown>)[method] === 'function');
 }
 
 function canRead(slack: SlackReplies & Partial<SlackConversations>): slack is SlackReplies & SlackConversations {

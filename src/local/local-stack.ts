@@ -272,9 +272,15 @@ function withReplies(trace: ReturnType<TraceRecorder['all']>[number], routes: Ro
   const ts = text(ingress?.detail?.ts);
   // The thread the poster replies in, computed the one way the poster computes it.
   const threadTs = ts === undefined ? undefined : replyThreadTs({ ts, thread_ts: text(ingress?.detail?.thread_ts) });
-  // In a thread that goes on, only this request's replies: each chunk names its request.
-  const replies = routes.consoleReplies?.posted.filter((reply) => reply.threadTs === threadTs && (reply.requestId === undefined || reply.requestId === trace.requestId)) ?? [];
-  return { ...trace, ...(threadTs ? { thread_ts: threadTs } : {}), replies };
+  // In a thread that goes on, only this request's replies: each chunk names its request (a live
+  // message names it once it is finished; until then, one that started after this request did).
+  const since = ingress?.at ?? 0;
+  const replies = (routes.consoleReplies?.posted ?? [])
+    .filter((reply) => reply.threadTs === threadTs && (reply.requestId === undefined ? reply.at >= since : reply.requestId === trace.requestId))
+    .map((reply) => ({ ...reply }));
+  const shown = routes.consoleReplies?.statuses.filter((entry) => entry.threadTs === threadTs && entry.at >= since).at(-1);
+  const status = shown?.status && !trace.events.some((event) => event.hop === 'reply-posted') ? shown.status : undefined;
+  return { ...trace, ...(threadTs ? { thread_ts: threadTs } : {}), ...(status ? { status } : {}), replies };
 }
 
 /** `files` of a playground request: `[{name, mimetype, data}]`, data in base64; an error text when malformed. */

@@ -22,6 +22,7 @@ export const PLAYGROUND_HTML = `<!doctype html>
   .request { display: grid; grid-template-columns: 1fr 1fr; gap: 16px; background: #fff; border: 1px solid #ddd; border-radius: 8px; padding: 12px 14px; margin-bottom: 12px; }
   .you { font-weight: 600; }
   .reply { margin-top: 8px; padding: 8px 10px; border-left: 3px solid #007a5a; background: #f3fbf8; white-space: pre-wrap; }
+  .reply.streaming { border-left-color: #e8a400; }
   .waiting { color: #888; font-style: italic; margin-top: 8px; }
   .state { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; background: #eee; margin-left: 6px; }
   .state.done { background: #d8f5e8; } .state.failed { background: #fde2e1; } .state.working { background: #fff4cc; }
@@ -40,7 +41,7 @@ export const PLAYGROUND_HTML = `<!doctype html>
 <header><strong>slack-zone-bridge</strong><small>local playground: verification zone ⇄ execution zone</small></header>
 <main>
   <form id="say">
-    <input id="text" type="text" autocomplete="off" placeholder="Ask something… (try: hello · slow #sleep=5000 · #fail)" autofocus>
+    <input id="text" type="text" autocomplete="off" placeholder="Ask something… (try: hello · slow #sleep=5000 · a long answer #stream=150 · #fail)" autofocus>
     <button type="submit">Send</button>
   </form>
   <div class="compose-extra">
@@ -109,8 +110,10 @@ function stateOf(trace) {
   if (hops.includes('reply-posted')) return hops.includes('failed') || hops.includes('dead-lettered') ? ['answered with an error', 'failed'] : ['done', 'done'];
   const polls = trace.events.filter((e) => e.hop === 'poll');
   const last = polls[polls.length - 1];
+  if (last && hops.includes('streamed')) return ['streaming (poll ' + polls.length + ')', 'working'];
   if (last) return ['working (poll ' + polls.length + (last.detail && last.detail.state ? ', ' + last.detail.state : '') + ')', 'working'];
   if (hops.includes('accepted')) return ['accepted', 'working'];
+  if (hops.includes('streamed')) return ['streaming', 'working'];
   if (hops.includes('execute-sent')) return ['executing', 'working'];
   if (hops.includes('queued')) return ['queued', 'working'];
   return [hops[hops.length - 1] || 'sent', ''];
@@ -128,6 +131,8 @@ function describe(event) {
     case 'retry': return 'transient failure (' + d.code + '), queue will retry';
     case 'reply-queued': return 'reply queued (' + d.kind + ')';
     case 'reply-posted': return 'reply posted to Slack';
+    case 'sign-of-life': return 'sign of life shown (' + d.how + ')';
+    case 'streamed': return 'answer so far shown (' + d.chars + ' characters)';
     case 'refused': return 'refused' + (d.reason ? ' (' + d.reason + ')' : '');
     case 'dead-lettered': return 'dead-lettered';
     default: return event.hop;
@@ -148,7 +153,7 @@ function render() {
     return '<div class="request" data-event-id="' + r.eventId + '">' +
       '<div><div class="you">you: ' + escapeHtml(r.text) + '<span class="state ' + cls + '">' + label + '</span></div>' +
       (r.files && r.files.length ? '<div class="files">📎 ' + r.files.map(escapeHtml).join(', ') + '</div>' : '') +
-      (replies.length ? replies.map((p) => '<div class="reply">' + escapeHtml(p.text) + '</div>').join('') : '<div class="waiting">waiting for the reply…</div>') +
+      (replies.length ? replies.map((p) => '<div class="reply' + (p.streaming ? ' streaming' : '') + '">' + escapeHtml(p.text) + (p.streaming ? ' ▍' : '') + '</div>').join('') : '<div class="waiting">' + (r.trace && r.trace.status ? '⏳ assistant ' + escapeHtml(r.trace.status) : 'waiting for the reply…') + '</div>') +
       (r.threadTs ? '<button type="button" class="link" data-thread="' + escapeHtml(r.threadTs) + '">↳ reply in thread</button>' : '') +
       '</div><div><table class="trace"><tbody>' + rows + '</tbody></table></div></div>';
   }).join('');

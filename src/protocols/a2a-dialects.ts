@@ -141,6 +141,11 @@ export type A2aReply =
       contextId?: string;
       /** The answer: artifacts' text, else the last agent message in the history, else the status message. */
       answer: string;
+      /**
+       * The artifacts' text alone: all of the answer a task has produced so far while it works
+       * (an agent that streams appends to its artifacts), and never its progress messages.
+       */
+      artifactText: string;
       /** The status message's text: why a task failed, what input it wants. */
       statusText: string;
     }
@@ -179,6 +184,7 @@ function readTask(task: Record<string, unknown>): A2aReply {
     ...optionalString('taskId', task.id),
     ...optionalString('contextId', task.contextId),
     answer: artifactsText || lastAgentMessage || statusText,
+    artifactText: artifactsText,
     statusText,
   };
 }

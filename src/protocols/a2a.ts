@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { AGENT_CARD_PATH, newRequestId, request, type ExecuteTaskParams, type JsonRpcErrorObject } from '../contract';
 import { TransportError, type Transport } from '../transport/transport';
 import { A2A_DIALECTS, A2A_VERSION_HEADER, isA2aVersion, readA2aReply, type A2aDialect, type A2aReply, type A2aState, type A2aVersion, type OutgoingMessage } from './a2a-dialects';
@@ -61,14 +62,14 @@ export class A2aProtocol implements ExecutionProtocol {
     const message: OutgoingMessage = { messageId: task.requestId, contextId: slackThreadContextId(params), text: params.text, metadata: slackContextOf(params), thread: params.messages, files: params.attachments };
     const sent = request(dialect.methods.send, dialect.sendParams(message, { blocking: this.blocking }), task.requestId);
     const answer = await callJsonRpc(call, sent, dialect.headers);
-    return outcomeOf(dialect, sent.method, answer);
+    return outcomeOf(dialect, sent.method, answer, { stream: params.stream === true });
   }
 
   async poll(handle: PendingHandle, call: CallContext): Promise<Outcome> {
     const { dialect, unknown } = await this.dialect(handle.a2aVersion, call.signal);
     if (!dialect) return unknown;
     const sent = request(dialect.methods.get, { id: handle.taskId }, newRequestId());
-    return outcomeOf(dialect, sent.method, await callJsonRpc(call, sent, dialect.headers), handle);
+    return outcomeOf(dialect, sent.method, await callJsonRpc(call, sent, dialect.headers), { polled: handle, stream: isStreaming(handle) });
   }
 
   async cancel(handle: PendingHandle, call: CallContext): Promise<void> {
@@ -95,7 +96,10 @@ export class A2aProtocol implements ExecutionProtocol {
   }
 }
 
-function outcomeOf(dialect: A2aDialect, method: string, answer: RpcAnswer, polled?: PendingHandle): Outcome {
+/** How the answer was asked for: by a poll of this handle (else by SendMessage), and whether the caller streams. */
+type Asked = { polled?: PendingHandle; stream: boolean };
+
+function outcomeOf(dialect: A2aDialect, method: string, answer: RpcAnswer, { polled, stream }: Asked): Outcome {
   if (answer.kind === 'unusable') return answer.outcome;
   if (answer.kind === 'error') return rpcFailure(method, answer.error);
   const reply = readA2aReply(answer.result);
@@ -106,11 +110,11 @@ function outcomeOf(dialect: A2aDialect, method: string, answer: RpcAnswer, polle
       if (polled) return answerFailure(ProtocolFailure.Malformed, `${method} answered with a message where a task was expected`);
       return success(reply.text, { ...(reply.messageId ? { messageId: reply.messageId } : {}), ...(reply.contextId ? { contextId: reply.contextId } : {}) });
     case 'task':
-      return taskOutcome(dialect, reply, polled);
+      return taskOutcome(dialect, reply, { ...(polled ? { polled } : {}), stream });
   }
 }
 
-function taskOutcome(dialect: A2aDialect, task: A2aReply & { kind: 'task' }, polled?: PendingHandle): Outcome {
+function taskOutcome(dialect: A2aDialect, task: A2aReply & { kind: 'task' }, { polled, stream }: Asked): Outcome {
   const ids = { ...(task.taskId ? { taskId: task.taskId } : {}), ...(task.contextId ? { contextId: task.contextId } : {}) };
   if (task.state === 'completed') return success(task.answer, { ...ids, state: task.state });
   if (task.state === 'submitted' || task.state === 'working') {
@@ -118,11 +122,57 @@ function taskOutcome(dialect: A2aDialect, task: A2aReply & { kind: 'task' }, pol
     const taskId = task.taskId ?? polled?.taskId;
     if (!taskId) return answerFailure('a2a:no-task-id', `the agent answered with a ${task.state} task but no task id to follow it by`);
     const contextId = task.contextId ?? polled?.contextId;
-    return pending({ taskId, a2aVersion: dialect.version, ...(contextId ? { contextId } : {}) }, task.state);
+    const handle: PendingHandle = { taskId, a2aVersion: dialect.version, ...(contextId ? { contextId } : {}) };
+    if (!stream) return pending(handle, task.state);
+    const { shown, partial } = streamedSoFar(task.artifactText, polled);
+    return pending({ ...handle, ...shown }, task.state, partial);
   }
   const reason = task.statusText ? `: ${truncate(task.statusText)}` : '';
   const { category, words } = UNSUCCESSFUL_STATES[task.state];
   return failure(category, `a2a:${task.state}`, `${words}${reason}`, false);
+}
+
+/**
+ * Streaming (docs/contract.md, "Streaming"). An A2A agent that streams appends its answer to the
+ * task's artifacts as it goes (0.3 `artifact-update` events with `append`, 1.0
+ * `TaskArtifactUpdateEvent`s); its task store keeps them, so each tasks/get / GetTask of the
+ * working task returns the whole artifact text so far. The handle of a caller that streams
+ * remembers how much of it the caller was given — `shown`, a count of UTF-16 code units, and
+ * `shownDigest`, a digest of that text — and each poll hands over only what lies beyond.
+ * Text that no longer starts with what was shown (the agent rewrote it) gives nothing more until
+ * the final answer, which is always the whole text. A working task's status message is progress
+ * ("searching…"), not answer text: it is never streamed.
+ */
+const SHOWN = 'shown';
+const SHOWN_DIGEST = 'shownDigest';
+
+/** A caller streams when it said so on start; from then on its handle carries `shown`. */
+function isStreaming(handle: PendingHandle): boolean {
+  return handle[SHOWN] !== undefined;
+}
+
+function streamedSoFar(text: string, polled: PendingHandle | undefined): { shown: Record<string, string>; partial?: string } {
+  const before = polled ? shownIn(polled) : { count: 0 };
+  const grown = before !== undefined && text.length >= before.count && (before.count === 0 || digestOf(text.slice(0, before.count)) === before.digest);
+  if (!grown) {
+    // Rewritten, or a handle that cannot say what was shown: keep waiting for the final answer.
+    const kept: Partial<PendingHandle> = polled ?? {};
+    return { shown: { [SHOWN]: kept[SHOWN] ?? '0', ...(kept[SHOWN_DIGEST] ? { [SHOWN_DIGEST]: kept[SHOWN_DIGEST] } : {}) } };
+  }
+  const shown = { [SHOWN]: String(text.length), ...(text ? { [SHOWN_DIGEST]: digestOf(text) } : {}) };
+  const partial = text.slice(before.count);
+  return partial ? { shown, partial } : { shown };
+}
+
+function shownIn(handle: PendingHandle): { count: number; digest?: string } | undefined {
+  const raw = handle[SHOWN];
+  if (raw === undefined || !/^\d{1,15}$/.test(raw)) return undefined;
+  const digest = handle[SHOWN_DIGEST];
+  return { count: Number(raw), ...(digest ? { digest } : {}) };
+}
+
+function digestOf(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('base64url').slice(0, 22);
 }
 
 function rpcFailure(method: string, error: JsonRpcErrorObject): Outcome {

@@ -20,6 +20,10 @@ type ResultSchema = typeof ExecuteTaskResultSchema | typeof GetTaskResultResultS
  * The zone contract (docs/contract.md, "Repeated ids and retries"): `execute_task` carries the caller's request id as its
  * JSON-RPC id, so a retry is recognised by the execution zone as the same task; `get_task_result`
  * and `cancel_task` are fresh requests about a task id and get fresh ids.
+ *
+ * Streaming (docs/contract.md, "Streaming"): `params.stream` goes to the agent as given. A pending
+ * answer's `text` becomes the outcome's `partial`, and its `cursor` rides in the handle
+ * (`handle.cursor`), so the next poll asks only for the text after it.
  */
 export class ExecuteTaskProtocol implements ExecutionProtocol {
   readonly name = 'execute-task' as const;
@@ -30,8 +34,8 @@ export class ExecuteTaskProtocol implements ExecutionProtocol {
   }
 
   async poll(handle: PendingHandle, call: CallContext): Promise<Outcome> {
-    const request = getTaskResultRequest(handle.taskId);
-    return outcomeOf(request, await callJsonRpc(call, request), GetTaskResultResultSchema);
+    const request = getTaskResultRequest(handle.taskId, undefined, handle.cursor);
+    return outcomeOf(request, await callJsonRpc(call, request), GetTaskResultResultSchema, handle.cursor);
   }
 
   async cancel(handle: PendingHandle, call: CallContext): Promise<void> {
@@ -48,7 +52,8 @@ export class ExecuteTaskProtocol implements ExecutionProtocol {
   }
 }
 
-function outcomeOf(request: JsonRpcRequest<unknown>, answer: RpcAnswer, schema: ResultSchema): Outcome {
+/** `cursor`: the one the request sent, kept in the handle when the answer gives no newer one. */
+function outcomeOf(request: JsonRpcRequest<unknown>, answer: RpcAnswer, schema: ResultSchema, cursor?: string): Outcome {
   switch (answer.kind) {
     case 'unusable':
       return answer.outcome;
@@ -62,7 +67,8 @@ function outcomeOf(request: JsonRpcRequest<unknown>, answer: RpcAnswer, schema: 
         const { status: _status, response_text, ...extra } = result;
         return success(response_text, extra);
       }
-      return pending({ taskId: result.task_id }, result.status);
+      const next = result.cursor ?? cursor;
+      return pending({ taskId: result.task_id, ...(next === undefined ? {} : { cursor: next }) }, result.status, result.text);
     }
   }
 }

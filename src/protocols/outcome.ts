@@ -46,9 +46,13 @@ export type Failure = {
 
 export type Outcome =
   | { kind: 'success'; text: string; extra: Record<string, unknown> }
-  | { kind: 'pending'; handle: PendingHandle; state?: string }
+  /**
+   * Still running. `partial`: text the task produced since the last call (docs/contract.md,
+   * "Streaming"); the handle then carries what the next poll needs to get only newer text.
+   */
+  | { kind: 'pending'; handle: PendingHandle; state?: string; partial?: string }
   | Failure;
 
 export const success = (text: string, extra: Record<string, unknown> = {}): Outcome => ({ kind: 'success', text, extra });
-export const pending = (handle: PendingHandle, state?: string): Outcome => ({ kind: 'pending', handle, ...(state ? { state } : {}) });
+export const pending = (handle: PendingHandle, state?: string, partial?: string): Outcome => ({ kind: 'pending', handle, ...(state ? { state } : {}), ...(partial ? { partial } : {}) });
 export const failure = (category: FailureCategory, code: number | string, message: string, retryable: boolean): Failure => ({ kind: 'failure', category, code, message, retryable });

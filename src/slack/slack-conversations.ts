@@ -19,19 +19,29 @@ export type SlackThreadMessage = {
 };
 
 export type ThreadRead = {
-  /** Oldest first, the thread's parent included, every one before `before`. */
+  /**
+   * Oldest first, all before `before`: the thread's first message and the newest `keepNewest`
+   * read (everything, when the thread is that short).
+   */
   messages: SlackThreadMessage[];
-  /** False when the page limit stopped the read with more messages left. */
+  /** Messages read in all, kept or not. */
+  read: number;
+  /**
+   * False when the read stopped before the end of the thread — the page limit, or a later page
+   * Slack refused — so the newest messages kept are not the thread's newest.
+   */
   complete: boolean;
 };
 
 export interface SlackConversations {
   /**
    * The messages of the thread `threadTs` older than `before` (the current message), read with
-   * `conversations.replies` in pages of 200, at most `maxPages` of them. Throws a SlackApiError
-   * when Slack refuses or rate-limits past the caller's deadline.
+   * `conversations.replies` in pages of 200 (oldest first, as Slack gives them), at most
+   * `maxPages` of them, keeping the first and the newest `keepNewest` (only the fields read
+   * here). Throws a SlackApiError when Slack refuses the first page; a later page refused ends the
+   * read with what it has (`complete: false`).
    */
-  readThread(thread: { channel: string; threadTs: string; before: string }, limits: { maxPages: number }, options?: SlackCallOptions): Promise<ThreadRead>;
+  readThread(thread: { channel: string; threadTs: string; before: string }, limits: { maxPages: number; keepNewest: number }, options?: SlackCallOptions): Promise<ThreadRead>;
   /**
    * The bytes of a file Slack hosts (`url_private_download`), fetched with the bot token, at most
    * `maxBytes`. Throws a FileDownloadError.
@@ -53,7 +63,7 @@ export class FileDownloadError extends Error {
 }
 
 /** Slack serves files from these hosts; the bot token is sent to no other (except the configured API's own host, for a local fake). */
-const SLACK_FILE_HOSTS = [/^files\.slack\.com$/, /^[a-z0-9-]+\.slack\.com$/, /^files\.slack-gov\.com$/, /^[a-z0-9-]+\.slack-gov\.com$/];
+const SLACK_FILE_HOSTS = [/^files(-origin|-edu)?\.slack\.com$/, /^files(-origin)?\.slack-gov\.com$/];
 const MAX_REDIRECTS = 3;
 /** One download never waits longer than this, whatever the deadline. */
 const DOWNLOAD_TIMEOUT_MS = 30_000;

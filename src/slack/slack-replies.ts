@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SlackApiError } from './slack-api-error';
+import { SlackApiError, STREAM_REFUSED_ERRORS } from './slack-api-error';
 import { ErrorCode, LogLevel, WebClient, type Logger as SlackSdkLogger, type RetryOptions } from '@slack/web-api';
 import { ConfigError } from '../config/env';
 import { redactString, type Log } from '../observability/logger';
@@ -7,10 +7,12 @@ import type { SecretSource } from '../secrets/secret-source';
 import { isLoopbackUrl } from '../net/loopback';
 import { REPLY_METADATA_TYPE } from './reply-metadata';
 import { downloadSlackFile, type SlackConversations, type SlackThreadMessage, type ThreadRead } from './slack-conversations';
+import { STREAM_MARKDOWN_LIMIT, type LiveMessage, type LiveTask, type LiveThread, type SlackLive } from './slack-live';
 
 /**
- * Posting replies and reactions over the Slack Web API (`@slack/web-api`). The pipeline sees only
- * the `SlackReplies` port; this file is the one adapter that holds a `WebClient`.
+ * Posting replies and reactions, and live replies (a thread status, a streamed or edited message),
+ * over the Slack Web API (`@slack/web-api`). The pipeline sees only the `SlackReplies`,
+ * `SlackConversations` and `SlackLive` ports; this file is the one adapter that holds a `WebClient`.
  */
 
 export type ReactionTarget = {
@@ -21,7 +23,8 @@ export type ReactionTarget = {
   name: string;
 };
 
-export { SlackApiError };
+export { SlackApiError, STREAM_REFUSED_ERRORS };
+export type { LiveMessage, LiveTask, LiveThread, SlackLive };
 
 /** Bounds on one Slack call: it never outlives the caller's time. */
 export type SlackCallOptions = {
@@ -92,40 +95,58 @@ function isRateLimitMessage(error: unknown): boolean {
 
 export type SlackRepliesLog = Pick<Log, 'info' | 'warn'>;
 
-/** SlackReplies and SlackConversations over a `WebClient` (build one with `createSlackWebClient`). */
-export class WebApiSlackReplies implements SlackReplies, SlackConversations {
+/** SlackReplies, SlackConversations and SlackLive over a `WebClient` (build one with `createSlackWebClient`). */
+export class WebApiSlackReplies implements SlackReplies, SlackConversations, SlackLive {
   constructor(
     private readonly client: WebClient,
     private readonly options: { log?: SlackRepliesLog; /** SLACK_API_URL, when not Slack's: files on its origin may be fetched too (a local fake). */ apiUrl?: string } = {},
   ) {}
 
-  async readThread(thread: { channel: string; threadTs: string; before: string }, limits: { maxPages: number }, options: SlackCallOptions = {}): Promise<ThreadRead> {
-    const messages: SlackThreadMessage[] = [];
+  async readThread(thread: { channel: string; threadTs: string; before: string }, limits: { maxPages: number; keepNewest: number }, options: SlackCallOptions = {}): Promise<ThreadRead> {
+    let first: SlackThreadMessage | undefined;
+    const newest: SlackThreadMessage[] = [];
+    let read = 0;
     let cursor: string | undefined;
     for (let page = 0; page < limits.maxPages; page += 1) {
-      const result = await boundedCall(
-        'conversations.replies',
-        () =>
-          this.client.conversations.replies({
-            channel: thread.channel,
-            ts: thread.threadTs,
-            // Only what came before the message being answered: never the message itself or later ones.
-            latest: thread.before,
-            inclusive: false,
-            include_all_metadata: true,
-            limit: THREAD_PAGE_SIZE,
-            ...(cursor ? { cursor } : {}),
-          }),
-        options,
-        this.options.log,
-      );
-      for (const message of result.messages ?? []) {
-        if (typeof message.ts === 'string' && message.ts < thread.before) messages.push(message as SlackThreadMessage);
+      let result;
+      try {
+        result = await boundedCall(
+          'conversations.replies',
+          () =>
+            this.client.conversations.replies({
+              channel: thread.channel,
+              ts: thread.threadTs,
+              // Only what came before the message being answered: never the message itself or later ones.
+              latest: thread.before,
+              inclusive: false,
+              include_all_metadata: true,
+              limit: THREAD_PAGE_SIZE,
+              ...(cursor ? { cursor } : {}),
+            }),
+          options,
+          this.options.log,
+        );
+      } catch (error) {
+        // The first page refused: no context. A later one: what was read still helps.
+        if (page === 0) throw error;
+        this.options.log?.warn('a later page of the thread could not be read; going on with what was read', { code: toSlackApiError(error, 'conversations.replies').code, pages: page });
+        return { messages: first ? [first, ...newest] : newest, read, complete: false };
+      }
+      for (const raw of result.messages ?? []) {
+        if (typeof raw.ts !== 'string' || compareTs(raw.ts, thread.before) >= 0) continue;
+        const message = threadMessageOf(raw as Record<string, unknown> & { ts: string });
+        read += 1;
+        // Slack gives pages oldest first: keep the first message, and the newest in a rolling window.
+        if (!first) first = message;
+        else {
+          newest.push(message);
+          if (newest.length > limits.keepNewest) newest.shift();
+        }
       }
       cursor = result.response_metadata?.next_cursor || undefined;
-      if (!cursor) return { messages, complete: true };
+      if (!cursor) return { messages: first ? [first, ...newest] : newest, read, complete: true };
     }
-    return { messages, complete: false };
+    return { messages: first ? [first, ...newest] : newest, read, complete: false };
   }
 
   async downloadFile(url: string, limits: { maxBytes: number; expectsHtml?: boolean }, options: SlackCallOptions = {}): Promise<Buffer> {
@@ -144,7 +165,7 @@ export class WebApiSlackReplies implements SlackReplies, SlackConversations {
           unfurl_links: false,
           unfurl_media: false,
           mrkdwn: true,
-          ...(marker ? { metadata: { event_type: REPLY_METADATA_TYPE, event_payload: { request_id: marker.requestId, chunk: marker.chunk } } } : {}),
+          ...(marker ? { metadata: replyMetadata(marker) } : {}),
         }),
       options,
       this.options.log,
@@ -174,6 +195,103 @@ export class WebApiSlackReplies implements SlackReplies, SlackConversations {
     return undefined;
   }
 
+  async setStatus(thread: LiveThread, status: string, options: SlackCallOptions & { loadingMessages?: readonly string[] } = {}): Promise<void> {
+    const { loadingMessages, ...callOptions } = options;
+    await boundedCall(
+      'assistant.threads.setStatus',
+      () =>
+        this.client.assistant.threads.setStatus({
+          channel_id: thread.channel,
+          thread_ts: thread.threadTs,
+          status,
+          // Slack refuses more than 10; the status is decoration, so the rest are dropped.
+          ...(loadingMessages?.length ? { loading_messages: loadingMessages.slice(0, MAX_LOADING_MESSAGES) } : {}),
+        }),
+      callOptions,
+      this.options.log,
+      // The same status twice is the same status: safe to try again after no answer.
+      { afterNoAnswer: true },
+    );
+  }
+
+  async startStream(
+    { channel, threadTs, recipientUserId, recipientTeamId, markdownText, task }: LiveThread & { recipientUserId?: string; recipientTeamId?: string; markdownText?: string; task?: LiveTask },
+    options: SlackCallOptions = {},
+  ): Promise<{ ts: string }> {
+    // Refused here as Slack would: a stream whose start failed half-way would leave the caller without its ts.
+    if (markdownText !== undefined && markdownText.length > STREAM_MARKDOWN_LIMIT) {
+      throw new SlackApiError(`chat.startStream refused: more than ${STREAM_MARKDOWN_LIMIT} characters of markdown; start with less and append the rest`, 'msg_too_long', false);
+    }
+    const result = await boundedCall(
+      'chat.startStream',
+      () =>
+        this.client.chat.startStream({
+          channel,
+          thread_ts: threadTs,
+          ...(recipientUserId ? { recipient_user_id: recipientUserId } : {}),
+          ...(recipientTeamId ? { recipient_team_id: recipientTeamId } : {}),
+          ...streamContent(markdownText, task),
+        }),
+      options,
+      this.options.log,
+    );
+    return { ts: result.ts ?? '' };
+  }
+
+  async appendStream(message: LiveMessage, markdownText: string, options: SlackCallOptions = {}): Promise<void> {
+    await this.appendPieces(message, splitMarkdown(markdownText, STREAM_MARKDOWN_LIMIT), options);
+  }
+
+  async stopStream(message: LiveMessage, options: SlackCallOptions & { markdownText?: string; marker?: ReplyMarker; task?: LiveTask } = {}): Promise<void> {
+    const { markdownText, marker, task, ...callOptions } = options;
+    const pieces = markdownText ? splitMarkdown(markdownText, STREAM_MARKDOWN_LIMIT) : [];
+    const last = pieces.pop();
+    // What does not fit the stop goes first, as appends.
+    await this.appendPieces(message, pieces, callOptions);
+    try {
+      await boundedCall(
+        'chat.stopStream',
+        () =>
+          this.client.chat.stopStream({
+            channel: message.channel,
+            ts: message.ts,
+            ...streamContent(last, task),
+            ...(marker ? { metadata: replyMetadata(marker) } : {}),
+          }),
+        callOptions,
+        this.options.log,
+        // A stop cannot land twice: a repeat of one that landed is refused, never doubled. That
+        // refusal then says nothing about the first stop, so its outcome is unknown.
+        { afterNoAnswer: true, ambiguousAfterRetry: STREAM_STATE_ERRORS },
+      );
+    } catch (error) {
+      throw pieces.length > 0 ? partlyLanded(error, 'chat.stopStream', pieces.length) : error;
+    }
+  }
+
+  async update(message: LiveMessage, text: string, options: SlackCallOptions & { marker?: ReplyMarker } = {}): Promise<void> {
+    const { marker, ...callOptions } = options;
+    await boundedCall(
+      'chat.update',
+      () => this.client.chat.update({ channel: message.channel, ts: message.ts, text, ...(marker ? { metadata: replyMetadata(marker) } : {}) }),
+      callOptions,
+      this.options.log,
+      // The same text twice is the same message: safe to try again after no answer.
+      { afterNoAnswer: true },
+    );
+  }
+
+  /** `chat.appendStream` once per piece, in order; never again after no answer (the text would show twice). */
+  private async appendPieces(message: LiveMessage, pieces: readonly string[], options: SlackCallOptions): Promise<void> {
+    for (const [index, piece] of pieces.entries()) {
+      try {
+        await boundedCall('chat.appendStream', () => this.client.chat.appendStream({ channel: message.channel, ts: message.ts, markdown_text: piece }), options, this.options.log);
+      } catch (error) {
+        throw index > 0 ? partlyLanded(error, 'chat.appendStream', index) : error;
+      }
+    }
+  }
+
   async addReaction(reaction: ReactionTarget): Promise<void> {
     await this.react('reactions.add', reaction, () => this.client.reactions.add(reaction));
   }
@@ -193,6 +311,79 @@ export class WebApiSlackReplies implements SlackReplies, SlackConversations {
   }
 }
 
+/** The metadata that marks a reply chunk (`findPosted` looks for it). */
+function replyMetadata(marker: ReplyMarker): { event_type: string; event_payload: { request_id: string; chunk: number } } {
+  return { event_type: REPLY_METADATA_TYPE, event_payload: { request_id: marker.requestId, chunk: marker.chunk } };
+}
+
+/** Slack refuses more `loading_messages` than this. */
+const MAX_LOADING_MESSAGES = 10;
+
+/** Refusals of a stream call that describe the stream's state (stopped, expired). */
+const STREAM_STATE_ERRORS: ReadonlySet<string> = new Set(['message_not_in_streaming_state']);
+
+/**
+ * A stream call's content: plain `markdown_text`, or — with a task step — `chunks` (Slack takes
+ * one or the other), the task first.
+ */
+function streamContent(markdownText: string | undefined, task: LiveTask | undefined) {
+  if (!task) return markdownText ? { markdown_text: markdownText } : {};
+  const taskChunk = { type: 'task_update' as const, id: task.id, title: task.title, status: task.status, ...(task.details ? { details: task.details } : {}) };
+  return { chunks: markdownText ? [taskChunk, { type: 'markdown_text' as const, text: markdownText }] : [taskChunk] };
+}
+
+/**
+ * Cuts markdown into pieces of at most `limit` UTF-16 units (at most `limit` characters however
+ * Slack counts them), never inside a surrogate pair, at a line end when one is near the limit.
+ * The pieces are appended one after the other, so where they are cut changes only what shows
+ * between two calls. Empty text gives no pieces.
+ */
+export function splitMarkdown(text: string, limit: number = STREAM_MARKDOWN_LIMIT): string[] {
+  const pieces: string[] = [];
+  let rest = text;
+  while (rest.length > limit) {
+    let cut = limit;
+    const newline = rest.lastIndexOf('\n', limit - 1);
+    if (newline >= limit - Math.ceil(limit / 10)) cut = newline + 1;
+    else if (isHighSurrogate(rest.charCodeAt(cut - 1)) && cut > 1) cut -= 1;
+    pieces.push(rest.slice(0, cut));
+    rest = rest.slice(cut);
+  }
+  if (rest) pieces.push(rest);
+  return pieces;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+/** A failure of a call made of several, after `landed` of them did: what shows in Slack is no longer what it was. */
+function partlyLanded(error: unknown, method: string, landed: number): SlackApiError {
+  const failure = toSlackApiError(error, method);
+  return new SlackApiError(`${failure.message} (after ${landed} earlier part(s) of the text landed)`, failure.code, failure.retryable, { cause: failure, outcome: 'unknown' });
+}
+
+/** Only what the thread context reads of a message: a page holds up to 200, with all their blocks. */
+function threadMessageOf(raw: Record<string, unknown> & { ts: string }): SlackThreadMessage {
+  const text = (key: string) => (typeof raw[key] === 'string' ? (raw[key] as string) : undefined);
+  const files = Array.isArray(raw.files) ? (raw.files as Array<{ name?: unknown; title?: unknown }>).map((file) => ({ ...(typeof file.name === 'string' ? { name: file.name } : {}), ...(typeof file.title === 'string' ? { title: file.title } : {}) })) : undefined;
+  const metadata = raw.metadata as { event_type?: unknown } | undefined;
+  const optional = { text: text('text'), user: text('user'), bot_id: text('bot_id'), subtype: text('subtype') };
+  return {
+    ts: raw.ts,
+    ...Object.fromEntries(Object.entries(optional).filter(([, value]) => value !== undefined)),
+    ...(files?.length ? { files } : {}),
+    ...(typeof metadata?.event_type === 'string' ? { metadata: { event_type: metadata.event_type } } : {}),
+  };
+}
+
+/** Slack timestamps ("seconds.micro") compared as numbers, whatever their lengths. */
+export function compareTs(a: string, b: string): number {
+  const [as = '0', am = ''] = a.split('.');
+  const [bs = '0', bm = ''] = b.split('.');
+  return Number(as) - Number(bs) || Number(am.padEnd(6, '0')) - Number(bm.padEnd(6, '0'));
+}
+
 /** Slack's recommended page size for `conversations.replies`. */
 const THREAD_PAGE_SIZE = 200;
 
@@ -210,12 +401,15 @@ const SERVER_RETRY_BACKOFF_MS = 250;
  * out any `Retry-After`, however long, deaf to the caller's signal); here a wait that ends before
  * the deadline is waited out, abortably, and a longer one ends the call as retryable, for SQS to
  * deliver again later. A server error Slack answered is tried again a few times, quickly; a call
- * with no answer (timeout, reset) is not, since it may have landed. The caller's signal also ends
- * the wait for Slack's answer, with the outcome unknown.
+ * with no answer (timeout, reset) is not, since it may have landed — unless `retry.afterNoAnswer`
+ * says the call is safe to repeat (a status, an edit, a stop). The caller's signal also ends the
+ * wait for Slack's answer, with the outcome unknown, and is never followed by a retry.
  */
-async function boundedCall<T>(method: string, call: () => Promise<T>, options: SlackCallOptions, log: SlackRepliesLog | undefined): Promise<T> {
+async function boundedCall<T>(method: string, call: () => Promise<T>, options: SlackCallOptions, log: SlackRepliesLog | undefined, retry: CallRetry = {}): Promise<T> {
   let rateLimitWaits = 0;
   let serverRetries = 0;
+  /** An earlier attempt got no answer, or a 5xx: it may have taken effect. */
+  let mayHaveLanded = false;
   for (;;) {
     options.signal?.throwIfAborted();
     try {
@@ -224,13 +418,19 @@ async function boundedCall<T>(method: string, call: () => Promise<T>, options: S
       const retryAfterMs = rateLimitWaitMs(error);
       if (retryAfterMs === undefined) {
         const failure = toSlackApiError(error, method);
+        if (mayHaveLanded && retry.ambiguousAfterRetry?.has(failure.code)) {
+          throw new SlackApiError(`${failure.message} (an earlier attempt may have landed)`, failure.code, failure.retryable, { cause: failure, outcome: 'unknown' });
+        }
         // Slack answered that it failed (5xx, internal_error, …): try again soon, within the time
-        // left. Never after no answer at all (a timeout, a reset): that post may have landed.
+        // left. Never after no answer at all (a timeout, a reset): that post may have landed —
+        // unless the call is safe to repeat, and the caller is still waiting.
         const backoffMs = SERVER_RETRY_BACKOFF_MS * 2 ** serverRetries;
         const answeredFailure = failure.retryable && failure.code !== 'request_error' && failure.code !== 'ratelimited';
-        if (!answeredFailure || serverRetries >= MAX_SERVER_ERROR_RETRIES || !fitsBefore(options.deadline, backoffMs)) throw failure;
+        const unanswered = failure.code === 'request_error' && retry.afterNoAnswer === true && !options.signal?.aborted;
+        if (!(answeredFailure || unanswered) || serverRetries >= MAX_SERVER_ERROR_RETRIES || !fitsBefore(options.deadline, backoffMs)) throw failure;
         serverRetries += 1;
-        log?.warn('Slack answered with a server error; trying again', { method, code: failure.code, attempt: serverRetries + 1 });
+        if (failure.outcome === 'unknown') mayHaveLanded = true;
+        log?.warn(unanswered ? 'Slack did not answer a call that is safe to repeat; trying again' : 'Slack answered with a server error; trying again', { method, code: failure.code, attempt: serverRetries + 1 });
         await sleep(backoffMs, undefined, options.signal ? { signal: options.signal } : {});
         continue;
       }
@@ -243,6 +443,14 @@ async function boundedCall<T>(method: string, call: () => Promise<T>, options: S
     }
   }
 }
+
+/** How a call may be repeated beyond what every call gets (429 waits, retries of answered server errors). */
+type CallRetry = {
+  /** Safe to repeat after no answer (a timeout, a reset): it cannot take effect twice. */
+  afterNoAnswer?: boolean;
+  /** Codes that, answered to a repeat of an attempt that may have landed, leave the outcome unknown. */
+  ambiguousAfterRetry?: ReadonlySet<string>;
+};
 
 function fitsBefore(deadline: number | undefined, waitMs: number): boolean {
   return deadline === undefined || Date.now() + waitMs < deadline;
@@ -278,12 +486,14 @@ export const TOKEN_REFUSED_ERRORS: ReadonlySet<string> = new Set(['invalid_auth'
 export type RotatingSlackRepliesOptions = Omit<SlackWebClientOptions, 'token' | 'log'> & { log?: Pick<Log, 'info' | 'warn' | 'error'> };
 
 /**
- * SlackReplies whose bot token comes from a secret that may rotate while the process lives (a
- * warm Lambda). The WebClient is rebuilt whenever the secret's value changes; a call Slack
- * refuses for its token (TOKEN_REFUSED_ERRORS) re-reads the secret once and, if that gives a
- * new token, is made once more with it. No Slack call is made before the token is read.
+ * SlackReplies (and SlackConversations, SlackLive) whose bot token comes from a secret that may
+ * rotate while the process lives (a warm Lambda). The WebClient is rebuilt whenever the secret's
+ * value changes; a call Slack refuses for its token (TOKEN_REFUSED_ERRORS) re-reads the secret
+ * once and, if that gives a new token, is made once more with it — unless part of it had landed
+ * (a split append: the error's outcome is then `unknown`). No Slack call is made before the
+ * token is read.
  */
-export function slackRepliesFromSecret(botToken: SecretSource, options: RotatingSlackRepliesOptions = {}): SlackReplies & SlackConversations {
+export function slackRepliesFromSecret(botToken: SecretSource, options: RotatingSlackRepliesOptions = {}): SlackReplies & SlackConversations & SlackLive {
   let current: { token: string; replies: WebApiSlackReplies } | undefined;
   const repliesWith = (token: string): WebApiSlackReplies => {
     if (current?.token !== token) current = { token, replies: new WebApiSlackReplies(createSlackWebClient({ ...options, token }), { log: options.log, ...(options.apiUrl ? { apiUrl: options.apiUrl } : {}) }) };
@@ -295,7 +505,8 @@ export function slackRepliesFromSecret(botToken: SecretSource, options: Rotating
     try {
       return await run(repliesWith(token));
     } catch (error) {
-      if (!(error instanceof SlackApiError) || !TOKEN_REFUSED_ERRORS.has(error.code)) throw error;
+      // A refusal that came after part of the call landed (a split append) is not made again.
+      if (!(error instanceof SlackApiError) || !TOKEN_REFUSED_ERRORS.has(error.code) || error.outcome !== 'refused') throw error;
       const fresh = await botToken.refresh().catch((refreshError: unknown) => {
         options.log?.warn('Slack refused the bot token and re-reading its secret failed', { method, code: error.code, error: refreshError as Error });
         return token;
@@ -315,6 +526,11 @@ export function slackRepliesFromSecret(botToken: SecretSource, options: Rotating
     downloadFile: (url, limits, callOptions) => call('files', (replies) => replies.downloadFile(url, limits, callOptions)),
     addReaction: (reaction) => call('reactions.add', (replies) => replies.addReaction(reaction)),
     removeReaction: (reaction) => call('reactions.remove', (replies) => replies.removeReaction(reaction)),
+    setStatus: (thread, status, callOptions) => call('assistant.threads.setStatus', (replies) => replies.setStatus(thread, status, callOptions)),
+    startStream: (stream, callOptions) => call('chat.startStream', (replies) => replies.startStream(stream, callOptions)),
+    appendStream: (message, markdownText, callOptions) => call('chat.appendStream', (replies) => replies.appendStream(message, markdownText, callOptions)),
+    stopStream: (message, callOptions) => call('chat.stopStream', (replies) => replies.stopStream(message, callOptions)),
+    update: (message, text, callOptions) => call('chat.update', (replies) => replies.update(message, text, callOptions)),
   };
 }
 

@@ -21,6 +21,9 @@ export type AgentInvokerOptions = FollowUpOptions & {
   readInputs?: (task: TaskMessage, call: { signal?: AbortSignal; deadline?: number }) => Promise<TaskInputs>;
 };
 
+/** The sign of life gets at most this long: it must not hold up the task. */
+const SIGN_OF_LIFE_BUDGET_MS = 3_000;
+
 /** A retryable failure: the record fails so SQS delivers it again (same request id, same task). */
 export class RetryableTaskError extends Error {
   override name = 'RetryableTaskError';
@@ -47,8 +50,14 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
     const log = taskLogger(options.log, { request_id: task.request_id, correlation_id: task.request_id, event_id: task.event_id });
     const thread: SlackThread = { team_id: task.team_id, channel: task.channel, ts: task.ts, ...(task.thread_ts ? { thread_ts: task.thread_ts } : {}) };
 
-    if (delivery.receiveCount === 1 && options.onTaskStarted) {
-      await options.onTaskStarted(thread).catch((error: unknown) => log.warn('could not mark the task as started', { error: error as Error }));
+    const target = { ...thread, request_id: task.request_id, user_id: task.user_id };
+    if (delivery.receiveCount === 1) {
+      // A sign of life first, before anything slow: the status under the thread, or the live message.
+      if (options.live) {
+        const shown = await options.live.reply.signOfLife(target, { ...(signal ? { signal } : {}), deadline: Math.min(deadline ?? Infinity, now() + SIGN_OF_LIFE_BUDGET_MS) });
+        trace({ requestId: task.request_id, hop: 'sign-of-life', at: now(), detail: { how: shown } });
+      }
+      if (options.onTaskStarted) await options.onTaskStarted(thread).catch((error: unknown) => log.warn('could not mark the task as started', { error: error as Error }));
     }
     const params: ExecuteTaskParams = {
       text: task.text,
@@ -62,6 +71,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
     const inputs: TaskInputs = options.readInputs ? await options.readInputs(task, { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) }) : { notes: [] };
     if (inputs.messages) params.messages = inputs.messages;
     if (inputs.attachments) params.attachments = inputs.attachments;
+    if (options.live) params.stream = true;
     if (options.botTokenForExecution) params.bot_token = await options.botTokenForExecution.get();
 
     const sentAt = now();
@@ -83,7 +93,13 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
         await reply(task, thread, answer.kind, answer.kind === 'answer' ? withNotes(answer.text, inputs.notes) : answer.text);
         return;
       case 'pending': {
-        const delaySeconds = pollDelaySeconds(options.schedule, 0);
+        const streamed = outcome.partial?.length ?? 0;
+        if (outcome.partial && options.live) {
+          await options.live.reply.show(target, 0, outcome.partial, { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) });
+          trace({ requestId: task.request_id, hop: 'streamed', at: now(), detail: { chars: streamed } });
+        }
+        // While text flows, the next look comes soon; otherwise the usual backoff.
+        const delaySeconds = streamed > 0 && options.live ? options.live.pollDelaySeconds : pollDelaySeconds(options.schedule, 0);
         await options.polls.send(
           {
             ...thread,
@@ -95,6 +111,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
             accepted_at: now(),
             received_at: task.received_at,
             ...(inputs.notes.length ? { notes: inputs.notes } : {}),
+            ...(streamed > 0 ? { streamed, since_text: 0 } : {}),
           },
           { delaySeconds, attributes: { request_id: task.request_id } },
         );

@@ -22,7 +22,7 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
   const trace = options.trace ?? noTrace;
   const deadlineMs = options.schedule.deadlineSeconds * 1000;
 
-  const poll: DeliveryHandler = async (delivery, { signal }) => {
+  const poll: DeliveryHandler = async (delivery, { signal, deadline }) => {
     const message = parseQueueMessage(PollMessageSchema, delivery.body, 'poll message');
     const log = taskLogger(options.log, { request_id: message.request_id, correlation_id: message.request_id, event_id: message.event_id, task_id: message.handle.taskId });
     const call = { requestId: message.request_id, correlationId: message.request_id, signal };
@@ -45,6 +45,17 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
     }
     if (outcome.kind === 'failure') log.warn('transient failure while polling; polling on', { category: outcome.category, code: outcome.code, error_message: outcome.message });
 
+    // A task that streams: show what it produced since the last poll, and look again soon.
+    const streamedBefore = message.streamed ?? 0;
+    const partial = outcome.kind === 'pending' ? (outcome.partial ?? '') : '';
+    if (partial && options.live) {
+      const target = { team_id: message.team_id, channel: message.channel, ts: message.ts, ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}), request_id: message.request_id, user_id: message.user_id };
+      await options.live.reply.show(target, streamedBefore, partial, { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) });
+      trace({ requestId: message.request_id, hop: 'streamed', at: now(), detail: { chars: streamedBefore + partial.length } });
+    }
+    const streaming = streamedBefore + partial.length > 0;
+    const quietPolls = message.since_text ?? 0;
+
     const elapsed = now() - message.accepted_at;
     if (elapsed >= deadlineMs) {
       log.warn('task passed the poll deadline: cancelling it', { deadline_s: options.schedule.deadlineSeconds, polls: attempt });
@@ -52,9 +63,18 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
       if (cancelFailure) log.warn('cancel_task failed; the execution zone will expire the task', { code: cancelFailure.kind === 'failure' ? cancelFailure.code : undefined });
       return reply(message, 'error', options.messages.timedOut);
     }
-    // Never wait past the deadline: the last poll lands on it.
-    const delaySeconds = Math.min(pollDelaySeconds(options.schedule, attempt), Math.ceil((deadlineMs - elapsed) / 1000));
-    await options.polls.send({ ...message, attempt }, { delaySeconds, attributes: { request_id: message.request_id } });
+    // Never wait past the deadline: the last poll lands on it. While text flows, look again soon;
+    // when it stops, back off from there.
+    const nextDelay = partial && options.live ? options.live.pollDelaySeconds : pollDelaySeconds(options.schedule, streaming ? quietPolls : attempt);
+    const delaySeconds = Math.min(nextDelay, Math.ceil((deadlineMs - elapsed) / 1000));
+    const next: PollMessage = {
+      ...message,
+      attempt,
+      // The handle of the latest answer: with a cursor, the next poll gets only newer text.
+      handle: outcome.kind === 'pending' ? outcome.handle : message.handle,
+      ...(streaming ? { streamed: streamedBefore + partial.length, since_text: partial ? 0 : quietPolls + 1 } : {}),
+    };
+    await options.polls.send(next, { delaySeconds, attributes: { request_id: message.request_id } });
     log.debug('still pending; next poll queued', { attempt, delay_seconds: delaySeconds });
   };
 

@@ -13,21 +13,21 @@ export type AttachmentLimits = {
   maxTotalBytes: number;
 };
 
-const MIB = 1024 * 1024;
 export const DEFAULT_ATTACHMENT_LIMITS: Omit<AttachmentLimits, 'maxTotalBytes'> = {
   maxImages: 20,
-  maxImageBytes: 3.75 * MIB,
+  // Decimal megabytes, as Bedrock states its limits: a binary reading would let files through that Converse refuses.
+  maxImageBytes: 3_750_000,
   maxDocuments: 5,
-  maxDocumentBytes: 4.5 * MIB,
+  maxDocumentBytes: 4_500_000,
 };
 
 /**
  * The bytes of files one task may carry over each transport, before base64: a Lambda function URL
- * takes a 6 MB request (4 MiB of files is 5.6 MB in base64, with room for the rest of the task);
- * AgentCore takes 100 MB, and 32 MiB keeps the invoker's memory and the runtime's body limit
+ * takes a 6 MB request (4 MB of files is 5.3 MB in base64, with room for the rest of the task);
+ * AgentCore takes 100 MB, and 32 MB keeps the invoker's memory and the runtime's body limit
  * (MAX_BODY_BYTES, 48 MiB) comfortable.
  */
 export function defaultMaxTotalBytes(transport: TransportKind): number {
-  return transport === 'https' ? 4 * MIB : 32 * MIB;
+  return transport === 'https' ? 4_000_000 : 32_000_000;
 }
 

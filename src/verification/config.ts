@@ -53,8 +53,19 @@ export const VerificationConfigSchema = z.object({
   ATTACHMENT_MAX_IMAGE_BYTES: envInt(DEFAULT_ATTACHMENT_LIMITS.maxImageBytes, 0),
   ATTACHMENT_MAX_DOCUMENTS: envInt(DEFAULT_ATTACHMENT_LIMITS.maxDocuments, 0),
   ATTACHMENT_MAX_DOCUMENT_BYTES: envInt(DEFAULT_ATTACHMENT_LIMITS.maxDocumentBytes, 0),
-  /** Bytes of files in one task, before base64; unset: what the transport carries (4 MiB over https, 32 MiB otherwise). */
+  /** Bytes of files in one task, before base64; unset: what the transport carries (4 MB over https, 32 MB otherwise). */
   ATTACHMENT_MAX_TOTAL_BYTES: z.coerce.number().int().min(0).optional(),
+  /**
+   * Live answers: a sign of life when a task is picked up, and the answer shown in Slack while it
+   * is produced (docs/architecture.md §2.5).
+   */
+  STREAM_REPLIES: envBool(true),
+  /**
+   * While a task's text flows, the next poll comes this soon (an SQS delay: whole seconds). 2 s keeps
+   * a streamed answer under a tenth of what a function holding on for it would bill, at ~200 ms a
+   * poll on AWS (a poll and a Slack append; bench part 7); 1 s shows text sooner for twice the polls.
+   */
+  STREAM_POLL_DELAY_S: envInt(2, 1, 900),
   /** The time the invoker gives the thread read and the downloads, together (never more than a third of what it has left). */
   SLACK_READ_BUDGET_MS: envInt(10_000, 0),
 });

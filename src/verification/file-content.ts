@@ -47,15 +47,14 @@ function ascii(bytes: Buffer, start: number, end: number): string {
   return bytes.subarray(start, end).toString('latin1');
 }
 
-/** UTF-8 text (a BOM allowed) without NUL bytes: what a txt, md, csv or html file is. */
+/**
+ * Text, as a txt, md, csv or html file is: UTF-16 with its byte-order mark (Excel's "Unicode
+ * text"), or bytes without NUL — UTF-8 and the 8-bit encodings (Windows-1252 CSV exports) alike.
+ * A binary file (an image, a PDF's streams, an Office file) has NUL bytes near its start.
+ */
 function isText(bytes: Buffer): boolean {
-  if (bytes.includes(0)) return false;
-  try {
-    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-    return true;
-  } catch {
-    return false;
-  }
+  if (startsWith(bytes, [0xff, 0xfe]) || startsWith(bytes, [0xfe, 0xff])) return bytes.length % 2 === 0;
+  return !bytes.includes(0);
 }
 
 function looksLikeHtmlPage(bytes: Buffer): boolean {

@@ -4,6 +4,7 @@ import type { ExecutionAgent } from '../protocols/execution-agent';
 import type { Queue } from '../queue/queue';
 import type { PollSchedule } from './poll-schedule';
 import type { PollMessage, ReplyMessage } from './queue-messages';
+import type { LiveReplyService } from './live-reply';
 import type { Tracer } from './trace';
 import type { UserMessages } from './user-messages';
 
@@ -16,6 +17,11 @@ export type FollowUpOptions = {
   schedule: PollSchedule;
   /** The consuming queue's maxReceiveCount: on that receive the user is still told before the DLQ. */
   maxReceiveCount: number;
+  /**
+   * Live answers (STREAM_REPLIES): a sign of life when a task is picked up, and its text shown while
+   * it is produced. Without it, the answer comes when it is done.
+   */
+  live?: { reply: LiveReplyService; pollDelaySeconds: number };
   log: Log;
   metrics?: PipelineMetrics;
   trace?: Tracer;

@@ -64,6 +64,10 @@ export const PollMessageSchema = SlackThreadSchema.extend({
   received_at: z.number(),
   /** Notes for the user about what the task was sent without (files skipped, thread not read), added under the answer. */
   notes: z.array(z.string()).optional(),
+  /** A task that streams: characters of its text received so far (docs/contract.md, "Streaming"). */
+  streamed: z.number().int().nonnegative().optional(),
+  /** A task that streams: polls since its text last grew (the backoff counts from there). */
+  since_text: z.number().int().nonnegative().optional(),
 });
 export type PollMessage = z.infer<typeof PollMessageSchema>;
 

@@ -158,7 +158,10 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
     trace({ requestId, hop: 'ingress', at: started, detail: { event_id: envelope.event_id, user: decision.user, channel: decision.channel, ts: decision.ts, thread_ts: decision.thread_ts } });
 
     try {
-      const refusal = await refusalFor(envelope.team_id, decision.user, decision.channel, taskText, started);
+      const found = await refusalFor(envelope.team_id, decision.user, decision.channel, taskText, started);
+      // A reply without a mention may not have been meant for the bot at all: never answer it with a
+      // refusal in front of the people talking (not allowed, too long, slow down).
+      const refusal = found && decision.followUp ? 'silent' : found;
       if (refusal === 'silent') {
         trace({ requestId, hop: 'refused', at: now(), detail: { replied: false } });
       } else if (refusal) {

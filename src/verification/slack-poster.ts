@@ -8,6 +8,7 @@ import { toSafeMrkdwn } from '../slack/safe-mrkdwn';
 import { SLACK_CHUNK_LIMIT, splitForSlack } from '../slack/split-message';
 import { parseQueueMessage } from './poison-message';
 import { ReplyMessageSchema, replyThreadTs, type ReplyMessage, type SlackThread } from './queue-messages';
+import type { LiveReplyService } from './live-reply';
 import type { BotThreads } from './stores/bot-threads';
 import type { ClaimStore } from './stores/claim-store';
 import { REPLY_CHUNK_LEASE_SECONDS } from './pipeline-settings';
@@ -40,6 +41,8 @@ export type SlackPosterOptions = {
    * (THREAD_FOLLOW_UPS), for `threadTtlSeconds` after the last answer.
    */
   threads?: { store: BotThreads; ttlSeconds: number };
+  /** Live answers (STREAM_REPLIES): the final answer finishes the message its previews were shown in. */
+  live?: LiveReplyService;
   /** Longest message posted, in UTF-16 code units. @default SLACK_CHUNK_LIMIT */
   chunkLimit?: number;
   metrics?: PipelineMetrics;
@@ -102,6 +105,29 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
         }
         if (claim.status === 'busy') throw new ChunkInProgressError(`chunk ${index} is being posted by another delivery until ${new Date(claim.leaseEndsAt).toISOString()}`);
         const marker = { requestId: message.request_id, chunk: index };
+        // The first chunk of a task whose answer was shown live goes into that message (it replaces
+        // the previews, exactly once: finishing again rewrites it the same).
+        let live: string | undefined;
+        if (index === 0 && options.live) {
+          try {
+            live = await options.live.finish(message.request_id, text, message.kind, context);
+          } catch (error) {
+            const refusedForGood = error instanceof SlackApiError && error.outcome === 'refused' && !error.retryable;
+            if (!refusedForGood) {
+              if (!(error instanceof SlackApiError && error.outcome === 'unknown')) await options.claims.release(key, token).catch(() => undefined);
+              throw error;
+            }
+            // Slack will not take it into that message (deleted, not editable): a new message then.
+            log.warn('could not finish the live message; posting the answer as a new message', { code: error.code });
+          }
+        }
+        if (live !== undefined) {
+          posted += 1;
+          await options.claims
+            .complete(key, token, { ttlSeconds, value: live })
+            .catch((error: unknown) => log.error('the live message was finished but could not be marked done; a redelivery finishes it again', { ts: live, error: error as Error }));
+          continue;
+        }
         if (claim.takenOver) {
           // The poster before may have died after Slack posted the chunk: look before posting again.
           const found = await findPosted(slack, { channel: message.channel, threadTs }, marker, context, log);

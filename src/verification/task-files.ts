@@ -59,6 +59,12 @@ export async function taskFiles(files: readonly TaskFile[], deps: { slack: Slack
       skipped.push({ name, reason: `the files of one message may add up to ${megabytes(limits.maxTotalBytes)}` });
       return;
     }
+    // An HTML file cannot be told from Slack's HTML sign-in page by its bytes: by its size it can.
+    if (type.format === 'html' && file.size > 0 && bytes.length !== file.size) {
+      deps.log.warn('a shared HTML file came back with another size; taken for Slack\'s sign-in page and skipped', { file_id: file.id });
+      skipped.push({ name, reason: DOWNLOAD_FAILURES.refused });
+      return;
+    }
     if (!contentMatches(type, bytes)) {
       deps.log.warn('a shared file does not contain what its type says; it is skipped', { file_id: file.id, declared: mimetype });
       skipped.push({ name, reason: `its content is not ${article(type.format)} ${type.format.toUpperCase()} file` });
@@ -99,8 +105,9 @@ export function resolveType(file: Pick<TaskFile, 'mimetype' | 'filetype' | 'name
   return generic && byAlias ? { type: byAlias[1], mimetype: byAlias[0] } : undefined;
 }
 
+/** Decimal megabytes, as Slack and Bedrock state sizes. */
 function megabytes(bytes: number): string {
-  return `${Number((bytes / (1024 * 1024)).toFixed(2))} MB`;
+  return `${Number((bytes / 1_000_000).toFixed(2))} MB`;
 }
 
 function article(format: string): string {

@@ -43,9 +43,12 @@ export async function readTaskInputs(task: TaskMessage, reading: TaskInputReadin
   const readThread = async (): Promise<ThreadMessage[] | undefined> => {
     if (!task.thread_ts || reading.thread.maxMessages <= 0) return undefined;
     try {
-      const read = await reading.slack.readThread({ channel: task.channel, threadTs: task.thread_ts, before: task.ts }, { maxPages: reading.thread.maxPages }, options);
+      const read = await reading.slack.readThread({ channel: task.channel, threadTs: task.thread_ts, before: task.ts }, { maxPages: reading.thread.maxPages, keepNewest: reading.thread.maxMessages }, options);
       const context = threadContext(read.messages, task.bot_user_id, reading.thread);
-      if (context.leftOut > 0 || !read.complete) notes.push(fill(reading.messages.threadTrimmed, { kept: context.messages.length }));
+      // Say what the model did not see, truthfully: the older part of a long thread, or — when the
+      // read stopped early — its newest part.
+      if (!read.complete) notes.push(fill(reading.messages.threadPartial, { kept: context.messages.length }));
+      else if (context.leftOut > 0 || read.read > read.messages.length) notes.push(fill(reading.messages.threadTrimmed, { kept: context.messages.length }));
       return context.messages;
     } catch (error) {
       reading.log.warn('could not read the thread; the task goes without its earlier messages', { error_message: (error as Error).message, code: (error as { code?: string }).code });

@@ -6,8 +6,12 @@ export type TraceHop =
   | 'ingress'
   | 'queued'
   | 'refused'
+  /** The user was shown the assistant is working (a status, a started stream, a placeholder). */
+  | 'sign-of-life'
   | 'execute-sent'
   | 'accepted'
+  /** Text of the answer shown while it is produced (`chars` so far). */
+  | 'streamed'
   | 'poll'
   | 'failed'
   | 'retry'

@@ -16,11 +16,16 @@ export const DEFAULT_USER_MESSAGES = {
   timedOut: 'Sorry, that took too long and I stopped working on it. Please try a smaller request.',
   cancelled: 'That request was cancelled before it finished.',
   internalError: 'Sorry, something went wrong on my side and I could not answer. The team has been notified.',
+  /** The thread's status (or placeholder) while the agent works on a task. */
+  working: 'is working on it…',
+  /** The message the answer will replace, where Slack shows no status and refuses a stream. */
+  workingPlaceholder: '_Working on it…_',
   /** Sent to the agent as the task's text when a message carries only files. */
   filesWithoutText: 'Please look at the attached files.',
   /** Notes under an answer: what the task went without. */
   threadUnread: "I couldn't read the earlier messages of this thread, so I answered this message on its own.",
   threadTrimmed: 'I read only the latest {kept} earlier messages of this thread.',
+  threadPartial: "This thread is too long for me to read to its end; I answered from {kept} of its earlier messages, not the most recent ones.",
   filesSkipped: "I couldn't read {files}.",
 } as const;
 

@@ -4,6 +4,7 @@ import type { ExecutionAgent } from '../protocols/execution-agent';
 import type { DeliveryHandler, Queue } from '../queue/queue';
 import type { SecretSource } from '../secrets/secret-source';
 import type { SlackConversations } from '../slack/slack-conversations';
+import type { SlackLive } from '../slack/slack-live';
 import type { SlackReplies } from '../slack/slack-replies';
 import { createAgentInvoker } from './agent-invoker';
 import { createAsyncResult } from './async-result';
@@ -13,7 +14,9 @@ import type { PollMessage, ReplyMessage, TaskMessage } from './queue-messages';
 import { RateLimiter } from './rate-limiter';
 import { acknowledgeReceipt, createSlackPoster, type SlackPoster } from './slack-poster';
 import { createSlackIngress, type IngressRequest, type IngressResponse } from './slack-ingress';
+import { createLiveReply, type LiveReplyService } from './live-reply';
 import type { BotThreads } from './stores/bot-threads';
+import type { LiveReplies } from './stores/live-replies';
 import type { ClaimStore } from './stores/claim-store';
 import { readTaskInputs } from './task-inputs';
 import type { CounterStore } from './stores/counter-store';
@@ -72,11 +75,22 @@ export function wireSlackEvents(context: FunctionContext, ports: SlackEventsPort
   });
 }
 
+/**
+ * Live answers (STREAM_REPLIES, docs/architecture.md §2.5): Slack's status, stream and update
+ * methods with the bot token, and the record of each task's live message. Without them (a sink
+ * that cannot stream), answers come when they are done.
+ */
+export type LivePorts = {
+  slack: () => SlackLive & Pick<SlackReplies, 'post'>;
+  store: LiveReplies;
+};
+
 /** What both follow-up functions (agent-invoker, async-result) are given. */
 export type AsyncResultPorts = {
   agent: ExecutionAgent;
   polls: Queue<PollMessage>;
   replies: Queue<ReplyMessage>;
+  live?: LivePorts;
 };
 
 export type AgentInvokerPorts = AsyncResultPorts & {
@@ -96,7 +110,8 @@ export function wireAgentInvoker(context: FunctionContext, ports: AgentInvokerPo
   const slack = config.SLACK_REACTIONS ? required(ports.slack, 'SLACK_REACTIONS needs the Slack bot token')() : undefined;
   const botToken = config.EXECUTION_SEND_BOT_TOKEN ? required(ports.botToken, 'EXECUTION_SEND_BOT_TOKEN needs the Slack bot token')() : undefined;
   const conversations = ports.conversations?.();
-  const reading = conversations && {
+  // SLACK_READ_BUDGET_MS=0: tasks go with their text alone (no thread read, no downloads).
+  const reading = conversations && config.SLACK_READ_BUDGET_MS > 0 && {
     slack: conversations,
     thread: { maxMessages: config.THREAD_CONTEXT_MAX_MESSAGES, maxChars: config.THREAD_CONTEXT_MAX_CHARS, maxPages: config.THREAD_CONTEXT_MAX_PAGES },
     attachments: attachmentLimitsOf(config, ports.agent.transport),
@@ -119,6 +134,7 @@ export function wireAsyncResult(context: FunctionContext, ports: AsyncResultPort
 export type SlackPosterPorts = {
   slack: SlackReplies;
   claims: ClaimStore;
+  live?: LivePorts;
   /** Where answered threads are recorded, for THREAD_FOLLOW_UPS. */
   threads: BotThreads;
 };
@@ -131,6 +147,7 @@ export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPort
     reactions: config.SLACK_REACTIONS,
     maxReceiveCount: config.REPLY_MAX_RECEIVE_COUNT,
     ...(config.THREAD_FOLLOW_UPS ? { threads: { store: ports.threads, ttlSeconds: config.THREAD_MEMORY_TTL_SECONDS } } : {}),
+    ...(config.STREAM_REPLIES && ports.live ? { live: liveReplyOf(context, ports.live) } : {}),
     ...common(context),
   });
 }
@@ -144,9 +161,15 @@ function followUp(context: FunctionContext, ports: AsyncResultPorts, maxReceiveC
     messages: userMessages(context.config.USER_MESSAGES_JSON),
     schedule: pollScheduleOf(context.config),
     maxReceiveCount,
+    ...(context.config.STREAM_REPLIES && ports.live ? { live: { reply: liveReplyOf(context, ports.live), pollDelaySeconds: context.config.STREAM_POLL_DELAY_S } } : {}),
     ...common(context),
     ...(context.pollClock ? { now: context.pollClock } : {}),
   };
+}
+
+function liveReplyOf(context: FunctionContext, ports: LivePorts): LiveReplyService {
+  const messages = userMessages(context.config.USER_MESSAGES_JSON);
+  return createLiveReply({ slack: ports.slack(), store: ports.store, workingText: messages.working, placeholderText: messages.workingPlaceholder, log: context.log });
 }
 
 function common(context: FunctionContext): { log: Log; metrics?: PipelineMetrics; trace?: Tracer } {

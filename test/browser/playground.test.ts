@@ -74,4 +74,21 @@ describeIfChromium('the playground page in a real browser (Debian Chromium, play
     expect(await second.locator('.files').innerText()).toContain('notes.txt');
     expect(await second.locator('table.trace').innerText()).toMatch(/2 earlier messages · 1 files/);
   });
+
+  it('shows the answer growing while it is produced, then the whole answer', async () => {
+    const page = await browser.newPage();
+    await page.goto(stack.playgroundUrl);
+    const text = 'one two three four five six seven eight nine ten eleven twelve #stream=120';
+    await page.fill('#text', text);
+    await page.press('#text', 'Enter');
+    const request = page.locator('.request').first();
+    // While it streams: a part of the answer, marked as streaming, and the state says so.
+    const growing = request.locator('.reply.streaming');
+    await growing.waitFor({ timeout: 15_000 });
+    const partial = await growing.innerText();
+    expect(partial.startsWith('echo: one')).toBe(true);
+    expect(partial.length).toBeLessThan(`echo: ${text}`.length);
+    await request.locator('.reply:not(.streaming)', { hasText: `echo: ${text}` }).waitFor({ timeout: 15_000 });
+    expect(await request.locator('table.trace').innerText()).toMatch(/answer so far shown \(\d+ characters\)/);
+  });
 });

@@ -68,7 +68,7 @@ describe('ExecutionZone (agentcore)', () => {
     const statements = runtimeStatements();
     const bedrock = statements.filter((s) => [s.Action].flat().some((a: string) => a.startsWith('bedrock:')));
     expect(bedrock).toHaveLength(1);
-    expect(bedrock[0].Action).toBe('bedrock:InvokeModel');
+    expect(bedrock[0].Action).toEqual(['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream']);
     const arns = bedrock[0].Resource.map((r: any) => JSON.stringify(r));
     expect(arns).toHaveLength(5);
     expect(arns[0]).toMatch(/:bedrock:us-east-1:.*:inference-profile\/us\.anthropic\.claude-3-5-haiku-20241022-v1:0"/);

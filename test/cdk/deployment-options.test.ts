@@ -115,7 +115,8 @@ describe('bedrockModelId', () => {
     const s = synth({ bedrockModelId: 'anthropic.claude-3-5-haiku-20241022-v1:0' });
     const statements = Object.values(s.execution!.findResources('AWS::IAM::Policy')).flatMap((p: any) => p.Properties.PolicyDocument.Statement);
     expect(statementsFor(statements, 'bedrock:InvokeModel')).toEqual([
-      { Effect: 'Allow', Action: 'bedrock:InvokeModel', Resource: `arn:aws:bedrock:${REGION}::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0` },
+      // Converse and, for answers shown live, ConverseStream.
+      { Effect: 'Allow', Action: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'], Resource: `arn:aws:bedrock:${REGION}::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0` },
     ]);
   });
 
@@ -125,7 +126,7 @@ describe('bedrockModelId', () => {
     expect(statementsFor(statements, 'bedrock:InvokeModel')).toEqual([
       {
         Effect: 'Allow',
-        Action: 'bedrock:InvokeModel',
+        Action: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'],
         Resource: [
           'arn:aws:bedrock:*::foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0',
           `arn:aws:bedrock:${REGION}:111111111111:inference-profile/global.anthropic.claude-sonnet-4-5-20250929-v1:0`,
@@ -176,6 +177,19 @@ describe('Slack settings', () => {
     expect(statementsFor(statementsOfFunction(s.verification!, functionId(s.verification!, 'agent-invoker')), 'secretsmanager:GetSecretValue')).not.toEqual([]);
     // Follow-ups without a mention: on by default, in the two functions that use the record.
     for (const name of ['slack-events', 'slack-poster']) expect(resources[functionId(s.verification!, name)].Properties.Environment.Variables.THREAD_FOLLOW_UPS).toBe('true');
+  });
+
+  it('-c streamReplies=false turns live answers off in the three functions that show them; the invoker takes one task at a time', () => {
+    const on = synth({}).verification!;
+    const off = synth({ streamReplies: 'false' }).verification!;
+    for (const name of ['agent-invoker', 'async-result', 'slack-poster']) {
+      expect(on.toJSON().Resources[functionId(on, name)].Properties.Environment.Variables.STREAM_REPLIES).toBe('true');
+      expect(off.toJSON().Resources[functionId(off, name)].Properties.Environment.Variables.STREAM_REPLIES).toBe('false');
+    }
+    // A task may carry tens of MB of files: never five of them in one invocation.
+    const invoker = functionId(on, 'agent-invoker');
+    const mapping = Object.values(on.toJSON().Resources as Record<string, any>).find((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && r.Properties.FunctionName.Ref === invoker);
+    expect(mapping.Properties.BatchSize).toBe(1);
   });
 
   it('-c threadFollowUps=false turns follow-ups without a mention off', () => {

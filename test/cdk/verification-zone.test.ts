@@ -185,7 +185,10 @@ describe('state and secrets', () => {
     const claimActions = ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
     expect(itemActions('slack-events')).toEqual([{ Effect: 'Allow', Action: claimActions, Resource: { 'Fn::GetAtt': [table, 'Arn'] } }]);
     expect(itemActions('slack-poster')).toEqual([{ Effect: 'Allow', Action: claimActions, Resource: { 'Fn::GetAtt': [table, 'Arn'] } }]);
-    expect(itemActions('agent-invoker')).toEqual([]);
+    // The record of each task's live message (docs/architecture.md §2.5): read, created, moved on.
+    const liveActions = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
+    expect(itemActions('agent-invoker')).toEqual([{ Effect: 'Allow', Action: liveActions, Resource: { 'Fn::GetAtt': [table, 'Arn'] } }]);
+    expect(itemActions('async-result')).toEqual([{ Effect: 'Allow', Action: liveActions, Resource: { 'Fn::GetAtt': [table, 'Arn'] } }]);
   });
 
   it('creates both Slack secrets without a value in the template', () => {
@@ -203,9 +206,9 @@ describe('state and secrets', () => {
     const reads = (prefix: string) => statementsFor(statementsOfFunction(template, functionId(template, prefix)), 'secretsmanager:GetSecretValue').map((s) => s.Resource.Ref);
     expect(reads('slack-events')).toEqual([signing]);
     expect(reads('slack-poster')).toEqual([bot]);
-    // slackReactions=true: the invoker adds 👀 when it starts a task.
+    // The invoker reads the thread and files, and both follow-up functions show the answer live.
     expect(reads('agent-invoker')).toEqual([bot]);
-    expect(reads('async-result')).toEqual([]);
+    expect(reads('async-result')).toEqual([bot]);
   });
 });
 

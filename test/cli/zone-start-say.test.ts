@@ -43,6 +43,23 @@ describe('zone start + zone say (real processes, as a newcomer runs them)', () =
     }
   });
 
+  it('zone say prints a streamed answer as it arrives, and the whole answer once', async () => {
+    const stack = spawnZone(['start', '--verification-port', '0', '--execution-port', '0'], { TRANSPORT: 'https' });
+    try {
+      const [, ingress] = await stack.waitFor(/Slack ingress\s+POST (\S+)/);
+      const text = 'alpha beta gamma delta epsilon zeta eta theta #stream=150';
+      const said = await runZone(['say', text, '--url', ingress!, '--wait', '15']);
+      expect(said.code).toBe(0);
+      expect(said.output).toMatch(/sign-of-life[\s\S]*streaming:/);
+      // The answer appears once, whole, even though it was printed in pieces.
+      expect(said.output.split(`echo: ${text}`)).toHaveLength(2);
+      // Seen while it was still growing (the label comes with the first piece), printed as one text.
+      expect(said.output).toMatch(/streaming:\s*\necho: alpha beta gamma/);
+    } finally {
+      expect(await stack.stop()).toBe(0);
+    }
+  });
+
   it('zone say refuses --follow-up without a thread', async () => {
     const said = await runZone(['say', 'hi', '--follow-up', '--url', 'http://127.0.0.1:9/slack/events', '--secret', 'x']);
     expect(said.code).not.toBe(0);

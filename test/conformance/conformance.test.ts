@@ -50,7 +50,9 @@ type Flaw =
   | 'invalid-params-without-data'
   | 'answers-notifications'
   | 'ignores-thread-context'
-  | 'rejects-thread-context';
+  | 'rejects-thread-context'
+  | 'streams-text-not-in-answer'
+  | 'streams-without-cursor';
 
 /** The flaws that change a request before the runtime sees it, or answer it instead of the runtime. */
 function beforeDispatch(flaw: Flaw, body: Buffer): { body: string | Uint8Array } | { answer: string } {
@@ -78,8 +80,8 @@ function beforeDispatch(flaw: Flaw, body: Buffer): { body: string | Uint8Array }
  * Our reference runtime behind a node:http host with one deliberate flaw, each a mistake agent
  * authors make (docs/migration-guide.md, troubleshooting).
  */
-async function startFlawedAgent(flaw: Flaw): Promise<{ url: string; baseUrl: string; close(): Promise<void> }> {
-  const runtime = createExecutionRuntime({ config: loadExecutionConfig({ SYNC_BUDGET_MS }) });
+async function startFlawedAgent(flaw: Flaw, env: Record<string, string> = {}): Promise<{ url: string; baseUrl: string; close(): Promise<void> }> {
+  const runtime = createExecutionRuntime({ config: loadExecutionConfig({ SYNC_BUDGET_MS, ...env }) });
   const server: Server = createServer(async (req, res) => {
     const body = await readBody(req, 1_000_000);
     if (body === 'too-large') return res.writeHead(413).end();
@@ -94,6 +96,9 @@ async function startFlawedAgent(flaw: Flaw): Promise<{ url: string; baseUrl: str
     if (flaw === 'http-500-errors' && 'error' in value) status = 500;
     if (flaw === 'number-ids-as-strings' && typeof value.id === 'number') value.id = String(value.id);
     if (flaw === 'invalid-params-without-data' && value.error?.code === -32602) delete value.error.data;
+    // Streamed text the answer does not begin with (a draft rewritten at the end), or text without the cursor that follows it.
+    if (flaw === 'streams-text-not-in-answer' && typeof value.result?.text === 'string') value.result.text = value.result.text.toUpperCase();
+    if (flaw === 'streams-without-cursor' && typeof value.result?.text === 'string') delete value.result.cursor;
     const text = JSON.stringify(value);
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
   });
@@ -321,4 +326,49 @@ describe('the example agents in docs/examples', () => {
     }
     expect({ status: go.status, output: `${go.stdout}${go.stderr}` }).toEqual({ status: 0, output: expect.any(String) });
   }, 60_000);
+});
+
+describe('zone conformance and streaming (execute_task.stream)', () => {
+  it('the reference runtime that streams (ECHO_STREAM_MS) passes, its pieces adding up to the start of the answer', async () => {
+    // Prepare
+    const agent = await startExecutionRuntime({ SYNC_BUDGET_MS, ECHO_STREAM_MS: '20' });
+    try {
+      // Act
+      const report = await check({ kind: 'https', url: agent.invocationsUrl }, { only: ['execute_task.stream'] });
+      // Assess
+      expect(resultOf(report, 'execute_task.stream')).toMatchObject({ status: 'pass', detail: expect.stringMatching(/^\d+ pieces of text \(none with accepted\), \d+ of \d+ characters before success; \d+ polls$/) });
+    } finally {
+      await agent.close();
+    }
+  });
+
+  it('an agent that answers at once passes: stream is only a wish', async () => {
+    // Prepare
+    const agent = await startExecutionRuntime({ SYNC_BUDGET_MS: '5000', ECHO_STREAM_MS: '20' });
+    try {
+      // Act
+      const report = await check({ kind: 'https', url: agent.invocationsUrl }, { only: ['execute_task.stream'] });
+      // Assess: the slow task's #sleep fits in the budget, and without streaming first text it is answered whole
+      expect(resultOf(report, 'execute_task.stream')).toMatchObject({ status: 'pass' });
+    } finally {
+      await agent.close();
+    }
+  });
+
+  it.each<[Flaw, RegExp]>([
+    ['streams-text-not-in-answer', /^expected the streamed text to be the start of response_text, got "ECHO: /],
+    ['streams-without-cursor', /^expected a cursor with the text of get_task_result \(poll \d+\), got text ".*" without one/],
+  ])('%s fails execute_task.stream with an explanation', async (flaw, explanation) => {
+    // Prepare
+    const agent = await startFlawedAgent(flaw, { ECHO_STREAM_MS: '20' });
+    try {
+      // Act
+      const report = await check({ kind: 'https', url: agent.url }, { only: ['execute_task.stream'] });
+      // Assess
+      expect(resultOf(report, 'execute_task.stream')).toMatchObject({ status: 'fail', detail: expect.stringMatching(explanation), why: expect.any(String) });
+      expect(report.conforms).toBe(false);
+    } finally {
+      await agent.close();
+    }
+  });
 });

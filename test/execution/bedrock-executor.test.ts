@@ -9,6 +9,9 @@ import { closeServer, listenOnLoopback } from '../support/http';
 /** A loopback stand-in for Bedrock Runtime's Converse API, so the real SDK client is exercised. */
 type Reply = { status: number; body: unknown; errorType?: string };
 let nextReply: Reply;
+/** When set, the reply for a request by what it carries (e.g. refuse only requests with images). */
+let replyFor: ((body: { messages: Array<{ content: SeenBlock[] }> }) => Reply) | undefined;
+const requestsSeen: Array<{ messages: Array<{ content: SeenBlock[] }> }> = [];
 type SeenBlock = {
   text?: string;
   image?: { format: string; source: { bytes: string } };
@@ -20,9 +23,11 @@ const server = createServer((req: IncomingMessage, res: ServerResponse) => {
   req.on('data', (chunk) => (body += chunk));
   req.on('end', () => {
     seen = { path: decodeURIComponent(req.url ?? ''), body: JSON.parse(body) };
+    requestsSeen.push(seen.body);
+    const reply = replyFor ? replyFor(seen.body) : nextReply;
     const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (nextReply.errorType) headers['x-amzn-errortype'] = nextReply.errorType;
-    res.writeHead(nextReply.status, headers).end(JSON.stringify(nextReply.body));
+    if (reply.errorType) headers['x-amzn-errortype'] = reply.errorType;
+    res.writeHead(reply.status, headers).end(JSON.stringify(reply.body));
   });
 });
 
@@ -101,6 +106,27 @@ describe('BedrockExecutor', () => {
     // The zip was left out with a warning that names its type and size, never its name or bytes.
     expect(warnings).toEqual([[expect.stringMatching(/unsupported type/), [{ attachment_index: 1, mimetype: 'application/zip', size: zip.length }]]]);
     expect(JSON.stringify(warnings)).not.toMatch(/secret|UEsDB/);
+  });
+
+  it('asks once more without the files when the model refuses them, and says so under the answer', async () => {
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    requestsSeen.length = 0;
+    replyFor = (body) =>
+      body.messages.some((message) => message.content.some((block) => block.image))
+        ? { status: 400, errorType: 'ValidationException', body: { message: 'The image exceeds max pixels' } }
+        : { status: 200, body: { output: { message: { role: 'assistant', content: [{ text: 'An answer from the text alone.' }] } }, stopReason: 'end_turn', usage: {} } };
+    try {
+      const output = await executor.execute({ text: 'what is in this picture?', attachments: [{ name: 'huge.png', mimetype: 'image/png', size: png.length, data: png.toString('base64') }] }, context());
+      expect(requestsSeen).toHaveLength(2);
+      expect(requestsSeen[1]!.messages.flatMap((message) => message.content).some((block) => block.image)).toBe(false);
+      expect(output.response_text).toBe('An answer from the text alone.\n\n_(The model could not read the attached files, so this answer is without them.)_');
+      // Without files to leave out, a refusal stays the task's error.
+      await expect(executor.execute({ text: 'no files here', attachments: [] }, context())).resolves.toBeDefined();
+      replyFor = () => ({ status: 400, errorType: 'ValidationException', body: { message: 'bad' } });
+      await expect(executor.execute({ text: 'no files here' }, context())).rejects.toMatchObject({ code: -32011 });
+    } finally {
+      replyFor = undefined;
+    }
   });
 
   it.each([

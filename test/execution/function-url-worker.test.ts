@@ -156,4 +156,37 @@ describe('lambdas/execution: function URL → worker queue → worker', () => {
     expect(result.result).toEqual({ status: 'success', response_text: 'echo: small #sleep=300' });
     expect((await tableItems()).some((item) => item.task_id?.S?.startsWith(`params-${taskId}`))).toBe(false);
   });
+
+  it('a task with stream: true: the worker streams into the task item and polls through the URL follow it by cursor', async () => {
+    // #sleep: the function URL's own attempt (which never streams: the worker runs the task again) passes its budget.
+    const params = { text: '#sleep=100 #stream=20 one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty twenty-one twenty-two twenty-three twenty-four twenty-five twenty-six twenty-seven twenty-eight twenty-nine thirty thirty-one thirty-two thirty-three thirty-four thirty-five thirty-six thirty-seven thirty-eight thirty-nine forty', stream: true };
+    const accepted = await rpc('execute_task', params);
+    expect(accepted.result).toEqual({ status: 'accepted', task_id: expect.stringMatching(/^task-/) });
+    const taskId = accepted.result.task_id as string;
+    const [message] = await sqs.waitForMessages('execution-worker', 1);
+    expect(JSON.parse(message!.body)).toEqual({ task_id: taskId, params });
+
+    const working = worker(sqsEvent(message!.body), lambdaContext(60_000, 'execution-worker'));
+    const pieces: string[] = [];
+    let cursor: string | undefined;
+    let final: Record<string, unknown> | undefined;
+    while (!final) {
+      const { result } = await rpc('get_task_result', { task_id: taskId, ...(cursor === undefined ? {} : { cursor }) });
+      if (result.status === 'success') final = result;
+      else {
+        expect(result).toMatchObject({ status: 'working', task_id: taskId, cursor: expect.any(String) });
+        if (result.text !== undefined) pieces.push(result.text);
+        cursor = result.cursor;
+        await new Promise((resolve) => setTimeout(resolve, 150));
+      }
+    }
+    expect((await working).batchItemFailures).toEqual([]);
+
+    expect(final).toEqual({ status: 'success', response_text: `echo: ${params.text}` });
+    expect(pieces.length).toBeGreaterThanOrEqual(2);
+    expect((final.response_text as string).startsWith(pieces.join(''))).toBe(true);
+    const item = (await tableItems()).find((entry) => entry.task_id?.S === taskId);
+    expect(item?.partial_text).toBeUndefined();
+    expect(item?.partial_length).toBeUndefined();
+  });
 });

@@ -136,6 +136,19 @@ describe('thread context', () => {
     expect(lastPost().text).toContain('ℹ️ I read only the latest 50 earlier messages of this thread.');
   });
 
+  it('a later page refused (rate limited) still gives the context read so far, and says the newest part is missing', async () => {
+    const parent = slack.addMessage({ channel: CHANNEL, user: 'U0ALICE', text: 'the start' });
+    for (let index = 1; index < 450; index += 1) slack.addMessage({ channel: CHANNEL, user: 'U0BOB', text: `line ${index}`, thread_ts: parent });
+    slack.failWhen('conversations.replies', (body) => typeof body.cursor === 'string' && body.cursor !== '', { retryAfterSeconds: 120 });
+    await say('mention', 'what happened? #context', { threadTs: parent });
+
+    const messages = received[0]!.params.messages!;
+    expect(messages[0]).toMatchObject({ text: 'the start' });
+    // The newest of what was read: the first page ends at line 199.
+    expect(messages[messages.length - 1]).toMatchObject({ text: 'line 199' });
+    expect(lastPost().text).toContain("ℹ️ This thread is too long for me to read to its end; I answered from 50 of its earlier messages, not the most recent ones.");
+  });
+
   it('a rate-limited read answers without the context and says so', async () => {
     const parent = slack.addMessage({ channel: CHANNEL, user: 'U0ALICE', text: 'hello' });
     slack.failNext('conversations.replies', { retryAfterSeconds: 120 });
@@ -167,6 +180,19 @@ describe('follow-ups without a mention', () => {
     const elsewhere = slack.addMessage({ channel: CHANNEL, user: 'U0ALICE', text: 'people talking' });
     await say('thread-reply', 'just chatting', { threadTs: elsewhere });
     expect(slack.posts.length).toBe(answered + 1);
+  });
+
+  it('answers a mention in a thread once, though Slack sends it twice (app_mention and message)', async () => {
+    const first = await say('mention', 'Start a thread to mention in');
+    const answered = slack.posts.length;
+    const text = `<@${FAKE_BOT_USER_ID}> once more?`;
+    const ts = slack.addMessage({ channel: CHANNEL, user: 'U0ALICE', text, thread_ts: first.ts });
+    for (const kind of ['mention', 'thread-reply'] as const) {
+      const { body } = slackEventEnvelope(kind, { text: kind === 'mention' ? 'once more?' : text, ts, threadTs: first.ts, channel: CHANNEL, teamId: TEAM, userId: 'U0ALICE', botUserId: FAKE_BOT_USER_ID });
+      expect((await postSignedEvent(stack.ingressUrl, body, SIGNING_SECRET)).status).toBe(200);
+    }
+    await stack.pipeline.whenIdle({ timeoutMs: 15_000 });
+    expect(slack.posts.slice(answered).map((post) => post.text)).toEqual(['echo: once more?']);
   });
 
   it('does not answer a reply addressed to someone else, nor the message event of a mention', async () => {

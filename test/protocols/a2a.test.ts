@@ -5,16 +5,48 @@ import type { A2aVersion } from '../../src/protocols/a2a-dialects';
 import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { CancelError, ProtocolFailure } from '../../src/protocols/json-rpc-exchange';
 import type { Failure, Outcome, PendingHandle } from '../../src/protocols/outcome';
-import { startHandWrittenA2aAgent, startSdkA2aAgent, type A2aTestAgent, type PartsSeen } from '../support/a2a-agents';
+import { startHandWrittenA2aAgent, startSdkA2aAgent, streamedAnswer, streamedLines, type A2aTestAgent, type PartsSeen } from '../support/a2a-agents';
 import { staticSecret } from '../../src/secrets/secret-source';
 import { HttpsTransport, type HttpsTransportOptions } from '../../src/transport/https';
 import type { Transport } from '../../src/transport/transport';
+import type { CallContext } from '../../src/protocols/protocol';
 import { callContext, pollUntilSettled } from './support/recording-transport';
 
 const handleOf = (outcome: Outcome): PendingHandle => {
   if (outcome.kind !== 'pending') throw new Error(`expected a pending outcome, got ${JSON.stringify(outcome)}`);
   return outcome.handle;
 };
+
+type Streamed = { outcome: Outcome; partials: string[]; handles: PendingHandle[] };
+
+/**
+ * Follows a task as the pipeline does: each poll uses the handle of the answer before it, and every
+ * partial (the start's included) is kept in order.
+ */
+async function followStreaming(protocol: A2aProtocol, started: Outcome, call: CallContext, timeoutMs = 5_000): Promise<Streamed> {
+  const deadline = Date.now() + timeoutMs;
+  const partials: string[] = [];
+  const handles: PendingHandle[] = [];
+  let outcome = started;
+  while (outcome.kind === 'pending') {
+    if (outcome.partial !== undefined) partials.push(outcome.partial);
+    handles.push(outcome.handle);
+    if (Date.now() > deadline) throw new Error(`task ${outcome.handle.taskId} still pending after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    outcome = await protocol.poll(outcome.handle, call);
+  }
+  return { outcome, partials, handles };
+}
+
+/** Each partial carries only new text: together they are the answer's beginning, each handle counting what was given. */
+function expectStreamedInOrder({ partials, handles }: Streamed, answer: string): void {
+  const given = partials.join('');
+  expect(answer.startsWith(given)).toBe(true);
+  expect(partials.every((partial) => partial.length > 0)).toBe(true);
+  const counts = handles.map((handle) => Number(handle.shown));
+  expect(counts).toEqual([...counts].sort((a, b) => a - b));
+  expect(counts.at(-1)).toBe(given.length);
+}
 
 type Dialect = { version: A2aVersion; legacyCompat: boolean; methods: [string, string, string] };
 
@@ -179,6 +211,90 @@ describe.each<[string, Dialect]>([
     expect(agent.requests.at(-1)!.body).toMatchObject({ method: dialect.methods[1], params: { id: handle.taskId } });
   });
 
+  describe('streaming (params.stream)', () => {
+    const text = '#stream #delay=120 tell me';
+
+    it('hands over the artifact text of a working task as it grows: in order, never twice, the beginning of the final answer', async () => {
+      const started = await start(text, randomUUID(), { stream: true });
+      expect(started).toEqual({ kind: 'pending', handle: { taskId: expect.any(String), contextId: expect.any(String), a2aVersion: dialect.version, shown: '0' }, state: 'submitted' });
+
+      const streamed = await followStreaming(protocol, started, poller());
+
+      expect(streamed.outcome).toEqual({ kind: 'success', text: streamedAnswer(text), extra: { taskId: handleOf(started).taskId, contextId: handleOf(started).contextId, state: 'completed' } });
+      expect(streamed.partials.length).toBeGreaterThanOrEqual(2);
+      expectStreamedInOrder(streamed, streamedAnswer(text));
+      // The agent's progress messages ("thinking…") are in its status and history, never in the answer.
+      expect(streamed.partials.join('')).not.toContain('thinking');
+    });
+
+    it('streams an agent that replaces its artifact with the whole text so far just the same', async () => {
+      const replacing = '#stream #replace #delay=120 tell me';
+
+      const streamed = await followStreaming(protocol, await start(replacing, randomUUID(), { stream: true }), poller());
+
+      expect(streamed.outcome).toMatchObject({ kind: 'success', text: streamedAnswer(replacing) });
+      expect(streamed.partials.length).toBeGreaterThanOrEqual(2);
+      expectStreamedInOrder(streamed, streamedAnswer(replacing));
+    });
+
+    it('hands over the text a working task already holds when it starts', async () => {
+      const early = '#stream #early #delay=120 tell me';
+
+      const started = await start(early, randomUUID(), { stream: true });
+      const streamed = await followStreaming(protocol, started, poller());
+
+      const [first] = streamedLines(early);
+      expect(started).toMatchObject({ kind: 'pending', state: 'working', partial: first, handle: { shown: String(first!.length) } });
+      expect(streamed.outcome).toMatchObject({ kind: 'success', text: streamedAnswer(early) });
+      expectStreamedInOrder(streamed, streamedAnswer(early));
+    });
+
+    it('stops handing over text the agent rewrote, and ends with the rewritten answer', async () => {
+      const rewriting = '#stream #rewrite #delay=150 tell me';
+      const [one, two] = streamedLines(rewriting);
+
+      const streamed = await followStreaming(protocol, await start(rewriting, randomUUID(), { stream: true }), poller());
+
+      expect(streamed.outcome).toMatchObject({ kind: 'success', text: `a2a rewritten: ${rewriting}` });
+      expect(streamed.partials.length).toBeGreaterThanOrEqual(1);
+      expect([one, `${one}\n${two}`]).toContain(streamed.partials.join(''));
+    });
+
+    it('gives nothing more to a handle whose shown text the task no longer starts with', async () => {
+      const started = await start(text, randomUUID(), { stream: true });
+      const forged: PendingHandle = { ...handleOf(started), shown: '3', shownDigest: 'not-what-was-shown' };
+      await new Promise((resolve) => setTimeout(resolve, 200)); // the first line is out
+
+      const outcome = await protocol.poll(forged, poller());
+      await pollUntilSettled(protocol, handleOf(started), poller());
+
+      expect(outcome).toEqual({ kind: 'pending', handle: forged, state: 'working' });
+    });
+
+    it('leaves a caller that does not stream exactly as before: no partial, no count in the handle', async () => {
+      const early = '#stream #early #delay=50 tell me';
+
+      const started = await start(early);
+      const streamed = await followStreaming(protocol, started, poller());
+
+      expect(started).toEqual({ kind: 'pending', handle: { taskId: expect.any(String), contextId: expect.any(String), a2aVersion: dialect.version }, state: 'working' });
+      expect(streamed.partials).toEqual([]);
+      expect(streamed.handles.every((handle) => handle.shown === undefined)).toBe(true);
+      expect(streamed.outcome).toMatchObject({ kind: 'success', text: streamedAnswer(early) });
+    });
+
+    it('follows an agent that does not stream as before, whatever the caller asks', async () => {
+      const streamed = await followStreaming(protocol, await start('#task #delay=100 think', randomUUID(), { stream: true }), poller());
+
+      expect(streamed.partials).toEqual([]);
+      expect(streamed.outcome).toMatchObject({ kind: 'success', text: 'a2a done: #task #delay=100 think', extra: { state: 'completed' } });
+    });
+
+    it('answers a message at once, streaming or not', async () => {
+      expect(await start('hello', randomUUID(), { stream: true })).toMatchObject({ kind: 'success', text: 'a2a echo: hello' });
+    });
+  });
+
   it('reports a task that fails while polled, with the agent’s reason', async () => {
     const handle = handleOf(await start('#task-fail #delay=50'));
 
@@ -283,6 +399,17 @@ describe('A2aProtocol against a hand-written 0.3 agent (no kind, no ids)', () =>
 
     expect(polls).toBeGreaterThan(1);
     expect(outcome).toEqual({ kind: 'success', text: 'hand-written done: #task #delay=100 dig', extra: { state: 'completed' } });
+  });
+
+  it('gives no partial text for a task that does not stream, and the same answer, when the caller streams', async () => {
+    const requestId = randomUUID();
+    const started = await protocol.start({ requestId, params: { text: '#task #delay=80 dig', stream: true } }, callContext(transport, requestId));
+
+    const streamed = await followStreaming(protocol, started, callContext(transport, 'poller'));
+
+    expect(started).toEqual({ kind: 'pending', handle: { taskId: expect.stringMatching(/^hw-task-/), a2aVersion: '0.3', shown: '0' }, state: 'working' });
+    expect(streamed.partials).toEqual([]);
+    expect(streamed.outcome).toEqual({ kind: 'success', text: 'hand-written done: #task #delay=80 dig', extra: { state: 'completed' } });
   });
 
   it('takes the answer of a completed task from its status message when that is all there is', async () => {

@@ -247,3 +247,128 @@ describe('ExecuteTaskProtocol with answers our runtime never gives', () => {
     expect(outcome).toMatchObject({ kind: 'failure', category: 'unavailable', code: 'transport:connection', retryable: true });
   });
 });
+
+describe('ExecuteTaskProtocol streaming (docs/contract.md, "Streaming")', () => {
+  const protocol = new ExecuteTaskProtocol();
+
+  describe('against the execution runtime (echo, #stream)', () => {
+    const runtime = createExecutionRuntime({ config: loadExecutionConfig({ SYNC_BUDGET_MS: '2000', STREAM_FIRST_TEXT_MS: '30' }) });
+    let transport: RecordingTransport;
+    beforeEach(() => {
+      transport = new RecordingTransport(new InProcessTransport(runtime.dispatch));
+    });
+
+    it('passes stream through as given, and turns accepted with text into a pending outcome with partial text and the cursor in the handle', async () => {
+      // Prepare
+      const requestId = randomUUID();
+      // Act
+      const outcome = await protocol.start({ requestId, params: { text: 'one two three four five six #stream=40', stream: true } }, callContext(transport, requestId));
+      // Assess
+      expect(transport.calls[0]?.body).toMatchObject({ method: 'execute_task', params: { text: 'one two three four five six #stream=40', stream: true } });
+      expect(outcome).toEqual({ kind: 'pending', handle: { taskId: expect.stringMatching(/^task-/), cursor: expect.stringMatching(/^\d+$/) }, state: 'accepted', partial: expect.stringMatching(/^echo: /) });
+      const { handle, partial } = outcome as { handle: PendingHandle; partial: string };
+      expect(handle.cursor).toBe(String(partial.length));
+    });
+
+    it('polls with the cursor of the last answer: each partial is only the new text, and they add up to the start of the answer', async () => {
+      // Prepare
+      const requestId = randomUUID();
+      const text = 'alpha beta gamma delta epsilon zeta eta theta #stream=30';
+      const started = await protocol.start({ requestId, params: { text, stream: true } }, callContext(transport, requestId));
+      let outcome = started;
+      const partials = [(started as { partial?: string }).partial ?? ''];
+      const sentCursors: unknown[] = [];
+      // Act
+      while (outcome.kind === 'pending') {
+        await sleep(25);
+        const handle: PendingHandle = outcome.handle;
+        outcome = await protocol.poll(handle, callContext(transport, 'poller'));
+        sentCursors.push((transport.last().body.params as { cursor?: unknown }).cursor);
+        expect(sentCursors.at(-1)).toBe(handle.cursor);
+        if (outcome.kind === 'pending') {
+          partials.push(outcome.partial ?? '');
+          expect(outcome.handle.cursor).toBe(String(Number(handle.cursor) + (outcome.partial?.length ?? 0)));
+        }
+      }
+      // Assess
+      expect(outcome).toEqual({ kind: 'success', text: `echo: ${text}`, extra: {} });
+      expect(`echo: ${text}`.startsWith(partials.join(''))).toBe(true);
+      expect(partials.filter(Boolean).length).toBeGreaterThanOrEqual(3);
+      expect(sentCursors.every((cursor) => typeof cursor === 'string')).toBe(true);
+    });
+
+    it('without stream: no cursor in the handle, none in the poll, no partial', async () => {
+      // Prepare
+      const slow = createExecutionRuntime({ config: loadExecutionConfig({ SYNC_BUDGET_MS: '30' }) });
+      const recording = new RecordingTransport(new InProcessTransport(slow.dispatch));
+      const requestId = randomUUID();
+      // Act
+      const started = await protocol.start({ requestId, params: { text: '#sleep=100 #stream=10 a b c' } }, callContext(recording, requestId));
+      const polled = await protocol.poll((started as { handle: PendingHandle }).handle, callContext(recording, 'poller'));
+      // Assess
+      expect(recording.calls[0]?.body.params).toEqual({ text: '#sleep=100 #stream=10 a b c' });
+      expect(started).toEqual({ kind: 'pending', handle: { taskId: expect.any(String) }, state: 'accepted' });
+      expect(recording.calls[1]?.body.params).toEqual({ task_id: (started as { handle: PendingHandle }).handle.taskId });
+      expect(polled).toEqual({ kind: 'pending', handle: { taskId: expect.any(String) }, state: 'working' });
+    });
+  });
+
+  describe('with scripted answers', () => {
+    /** Answers each request with the next result of the script; keeps the requests. */
+    function scripted(results: unknown[]) {
+      const requests: Array<{ id: unknown; method: string; params: Record<string, unknown> }> = [];
+      const transport = new InProcessTransport(async (body) => {
+        const request = JSON.parse(new TextDecoder().decode(body));
+        requests.push(request);
+        return JSON.stringify(successResponse(request.id, results.shift()));
+      });
+      return { transport, requests };
+    }
+
+    it('accepted with text but no cursor: partial, no cursor in the handle, and the poll sends none', async () => {
+      // Prepare
+      const { transport, requests } = scripted([
+        { status: 'accepted', task_id: 't-1', text: 'Hello' },
+        { status: 'working', task_id: 't-1', cursor: 'c2' },
+        { status: 'working', task_id: 't-1' },
+        { status: 'working', task_id: 't-1', text: '', cursor: 'c3' },
+      ]);
+      const requestId = randomUUID();
+      // Act
+      const started = await protocol.start({ requestId, params: { text: 'hi', stream: false } }, callContext(transport, requestId));
+      const first = await protocol.poll((started as { handle: PendingHandle }).handle, callContext(transport, 'p'));
+      const second = await protocol.poll((first as { handle: PendingHandle }).handle, callContext(transport, 'p'));
+      const third = await protocol.poll((second as { handle: PendingHandle }).handle, callContext(transport, 'p'));
+      // Assess
+      expect(requests[0]?.params).toEqual({ text: 'hi', stream: false });
+      expect(started).toEqual({ kind: 'pending', handle: { taskId: 't-1' }, state: 'accepted', partial: 'Hello' });
+      expect(requests[1]?.params).toEqual({ task_id: 't-1' });
+      // A cursor without text: nothing new, but the next poll sends it.
+      expect(first).toEqual({ kind: 'pending', handle: { taskId: 't-1', cursor: 'c2' }, state: 'working' });
+      expect(requests[2]?.params).toEqual({ task_id: 't-1', cursor: 'c2' });
+      // An answer without a cursor leaves the last one in the handle.
+      expect(second).toEqual({ kind: 'pending', handle: { taskId: 't-1', cursor: 'c2' }, state: 'working' });
+      expect(requests[3]?.params).toEqual({ task_id: 't-1', cursor: 'c2' });
+      // Empty text is no partial.
+      expect(third).toEqual({ kind: 'pending', handle: { taskId: 't-1', cursor: 'c3' }, state: 'working' });
+    });
+
+    it('a success after streaming is the whole response_text, as always', async () => {
+      // Prepare
+      const { transport } = scripted([{ status: 'success', response_text: 'Hello, world', model_id: 'm' }]);
+      // Act
+      const outcome = await protocol.poll({ taskId: 't-1', cursor: '5' }, callContext(transport, 'p'));
+      // Assess
+      expect(outcome).toEqual({ kind: 'success', text: 'Hello, world', extra: { model_id: 'm' } });
+    });
+
+    it('refuses a pending answer whose text or cursor is not a string as protocol:malformed', async () => {
+      // Prepare
+      const { transport } = scripted([{ status: 'working', task_id: 't-1', text: 5, cursor: 'c' }]);
+      // Act
+      const outcome = await protocol.poll({ taskId: 't-1' }, callContext(transport, 'p'));
+      // Assess
+      expect(outcome).toMatchObject({ kind: 'failure', code: ProtocolFailure.Malformed, retryable: false });
+    });
+  });
+});

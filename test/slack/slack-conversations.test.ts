@@ -108,7 +108,9 @@ async function failure(promise: Promise<unknown>): Promise<FileDownloadFailure> 
 describe('isSlackFileUrl', () => {
   it('allows Slack\'s file hosts over https only', () => {
     expect(isSlackFileUrl(new URL('https://files.slack.com/files-pri/T1-F1/download/a.png'))).toBe(true);
-    expect(isSlackFileUrl(new URL('https://acme.slack.com/files/U1/F1/a.png'))).toBe(true);
+    // Only Slack's file hosts: a workspace's own subdomain, or api.slack.com, is no file host.
+    expect(isSlackFileUrl(new URL('https://acme.slack.com/files/U1/F1/a.png'))).toBe(false);
+    expect(isSlackFileUrl(new URL('https://files-edu.slack.com/files-pri/T1-F1/a.png'))).toBe(true);
     expect(isSlackFileUrl(new URL('https://files.slack-gov.com/files-pri/T1-F1/a.png'))).toBe(true);
     expect(isSlackFileUrl(new URL('http://files.slack.com/files-pri/T1-F1/a.png'))).toBe(false);
     expect(isSlackFileUrl(new URL('https://evil.example/a.png'))).toBe(false);

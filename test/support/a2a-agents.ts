@@ -30,6 +30,16 @@ import { closeServer, listenOnLoopback } from './http';
  *   #parts        a Message "a2a parts: <JSON>" describing what the agent read, as the SDK hands
  *                 it to an executor in either dialect: `{contextId, parts: [{kind, value,
  *                 filename, mediaType}]}`, kind being text / raw (value in base64) / url / data
+ *   #stream       a Task that streams its answer (streamedAnswer(text)): submitted → working, then
+ *                 one artifact-update per line of the answer, #delay=<ms> apart (default 150), the
+ *                 first with `append: false`, the others `append: true` (one more text part each),
+ *                 the last `lastChunk: true`; then completed. Between updates it reports progress
+ *                 in status messages ("thinking…"), which are not answer text. Modifiers:
+ *                 #early    the Task it answers with is already working and holds the first line
+ *                 #replace  each update replaces the artifact (`append: false`) with one text part
+ *                           holding the whole answer so far, as an agent streaming tokens may do
+ *                 #rewrite  after two lines it replaces what it streamed with "a2a rewritten: <text>"
+ *                           and completes with that
  */
 
 export type RecordedRequest = { headers: IncomingHttpHeaders; body: Record<string, unknown> };
@@ -53,6 +63,16 @@ export type SdkAgentOptions = {
 };
 
 const DEFAULT_DELAY_MS = 150;
+
+/** The lines a `#stream` agent streams, one artifact update each. */
+export function streamedLines(text: string): string[] {
+  return [1, 2, 3, 4].map((line) => `a2a stream ${line}/4${line === 4 ? `: ${text}` : ''}`);
+}
+
+/** The whole answer of a `#stream` agent (without #rewrite): its lines, one text part each, read one per line. */
+export function streamedAnswer(text: string): string {
+  return streamedLines(text).join('\n');
+}
 
 /** A real @a2a-js/sdk 1.x agent (DefaultRequestHandler + InMemoryTaskStore) over express on 127.0.0.1. */
 export async function startSdkA2aAgent(options: SdkAgentOptions = {}): Promise<A2aTestAgent> {
@@ -136,6 +156,10 @@ class DirectiveExecutor implements AgentExecutor {
       ['#auth', TaskState.TASK_STATE_AUTH_REQUIRED, 'sign in first'],
     ];
     try {
+      if (text.includes('#stream')) {
+        await this.stream(ctx, bus, text, delayMs);
+        return;
+      }
       if (text.includes('#task') || text.includes('#slow')) {
         const controller = new AbortController();
         this.running.set(ctx.taskId, { controller, contextId: ctx.contextId });
@@ -170,6 +194,42 @@ class DirectiveExecutor implements AgentExecutor {
       bus.finished();
     }
   };
+
+  /** `#stream`: the answer line by line, as artifact updates on a working task (see the directives above). */
+  private async stream(ctx: RequestContext, bus: ExecutionEventBus, text: string, delayMs: number): Promise<void> {
+    const controller = new AbortController();
+    this.running.set(ctx.taskId, { controller, contextId: ctx.contextId });
+    const lines = streamedLines(text);
+    const replace = text.includes('#replace');
+    const update = (parts: Part[], append: boolean, lastChunk: boolean) =>
+      AgentEvent.artifactUpdate({ taskId: ctx.taskId, contextId: ctx.contextId, artifact: { artifactId: 'answer', name: '', description: '', parts, metadata: undefined, extensions: [] }, append, lastChunk, metadata: undefined });
+    const chunk = (index: number) =>
+      replace ? update([textPart(lines.slice(0, index + 1).join('\n'))], false, index === lines.length - 1) : update([textPart(lines[index]!)], index > 0, index === lines.length - 1);
+    const wait = async () => {
+      await sleep(delayMs, undefined, { signal: controller.signal }).catch(() => undefined);
+      return !controller.signal.aborted;
+    };
+
+    let next = 0;
+    if (text.includes('#early')) {
+      bus.publish(AgentEvent.task({ ...taskOf(ctx, TaskState.TASK_STATE_WORKING, agentMessage(ctx, 'thinking…')), artifacts: [{ artifactId: 'answer', name: '', description: '', parts: [textPart(lines[0]!)], metadata: undefined, extensions: [] }] }));
+      next = 1;
+    } else {
+      bus.publish(AgentEvent.task(taskOf(ctx, TaskState.TASK_STATE_SUBMITTED)));
+      bus.publish(statusOf(ctx, TaskState.TASK_STATE_WORKING, agentMessage(ctx, 'thinking…')));
+    }
+    for (; next < lines.length; next++) {
+      if (!(await wait())) return; // cancelTask published the final state
+      if (text.includes('#rewrite') && next === 2) {
+        bus.publish(update([textPart(`a2a rewritten: ${text}`)], false, true));
+        break;
+      }
+      bus.publish(chunk(next));
+      bus.publish(statusOf(ctx, TaskState.TASK_STATE_WORKING, agentMessage(ctx, `still thinking (${next + 1}/${lines.length})`)));
+    }
+    if (!(await wait())) return;
+    bus.publish(statusOf(ctx, TaskState.TASK_STATE_COMPLETED));
+  }
 
   cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
     const running = this.running.get(taskId);

@@ -4,9 +4,17 @@ import { closeServer, listenOnLoopback } from './http';
 /**
  * A loopback fake of the Slack Web API, for the real `@slack/web-api` client (point
  * `slackApiUrl` at `apiUrl`). It answers `chat.postMessage`, `conversations.replies` (threads of
- * people's messages and the bot's posts, paged, bounded by `latest`), `reactions.add`,
- * `reactions.remove` and `auth.test`, and serves hosted files with the bot token, the way Slack does — `{ok:false,error}` with HTTP 200 for API errors, 429 with
- * `Retry-After` when rate limiting — and records what it was sent.
+ * people's messages and the bot's posts and streamed messages, paged, bounded by `latest`),
+ * `reactions.add`, `reactions.remove`, `auth.test`, the live-reply methods
+ * `assistant.threads.setStatus`, `chat.startStream`, `chat.appendStream`, `chat.stopStream` and
+ * `chat.update`, and serves hosted files with the bot token, the way Slack does —
+ * `{ok:false,error}` with HTTP 200 for API errors, 429 with `Retry-After` when rate limiting — and
+ * records what it was sent.
+ *
+ * Streamed messages are not `posts` (those are `chat.postMessage` calls, as sent): they are
+ * `streams`. `chat.update` leaves `posts` as they were sent too and records `updates`; the text a
+ * message shows now — posted, streamed or edited — is `messageText(ts)`, and is what
+ * `conversations.replies` returns.
  *
  * Bodies: @slack/web-api 8 sends `application/x-www-form-urlencoded` (objects as JSON strings
  * inside the form) with the token in `Authorization: Bearer`; other clients send JSON. Both are
@@ -21,7 +29,44 @@ export type FakeSlackMessage = { channel: string; ts: string; thread_ts?: string
 export type FakeSlackFile = { id: string; name: string; title: string; mimetype: string; filetype: string; size: number; url_private: string; url_private_download: string };
 export type FakeFileFailure = { status?: number; stallMs?: number; times?: number };
 export type FakeSlackReaction = { op: 'add' | 'remove'; channel: string; timestamp: string; name: string };
-export type FakeSlackRequest = { method: string; headers: IncomingHttpHeaders; body: Record<string, unknown> };
+/**
+ * A request that reached the fake. `at`: when it had arrived whole; `answer`: how and when the fake
+ * answered it (absent while a stall holds it). Times are epoch milliseconds with sub-millisecond
+ * precision (`performance.timeOrigin + performance.now()`), comparable with `fakeSlackNow()`.
+ */
+export type FakeSlackRequest = {
+  method: string;
+  headers: IncomingHttpHeaders;
+  body: Record<string, unknown>;
+  at: number;
+  answer?: { at: number; status: number; ok: boolean; error?: string };
+};
+
+/** The fake's clock: epoch milliseconds with sub-millisecond precision (what `FakeSlackRequest.at` is read from). */
+export function fakeSlackNow(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** An accepted `assistant.threads.setStatus` (`status: ''` clears the status). */
+export type FakeSlackStatus = { channel: string; thread_ts: string; status: string; loading_messages?: string[] };
+/**
+ * A message streamed with `chat.startStream`: `text` is all its markdown so far (the start's, each
+ * append's, the stop's), `appends` the markdown of each `chat.appendStream` call, `tasks` every
+ * `task_update` chunk it was sent, in order. `expired`: Slack ended it (`expireStream`).
+ */
+export type FakeSlackStream = {
+  channel: string;
+  thread_ts: string;
+  ts: string;
+  state: 'streaming' | 'stopped' | 'expired';
+  recipient_user_id?: string;
+  recipient_team_id?: string;
+  text: string;
+  appends: string[];
+  tasks: Array<Record<string, unknown>>;
+};
+/** An accepted `chat.update`. */
+export type FakeSlackUpdate = { channel: string; ts: string; text: string };
 
 export type FakeSlackFailure = {
   /** HTTP status; 429 when `retryAfterSeconds` is set, else 200 (an API error). */
@@ -55,6 +100,23 @@ export type FakeSlackApi = {
   posts: FakeSlackPost[];
   /** Successful reaction changes, in order. */
   reactions: FakeSlackReaction[];
+  /** Accepted `assistant.threads.setStatus` calls, in order (refused ones are only in `requests`). */
+  statuses: FakeSlackStatus[];
+  /**
+   * The status a thread shows now: the last one set, unless cleared (`''`), or the bot wrote in
+   * the thread since (a post, a stream), or 2 minutes passed — as on Slack.
+   */
+  statusOf(channel: string, threadTs: string): string | undefined;
+  /** Streams started with `chat.startStream`, in order; each record changes as the stream does. */
+  streams: FakeSlackStream[];
+  /** Accepted `chat.update` calls, in order. */
+  updates: FakeSlackUpdate[];
+  /** The text a message shows now: a post as edited since, a stream's markdown so far, a person's message. */
+  messageText(ts: string): string | undefined;
+  /** Slack ends a stream (it timed out): from now on `chat.appendStream` and `chat.stopStream` refuse with `message_not_in_streaming_state`. */
+  expireStream(ts: string): void;
+  /** Resolves with the streams once at least `count` exist (with `stopped`, at least `count` are stopped). */
+  waitForStreams(count: number, options?: { stopped?: boolean; timeoutMs?: number }): Promise<FakeSlackStream[]>;
   /**
    * Adds a message by a person (a thread's parent, or a reply with `thread_ts`), so that
    * `conversations.replies` returns it with the bot's posts; resolves with its `ts`.
@@ -82,7 +144,7 @@ export type FakeSlackApi = {
   readonly injected: Readonly<Record<string, number>>;
   /** Resolves with the posts once there are at least `count`. */
   waitForPosts(count: number, timeoutMs?: number): Promise<FakeSlackPost[]>;
-  /** Forgets posts, reactions, requests and pending failures. */
+  /** Forgets posts, streams, statuses, updates, reactions, requests and pending failures. */
   reset(): void;
   close(): Promise<void>;
 };
@@ -92,6 +154,11 @@ export const FAKE_BOT_TOKEN = 'fake-slack-bot-token-for-tests';
 export const FAKE_BOT_USER_ID = 'U0FAKEBOT';
 const FAKE_BOT_ID = 'B0FAKEBOT';
 const FAKE_TEAM_ID = 'T0FAKE';
+/** Slack's limit on the markdown of one stream call, and on a message's `text`. */
+const STREAM_MARKDOWN_LIMIT = 12_000;
+const MESSAGE_TEXT_LIMIT = 40_000;
+/** A thread's status clears after this long without a message. */
+const STATUS_LIFETIME_MS = 2 * 60 * 1000;
 
 type Answer = { status: number; body: Record<string, unknown>; headers?: Record<string, string> };
 
@@ -112,6 +179,14 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
   /** Reactions currently on messages, so a repeat add or a stray remove errors as on Slack. */
   const present = new Set<string>();
   const waiters = new Set<{ count: number; resolve: (posts: FakeSlackPost[]) => void; timer: NodeJS.Timeout }>();
+  const statuses: FakeSlackStatus[] = [];
+  /** Each thread's status now, by `channel/thread_ts`, with when it was set. */
+  const currentStatus = new Map<string, { status: string; at: number }>();
+  const streams: FakeSlackStream[] = [];
+  const updates: FakeSlackUpdate[] = [];
+  /** The text of posts edited with chat.update, by ts. */
+  const edited = new Map<string, string>();
+  const streamWaiters = new Set<{ check: () => boolean; resolve: () => void; timer: NodeJS.Timeout }>();
   const tsSeconds = Math.floor(Date.now() / 1000);
   let tsCounter = 0;
 
@@ -126,6 +201,23 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
       }
     }
   };
+
+  const notifyStreamWaiters = () => {
+    for (const waiter of streamWaiters) {
+      if (waiter.check()) {
+        clearTimeout(waiter.timer);
+        streamWaiters.delete(waiter);
+        waiter.resolve();
+      }
+    }
+  };
+
+  /** The bot wrote in the thread: Slack clears the thread's status. */
+  const botWroteIn = (channel: string, threadTs: string | undefined) => {
+    if (threadTs) currentStatus.delete(`${channel}/${threadTs}`);
+  };
+
+  const findStream = (ts: string) => streams.find((stream) => stream.ts === ts);
 
   const conditional: Array<{ method: string; match: (body: Record<string, unknown>) => boolean; failure: Required<Pick<FakeSlackFailure, 'times'>> & FakeSlackFailure }> = [];
   const injected: Record<string, number> = {};
@@ -174,8 +266,8 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
       const threadTs = stringArg(body.thread_ts);
       const ts = nextTs();
       posts.push({ channel, ...(threadTs ? { thread_ts: threadTs } : {}), text: text ?? '', ts });
-      if (typeof body.metadata === 'string') metadataByTs.set(ts, JSON.parse(body.metadata) as unknown);
-      else if (body.metadata !== undefined) metadataByTs.set(ts, body.metadata);
+      storeMetadata(ts, body.metadata);
+      botWroteIn(channel, threadTs);
       notifyWaiters();
       return ok({
         channel,
@@ -190,13 +282,14 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
       if (!ts) return apiError('thread_not_found');
       const withMetadata = body.include_all_metadata === true || body.include_all_metadata === 'true';
       const inThread = (messageTs: string, threadTs: string | undefined) => messageTs === ts || threadTs === ts;
-      const fromBot = posts
+      const botMessages: Array<{ channel: string; ts: string; thread_ts?: string }> = [...posts, ...streams];
+      const fromBot = botMessages
         .filter((post) => post.channel === channel && (post.thread_ts === ts || post.ts === ts))
         .map((post) => ({
           type: 'message',
           user: FAKE_BOT_USER_ID,
           bot_id: FAKE_BOT_ID,
-          text: post.text,
+          text: botText(post.ts) ?? '',
           ts: post.ts,
           thread_ts: post.thread_ts ?? post.ts,
           ...(withMetadata && metadataByTs.has(post.ts) ? { metadata: metadataByTs.get(post.ts) } : {}),
@@ -218,7 +311,151 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
     },
     'reactions.add': (body) => react('add', body),
     'reactions.remove': (body) => react('remove', body),
+    'assistant.threads.setStatus': (body) => {
+      const channel = stringArg(body.channel_id);
+      const threadTs = stringArg(body.thread_ts);
+      if (!channel) return apiError('channel_not_found');
+      if (!threadTs) return apiError('invalid_thread_ts');
+      if (typeof body.status !== 'string') return apiError('invalid_arguments');
+      const loading = jsonArg(body.loading_messages);
+      if (loading === INVALID || (loading !== undefined && (!Array.isArray(loading) || loading.length > 10 || loading.some((m) => typeof m !== 'string')))) return apiError('invalid_arguments');
+      const loadingMessages = loading as string[] | undefined;
+      statuses.push({ channel, thread_ts: threadTs, status: body.status, ...(loadingMessages ? { loading_messages: loadingMessages } : {}) });
+      if (body.status === '') currentStatus.delete(`${channel}/${threadTs}`);
+      else currentStatus.set(`${channel}/${threadTs}`, { status: body.status, at: Date.now() });
+      return ok({});
+    },
+    'chat.startStream': (body) => {
+      const channel = stringArg(body.channel);
+      const threadTs = stringArg(body.thread_ts);
+      if (!channel) return apiError('channel_not_found');
+      if (!threadTs) return apiError('invalid_arguments');
+      const recipientUser = stringArg(body.recipient_user_id);
+      const recipientTeam = stringArg(body.recipient_team_id);
+      // Outside a DM Slack must know whom the stream is for.
+      if (!channel.startsWith('D')) {
+        if (!recipientTeam) return apiError('missing_recipient_team_id');
+        if (!recipientUser) return apiError('missing_recipient_user_id');
+      }
+      const content = streamContent(body);
+      if ('error' in content) return content.error;
+      const ts = nextTs();
+      streams.push({
+        channel,
+        thread_ts: threadTs,
+        ts,
+        state: 'streaming',
+        ...(recipientUser ? { recipient_user_id: recipientUser } : {}),
+        ...(recipientTeam ? { recipient_team_id: recipientTeam } : {}),
+        text: content.text,
+        appends: [],
+        tasks: content.tasks,
+      });
+      botWroteIn(channel, threadTs);
+      notifyStreamWaiters();
+      return ok({ channel, ts });
+    },
+    'chat.appendStream': (body) => {
+      const found = streamFor(body);
+      if ('error' in found) return found.error;
+      const content = streamContent(body);
+      if ('error' in content) return content.error;
+      if (!content.given) return apiError('invalid_arguments');
+      found.stream.text += content.text;
+      found.stream.appends.push(content.text);
+      found.stream.tasks.push(...content.tasks);
+      notifyStreamWaiters();
+      return ok({ channel: found.stream.channel, ts: found.stream.ts });
+    },
+    'chat.stopStream': (body) => {
+      const found = streamFor(body);
+      if ('error' in found) return found.error;
+      const content = streamContent(body);
+      if ('error' in content) return content.error;
+      const metadata = metadataArg(body.metadata);
+      if (metadata === INVALID) return apiError('invalid_metadata_format');
+      found.stream.text += content.text;
+      found.stream.tasks.push(...content.tasks);
+      found.stream.state = 'stopped';
+      storeMetadata(found.stream.ts, body.metadata);
+      notifyStreamWaiters();
+      return ok({ channel: found.stream.channel, ts: found.stream.ts, message: { type: 'message', user: FAKE_BOT_USER_ID, bot_id: FAKE_BOT_ID, text: found.stream.text, ts: found.stream.ts, thread_ts: found.stream.thread_ts } });
+    },
+    'chat.update': (body) => {
+      const channel = stringArg(body.channel);
+      const ts = stringArg(body.ts);
+      if (!channel) return apiError('channel_not_found');
+      if (!ts) return apiError('message_not_found');
+      const text = stringArg(body.text);
+      if (!text && body.blocks === undefined && body.attachments === undefined) return apiError('no_text');
+      if (text && text.length > MESSAGE_TEXT_LIMIT) return apiError('msg_too_long');
+      const post = posts.find((candidate) => candidate.channel === channel && candidate.ts === ts);
+      const stream = streams.find((candidate) => candidate.channel === channel && candidate.ts === ts);
+      if (!post && !stream) return apiError(people.some((message) => message.channel === channel && message.ts === ts) ? 'cant_update_message' : 'message_not_found');
+      if (metadataArg(body.metadata) === INVALID) return apiError('invalid_metadata_format');
+      if (stream) stream.text = text ?? '';
+      else edited.set(ts, text ?? '');
+      // Without `metadata` Slack keeps the message's; an empty object removes it.
+      if (body.metadata !== undefined) {
+        const metadata = metadataArg(body.metadata);
+        if (metadata && Object.keys(metadata).length > 0) metadataByTs.set(ts, metadata);
+        else metadataByTs.delete(ts);
+      }
+      updates.push({ channel, ts, text: text ?? '' });
+      notifyStreamWaiters();
+      const threadTs = post?.thread_ts ?? stream?.thread_ts;
+      return ok({ channel, ts, text: text ?? '', message: { type: 'message', user: FAKE_BOT_USER_ID, bot_id: FAKE_BOT_ID, text: text ?? '', ...(threadTs ? { thread_ts: threadTs } : {}) } });
+    },
   };
+
+  /** The message's metadata as chat.postMessage / chat.stopStream / chat.update send it (a JSON string in a form). */
+  function storeMetadata(ts: string, raw: unknown): void {
+    const metadata = metadataArg(raw);
+    if (metadata !== undefined && metadata !== INVALID) metadataByTs.set(ts, metadata);
+  }
+
+  /** The text a bot message shows now. */
+  function botText(ts: string): string | undefined {
+    const stream = findStream(ts);
+    if (stream) return stream.text;
+    return edited.get(ts) ?? posts.find((post) => post.ts === ts)?.text;
+  }
+
+  /** The stream a chat.appendStream / chat.stopStream call names, if it still streams. */
+  function streamFor(body: Record<string, unknown>): { stream: FakeSlackStream } | { error: Answer } {
+    const channel = stringArg(body.channel);
+    const ts = stringArg(body.ts);
+    if (!channel) return { error: apiError('channel_not_found') };
+    if (!ts) return { error: apiError('invalid_arguments') };
+    const stream = streams.find((candidate) => candidate.channel === channel && candidate.ts === ts);
+    if (!stream) return { error: apiError(posts.some((post) => post.channel === channel && post.ts === ts) ? 'message_not_in_streaming_state' : 'message_not_found') };
+    if (stream.state !== 'streaming') return { error: apiError('message_not_in_streaming_state') };
+    return { stream };
+  }
+
+  /** A stream call's `markdown_text` and `chunks` (markdown_text chunks add text; task_update chunks are recorded). */
+  function streamContent(body: Record<string, unknown>): { text: string; tasks: Array<Record<string, unknown>>; given: boolean } | { error: Answer } {
+    const markdown = typeof body.markdown_text === 'string' ? body.markdown_text : undefined;
+    const chunks = jsonArg(body.chunks);
+    if (chunks === INVALID || (chunks !== undefined && !Array.isArray(chunks))) return { error: apiError('invalid_chunks') };
+    let text = markdown ?? '';
+    if (markdown !== undefined && markdown.length > STREAM_MARKDOWN_LIMIT) return { error: apiError('msg_too_long') };
+    const tasks: Array<Record<string, unknown>> = [];
+    for (const chunk of (chunks ?? []) as unknown[]) {
+      const item = chunk as Record<string, unknown> | null;
+      if (typeof item !== 'object' || item === null || typeof item.type !== 'string') return { error: apiError('invalid_chunks') };
+      if (item.type === 'markdown_text') {
+        if (typeof item.text !== 'string') return { error: apiError('invalid_chunks') };
+        if (item.text.length > STREAM_MARKDOWN_LIMIT) return { error: apiError('msg_too_long') };
+        text += item.text;
+      } else if (item.type === 'task_update') {
+        if (typeof item.id !== 'string' || typeof item.title !== 'string' || !['pending', 'in_progress', 'complete', 'error'].includes(String(item.status))) return { error: apiError('invalid_chunks') };
+        tasks.push(item);
+      }
+    }
+    if (text.length > STREAM_MARKDOWN_LIMIT) return { error: apiError('msg_too_long') };
+    return { text, tasks, given: markdown !== undefined || (chunks !== undefined && (chunks as unknown[]).length > 0) };
+  }
 
   function react(op: 'add' | 'remove', body: Record<string, unknown>): Answer {
     const channel = stringArg(body.channel);
@@ -250,6 +487,7 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
     if (!match) return send(response, { status: 404, body: { ok: false, error: 'unknown_path' } });
     const method = match[1]!;
     const raw = await readBody(request);
+    const at = fakeSlackNow();
     const contentType = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     const isForm = contentType === '' || contentType === 'application/x-www-form-urlencoded';
 
@@ -260,29 +498,39 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
         if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
         body = { ...body, ...(parsed as Record<string, unknown>) };
       } catch {
-        requests.push({ method, headers: request.headers, body: { raw } });
-        return send(response, apiError('invalid_json'));
+        const record: FakeSlackRequest = { method, headers: request.headers, body: { raw }, at };
+        requests.push(record);
+        return answer(response, record, apiError('invalid_json'));
       }
     } else if (isForm) {
       body = { ...body, ...Object.fromEntries(new URLSearchParams(raw)) };
     } else {
-      requests.push({ method, headers: request.headers, body: {} });
-      return send(response, apiError('invalid_form_data'));
+      const record: FakeSlackRequest = { method, headers: request.headers, body: {}, at };
+      requests.push(record);
+      return answer(response, record, apiError('invalid_form_data'));
     }
     // The token may arrive in a form field; it is checked, never recorded.
     const { token: _bodyToken, ...recorded } = body;
-    requests.push({ method, headers: request.headers, body: recorded });
+    const record: FakeSlackRequest = { method, headers: request.headers, body: recorded, at };
+    requests.push(record);
 
     const authError = authorized(request.headers, body, isForm);
-    if (authError) return send(response, apiError(authError));
+    if (authError) return answer(response, record, apiError(authError));
 
     const failure = takeConditionalFailure(method, recorded) ?? takeFailure(method);
     if (failure) countInjected(failure);
     if (failure?.stallMs !== undefined) await new Promise((resolve) => setTimeout(resolve, failure.stallMs));
-    else if (failure) return send(response, failureAnswer(failure));
+    else if (failure) return answer(response, record, failureAnswer(failure));
 
     const handler = handlers[method];
-    send(response, handler ? handler(recorded) : apiError('unknown_method'));
+    answer(response, record, handler ? handler(recorded) : apiError('unknown_method'));
+  }
+
+  /** Sends the answer to a recorded request, noting on the record how and when it was answered. */
+  function answer(response: ServerResponse, record: FakeSlackRequest, reply: Answer): void {
+    const error = reply.body.error;
+    record.answer = { at: fakeSlackNow(), status: reply.status, ok: reply.body.ok === true, ...(typeof error === 'string' ? { error } : {}) };
+    send(response, reply);
   }
 
   /** Files are served like Slack serves them: with the bot token the bytes, without it the sign-in page (HTTP 200). */
@@ -335,6 +583,36 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
     reactions,
     requests,
     downloads,
+    statuses,
+    statusOf(channel, threadTs) {
+      const current = currentStatus.get(`${channel}/${threadTs}`);
+      return current && Date.now() - current.at < STATUS_LIFETIME_MS ? current.status : undefined;
+    },
+    streams,
+    updates,
+    messageText(ts) {
+      return botText(ts) ?? people.find((message) => message.ts === ts)?.text;
+    },
+    expireStream(ts) {
+      const stream = findStream(ts);
+      if (!stream) throw new Error(`fake Slack API: no stream ${ts}`);
+      if (stream.state === 'streaming') stream.state = 'expired';
+    },
+    waitForStreams(count, { stopped = false, timeoutMs = 5000 } = {}) {
+      const matching = () => streams.filter((stream) => !stopped || stream.state === 'stopped');
+      if (matching().length >= count) return Promise.resolve(matching());
+      return new Promise((resolve, reject) => {
+        const waiter = {
+          check: () => matching().length >= count,
+          resolve: () => resolve(matching()),
+          timer: setTimeout(() => {
+            streamWaiters.delete(waiter);
+            reject(new Error(`fake Slack API: expected ${count} ${stopped ? 'stopped ' : ''}stream(s) within ${timeoutMs} ms, got ${matching().length}: ${JSON.stringify(streams.map((s) => [s.state, s.text.slice(0, 60)]))}`));
+          }, timeoutMs),
+        };
+        streamWaiters.add(waiter);
+      });
+    },
     addMessage(message) {
       const ts = message.ts ?? nextTs();
       people.push({ ...message, ts });
@@ -344,7 +622,7 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
       const index = people.findIndex((message) => message.channel === channel && message.ts === ts);
       if (index < 0) return;
       const message = people[index]!;
-      const isParent = people.some((other) => other.thread_ts === ts && other.ts !== ts) || posts.some((post) => post.thread_ts === ts);
+      const isParent = people.some((other) => other.thread_ts === ts && other.ts !== ts) || posts.some((post) => post.thread_ts === ts) || streams.some((stream) => stream.thread_ts === ts);
       if (isParent) people[index] = { channel, ts, user: 'USLACKBOT', text: 'This message was deleted.', subtype: 'tombstone', ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}) };
       else people.splice(index, 1);
     },
@@ -392,6 +670,11 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
       for (const kind of Object.keys(injected)) delete injected[kind];
       present.clear();
       metadataByTs.clear();
+      statuses.length = 0;
+      currentStatus.clear();
+      streams.length = 0;
+      updates.length = 0;
+      edited.clear();
       people.length = 0;
       files.clear();
       fileFailures.clear();
@@ -400,6 +683,8 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
     async close() {
       for (const waiter of waiters) clearTimeout(waiter.timer);
       waiters.clear();
+      for (const waiter of streamWaiters) clearTimeout(waiter.timer);
+      streamWaiters.clear();
       for (const timer of stalls) clearTimeout(timer);
       stalls.clear();
       server.closeAllConnections();
@@ -432,6 +717,27 @@ function failureAnswer(failure: FakeSlackFailure): Answer {
     return { status: failure.status ?? 429, body: { ok: false, error: failure.error ?? 'ratelimited' }, headers: { 'retry-after': String(failure.retryAfterSeconds) } };
   }
   return { status: failure.status ?? 200, body: { ok: false, error: failure.error ?? 'internal_error' } };
+}
+
+/** An argument that failed to parse. */
+const INVALID = Symbol('invalid');
+
+/** An object or array argument: JSON inside a form field, or as it came in a JSON body. */
+function jsonArg(value: unknown): unknown {
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return INVALID;
+  }
+}
+
+/** `metadata` as an object; INVALID when it is not one. */
+function metadataArg(value: unknown): Record<string, unknown> | undefined | typeof INVALID {
+  const parsed = jsonArg(value);
+  if (parsed === undefined || parsed === INVALID) return parsed;
+  return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : INVALID;
 }
 
 function stringArg(value: unknown): string | undefined {

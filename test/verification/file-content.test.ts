@@ -63,6 +63,8 @@ describe('contentMatches accepts real signatures', () => {
     ['Markdown', MD, Buffer.from('# Title\n\n- item with <b>inline</b> html\n')],
     ['CSV', CSV, Buffer.from('name,size\n"a,b",3\n')],
     ['an empty text file', TXT, Buffer.alloc(0)],
+    ['a Windows-1252 CSV (an Excel export)', CSV, Buffer.from('name;price\ncaf\xe9;3\x80\n', 'latin1')],
+    ['UTF-16 text with its BOM (Excel "Unicode text")', TXT, Buffer.from('\uFEFFname\tsize\n', 'utf16le')],
   ])('%s', (_label, declared, content) => {
     expect(contentMatches(declared, content)).toBe(true);
   });
@@ -84,8 +86,7 @@ describe('contentMatches refuses what is not what its type says', () => {
     ['an HTML page after whitespace and a BOM, declared as txt', TXT, Buffer.from('\uFEFF\n  <html><body>Sign in</body></html>')],
     ['binary with a NUL byte declared as txt', TXT, bytes('abc', [0], 'def')],
     ['a PNG declared as csv', CSV, png],
-    ['invalid UTF-8 declared as md', MD, bytes('# Title ', [0xc3, 0x28], '\n')],
-    ['a lone continuation byte declared as txt', TXT, bytes('a', [0x80], 'b')],
+    ['UTF-16 without an even length declared as txt', TXT, bytes('', [0xff, 0xfe, 0x41, 0x00, 0x42])],
     ['plain text declared as HTML', HTML, Buffer.from('just words, no tags')],
     ['a docx declared as xlsx', XLSX, docx],
     ['an xlsx declared as docx', DOCX, xlsx],

@@ -213,6 +213,16 @@ describe('slack-events ingress: follow-ups and files', () => {
     expect(tasksSent()).toEqual([expect.objectContaining({ ts, thread_ts: '100.000001', text: 'and then?', follow_up: true })]);
   });
 
+  it('refuses a reply without a mention silently: no notice to people who may be talking to each other', async () => {
+    const threads = new MemoryBotThreads();
+    await threads.remember({ team_id: 'T9', channel: 'C9', thread_ts: '100.000001' }, 60);
+    const { handle, tasksSent, repliesSent } = setup({ threads, allowedUserIds: ['USOMEONEELSE'] });
+    expect((await handle(signed(followUp('100.000001').body))).statusCode).toBe(200);
+    const tooLong = setup({ threads, maxTextLength: 5 });
+    expect((await tooLong.handle(signed(followUp('100.000001', 'a reply far longer than five characters').body))).statusCode).toBe(200);
+    expect([...tasksSent(), ...repliesSent(), ...tooLong.tasksSent(), ...tooLong.repliesSent()]).toEqual([]);
+  });
+
   it('takes no reply without a mention when follow-ups are off (no thread record given)', async () => {
     const { handle, tasksSent } = setup();
     expect((await handle(signed(followUp('100.000001').body))).statusCode).toBe(200);

@@ -120,7 +120,7 @@ describe('taskFiles', () => {
     const { slack, downloads } = stubSlack((url) => (url.endsWith('page') ? Buffer.from('<html><body>hi</body></html>') : Buffer.from('plain words')));
     const result = await taskFiles(
       [
-        file('H', { name: 'page.html', mimetype: 'text/html', filetype: 'html', url: 'https://files.slack.com/page' }),
+        file('H', { name: 'page.html', mimetype: 'text/html', filetype: 'html', url: 'https://files.slack.com/page', size: 28 }),
         file('T', { name: 'notes.txt', mimetype: 'text/plain', filetype: 'text', url: 'https://files.slack.com/notes' }),
       ],
       { slack, limits, log: silentLog() },
@@ -128,6 +128,14 @@ describe('taskFiles', () => {
     );
     expect(result.attachments.map((attachment) => attachment.name)).toEqual(['page.html', 'notes.txt']);
     expect(downloads.map((download) => download.limits.expectsHtml)).toEqual([true, false]);
+  });
+
+  it("skips an HTML file whose download is not the size Slack declared: Slack's sign-in page, not the file", async () => {
+    const signIn = Buffer.from('<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in</body></html>');
+    const { slack } = stubSlack(() => signIn);
+    const result = await taskFiles([file('H', { name: 'page.html', mimetype: 'text/html', filetype: 'html', size: 5_000 })], { slack, limits, log: silentLog() }, {});
+    expect(result.attachments).toEqual([]);
+    expect(result.skipped).toEqual([{ name: 'page.html', reason: 'Slack did not let me download it (the app may be missing the files:read scope)' }]);
   });
 
   it('takes the first 20 of 30 images and skips the other 10 with a reason naming the limit', async () => {
@@ -178,7 +186,7 @@ describe('taskFiles', () => {
     const { slack } = stubSlack(() => png(0));
     const result = await taskFiles(
       [file('A', { size: 3 * MIB }), file('B', { size: 3 * MIB })],
-      { slack, limits: { ...limits, maxTotalBytes: 4 * MIB }, log: silentLog() },
+      { slack, limits: { ...limits, maxTotalBytes: 4_000_000 }, log: silentLog() },
       {},
     );
     expect(result.skipped).toEqual([{ name: 'B.png', reason: 'the files of one message may add up to 4 MB' }]);

@@ -73,7 +73,7 @@ describe('readTaskInputs', () => {
       readThread: async () => {
         await new Promise((resolve) => setTimeout(resolve, 20));
         threadDone = true;
-        return { messages: earlier, complete: true };
+        return { messages: earlier, read: earlier.length, complete: true };
       },
       downloadFile: async () => {
         threadDoneWhenDownloadStarted = threadDone;
@@ -85,7 +85,7 @@ describe('readTaskInputs', () => {
     expect(threadDoneWhenDownloadStarted).toBe(false);
     expect(calls.readThread).toHaveLength(1);
     expect(calls.readThread[0]!.thread).toEqual({ channel: 'C1', threadTs: '100.0', before: '100.5' });
-    expect(calls.readThread[0]!.limits).toEqual({ maxPages: 3 });
+    expect(calls.readThread[0]!.limits).toEqual({ maxPages: 3, keepNewest: 20 });
     expect(calls.downloads.map((download) => download.url)).toEqual(['https://files.slack.com/F1']);
     expect(inputs).toEqual({
       messages: [
@@ -114,7 +114,7 @@ describe('readTaskInputs', () => {
 
   it('says the thread was trimmed when the limits left messages out', async () => {
     const read = Array.from({ length: 5 }, (_, index): SlackThreadMessage => ({ ts: `100.0${index}`, text: `message ${index}`, user: 'U2' }));
-    const { slack } = stubSlack({ readThread: async () => ({ messages: read, complete: true }) });
+    const { slack } = stubSlack({ readThread: async () => ({ messages: read, read: read.length, complete: true }) });
     const inputs = await readTaskInputs(task(), reading(slack, { thread: { maxMessages: 2, maxChars: 10_000, maxPages: 3 } }), {});
     expect(inputs.messages).toHaveLength(2);
     expect(inputs.messages?.at(-1)?.ts).toBe('100.04');
@@ -122,15 +122,21 @@ describe('readTaskInputs', () => {
     expect(inputs.notes[0]).toBe('I read only the latest 2 earlier messages of this thread.');
   });
 
-  it('says the thread was trimmed when the page limit stopped the read', async () => {
-    const { slack } = stubSlack({ readThread: async () => ({ messages: earlier, complete: false }) });
+  it('says the newest part is missing when the read stopped before the end of the thread (page limit, a later page refused)', async () => {
+    const { slack } = stubSlack({ readThread: async () => ({ messages: earlier, read: 600, complete: false }) });
     const inputs = await readTaskInputs(task(), reading(slack), {});
     expect(inputs.messages).toHaveLength(2);
+    expect(inputs.notes).toEqual([fill(messages.threadPartial, { kept: 2 })]);
+  });
+
+  it('says the thread was trimmed when the read kept only the newest of a complete thread', async () => {
+    const { slack } = stubSlack({ readThread: async () => ({ messages: earlier, read: 300, complete: true }) });
+    const inputs = await readTaskInputs(task(), reading(slack), {});
     expect(inputs.notes).toEqual([fill(messages.threadTrimmed, { kept: 2 })]);
   });
 
   it('leaves messages out when the thread holds nothing said before', async () => {
-    const { slack } = stubSlack({ readThread: async () => ({ messages: [], complete: true }) });
+    const { slack } = stubSlack({ readThread: async () => ({ messages: [], read: 0, complete: true }) });
     const inputs = await readTaskInputs(task(), reading(slack), {});
     expect(inputs).toEqual({ notes: [] });
   });
@@ -184,7 +190,7 @@ describe('readTaskInputs', () => {
 
   it('gives the reads at most a third of the time left before the call\'s deadline', async () => {
     const start = 1_700_000_000_000;
-    const { slack, calls } = stubSlack({ readThread: async () => ({ messages: earlier, complete: true }), downloadFile: async () => PNG });
+    const { slack, calls } = stubSlack({ readThread: async () => ({ messages: earlier, read: earlier.length, complete: true }), downloadFile: async () => PNG });
     await readTaskInputs(task({ files: [pngFile('F1')] }), reading(slack, { budgetMs: 10_000 }), { deadline: start + 3_000 }, () => start);
     const deadlines = [calls.readThread[0]!.options?.deadline, calls.downloads[0]!.options?.deadline];
     for (const deadline of deadlines) {
@@ -196,7 +202,7 @@ describe('readTaskInputs', () => {
 
   it('gives the reads budgetMs when the call has no deadline, or when the budget is the smaller', async () => {
     const start = 1_700_000_000_000;
-    const { slack, calls } = stubSlack({ readThread: async () => ({ messages: earlier, complete: true }) });
+    const { slack, calls } = stubSlack({ readThread: async () => ({ messages: earlier, read: earlier.length, complete: true }) });
     await readTaskInputs(task(), reading(slack, { budgetMs: 4_000 }), {}, () => start);
     await readTaskInputs(task(), reading(slack, { budgetMs: 4_000 }), { deadline: start + 60_000 }, () => start);
     expect(calls.readThread.map((call) => call.options?.deadline)).toEqual([start + 4_000, start + 4_000]);
@@ -209,7 +215,7 @@ describe('readTaskInputs', () => {
       readThread: async () => {
         abortedBefore = calls.readThread[0]!.options?.signal?.aborted;
         controller.abort();
-        return { messages: earlier, complete: true };
+        return { messages: earlier, read: earlier.length, complete: true };
       },
     });
     await readTaskInputs(task(), reading(slack), { signal: controller.signal });

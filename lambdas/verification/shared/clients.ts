@@ -4,6 +4,7 @@ import { boundedClientConfig } from '../../../src/aws/bounded-client';
 import { SqsQueue } from '../../../src/queue/sqs-queue';
 import { DynamoDbBotThreads } from '../../../src/verification/stores/dynamodb-bot-threads';
 import { DynamoDbClaimStore } from '../../../src/verification/stores/dynamodb-claim-store';
+import { DynamoDbLiveReplies } from '../../../src/verification/stores/dynamodb-live-replies';
 
 /**
  * SDK clients and adapters built once per container, outside the handler, so warm invocations
@@ -34,4 +35,8 @@ export function claimStore(tableName: string | undefined): DynamoDbClaimStore {
 
 export function botThreads(tableName: string | undefined): DynamoDbBotThreads {
   return new DynamoDbBotThreads({ client: dynamoDb(), tableName: required(tableName, 'STATE_TABLE_NAME') });
+}
+
+export function liveReplies(tableName: string | undefined): DynamoDbLiveReplies {
+  return new DynamoDbLiveReplies({ client: dynamoDb(), tableName: required(tableName, 'STATE_TABLE_NAME') });
 }

@@ -1,6 +1,7 @@
 import { secretFromEnv, type SecretSource } from '../../../src/secrets/secret-source';
 import { slackRepliesFromSecret } from '../../../src/slack/slack-replies';
-import type { FunctionContext } from '../../../src/verification/wiring';
+import type { FunctionContext, LivePorts } from '../../../src/verification/wiring';
+import { liveReplies } from './clients';
 
 /**
  * The bot token and the Slack client, for the functions that call Slack (agent-invoker,
@@ -24,4 +25,10 @@ export function slackOf(context: FunctionContext) {
   let client = clients.get(context);
   if (!client) clients.set(context, (client = slackRepliesFromSecret(botTokenOf(context), { apiUrl: context.config.SLACK_API_URL })));
   return client;
+}
+
+/** Live answers (STREAM_REPLIES): Slack's status/stream/update methods and the record of each task's live message. */
+export function livePortsOf(context: FunctionContext): LivePorts | undefined {
+  if (!context.config.STREAM_REPLIES) return undefined;
+  return { slack: () => slackOf(context), store: liveReplies(context.config.STATE_TABLE_NAME) };
 }

@@ -8,6 +8,7 @@ import type { Executor, ExecutorContext, ExecutorOutput } from './executor';
  * A deterministic executor for local runs, demos and tests: it answers `echo: <text>`.
  * Directives in the text make it behave like a real model would on a bad day:
  *   `#sleep=<ms>`  take that long (overrides the configured delay)
+ *   `#stream=<ms>` produce the answer word by word, that long per word (overrides ECHO_STREAM_MS)
  *   `#fail`        fail with a server-defined error (-32000)
  *   `#crash`       throw an unexpected error (reported as -32603)
  * and show what context it was given, on lines after the echo, in this order:
@@ -17,18 +18,27 @@ import type { Executor, ExecutorContext, ExecutorOutput } from './executor';
  *   attachments    always, one line per attachment in order:
  *                  `attachment: <name> <mimetype> <size> bytes sha256=<hex>`, the SHA-256 of the
  *                  decoded bytes, so a test can tell the file arrived intact without echoing it
+ *
+ * Given `onText` (a task that streams), it hands over its answer as it produces it: word by word
+ * when streaming (`ECHO_STREAM_MS` or `#stream=<ms>`: each word with the whitespace after it, then
+ * a pause, abortable by the task's signal), else all at once; the context and attachment lines
+ * follow at the end, one piece each. The pieces always add up to `response_text`.
  */
 export class EchoExecutor implements Executor {
   readonly name = 'echo';
-  constructor(private readonly delayMs = 0) {}
+  constructor(
+    private readonly delayMs = 0,
+    private readonly streamMs = 0,
+  ) {}
 
-  async execute(params: ExecuteTaskParams, { signal }: ExecutorContext): Promise<ExecutorOutput> {
+  async execute(params: ExecuteTaskParams, { signal, onText }: ExecutorContext): Promise<ExecutorOutput> {
     const sleepDirective = /#sleep=(\d+)/.exec(params.text);
     const delayMs = sleepDirective ? Number(sleepDirective[1]) : this.delayMs;
     if (delayMs > 0) await sleep(delayMs, undefined, { signal });
     if (params.text.includes('#fail')) throw new RpcError(-32000, 'The echo executor was asked to fail');
     if (params.text.includes('#crash')) throw new Error('echo executor crashed on purpose');
-    const lines = [`echo: ${params.text}`];
+    const echo = `echo: ${params.text}`;
+    const lines: string[] = [];
     if (params.text.includes('#context')) {
       const roles = (params.messages ?? []).map((message) => message.role);
       lines.push(`context: ${roles.length} turns (${roles.join(', ')})`);
@@ -37,6 +47,24 @@ export class EchoExecutor implements Executor {
       const sha256 = createHash('sha256').update(Buffer.from(attachment.data, 'base64')).digest('hex');
       lines.push(`attachment: ${attachment.name} ${attachment.mimetype} ${attachment.size} bytes sha256=${sha256}`);
     }
-    return { response_text: lines.join('\n') };
+    if (onText) {
+      const streamDirective = /#stream=(\d+)/.exec(params.text);
+      const streamMs = streamDirective ? Number(streamDirective[1]) : this.streamMs;
+      if (streamMs > 0) {
+        for (const word of words(echo)) {
+          onText(word);
+          await sleep(streamMs, undefined, { signal });
+        }
+      } else {
+        onText(echo);
+      }
+      for (const line of lines) onText(`\n${line}`);
+    }
+    return { response_text: [echo, ...lines].join('\n') };
   }
+}
+
+/** The words of a text, each with the whitespace after it (leading whitespace alone first): they add up to the text. */
+export function words(text: string): string[] {
+  return text.match(/\S+\s*|\s+/g) ?? [];
 }

@@ -9,6 +9,13 @@ export type ExecutorContext = {
   /** Aborted when the task is cancelled, times out, or is handed to another worker. */
   signal: AbortSignal;
   log: Log;
+  /**
+   * Given when the caller shows text as it is produced (`execute_task` with `stream: true`): the
+   * executor calls it with each new piece of text as it produces it. The pieces, concatenated in
+   * order, must be exactly the `response_text` it returns — the caller shows them as a prefix of
+   * the final answer. An executor that cannot stream may ignore it.
+   */
+  onText?: (delta: string) => void;
 };
 
 /** Runs one task. Throw an RpcError for a failure the caller should see by code. */

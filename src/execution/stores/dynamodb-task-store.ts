@@ -8,13 +8,22 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { createHash } from 'node:crypto';
 import type { TaskStatus } from '../../contract';
-import type { CreateOutcome, TaskRecord, TaskStore, TaskUpdate } from './task-store';
+import type { CreateOutcome, PartialTextPolicy, TaskRecord, TaskStore, TaskUpdate } from './task-store';
 
 export type DynamoDbTaskStoreOptions = {
   client: DynamoDBClient;
   tableName: string;
   now?: () => number;
+  /** Default DYNAMODB_PARTIAL_TEXT. */
+  partialText?: PartialTextPolicy;
 };
+
+/**
+ * A streaming task's partial text in its item: written at most every 500 ms (each write is a
+ * whole-item write, billed by the item's size), and at most 350,000 UTF-8 bytes of it — 350,000
+ * characters of ASCII, fewer of other text — so the item stays well under DynamoDB's 400 KB.
+ */
+export const DYNAMODB_PARTIAL_TEXT: PartialTextPolicy = { writeIntervalMs: 500, maxBytes: 350_000 };
 
 /** The key of the item that maps a request key to its task, in the same table as the tasks. */
 function requestItemKey(requestKey: string): string {
@@ -42,7 +51,9 @@ const PARAMS_CHUNK_CONCURRENCY = 4;
  * may overwrite it. Next to each task created for a request id lives one small item keyed
  * `request-<request key>` that names the task (`request_task_id`) and expires with it: task ids
  * are random, so that item is how a repeated `execute_task` finds its task from any process.
- * Neither item holds the task's params, only their hash (`params_hash`).
+ * Neither item holds the task's params, only their hash (`params_hash`). A streaming task's item
+ * holds the text produced so far while it runs (`partial_text`, `partial_length`: see
+ * DYNAMODB_PARTIAL_TEXT); the update that settles the task removes it.
  *
  * Params too large for a handoff message (`putParams`) are kept in the same table, with the
  * task's `expires_at`, as binary chunks of PARAMS_CHUNK_BYTES keyed `params-<task id>-<n>` and,
@@ -52,9 +63,11 @@ const PARAMS_CHUNK_CONCURRENCY = 4;
  * PutItem and UpdateItem only (no DeleteItem, no batch or transaction calls).
  */
 export class DynamoDbTaskStore implements TaskStore {
+  readonly partialText: PartialTextPolicy;
   private readonly now: () => number;
   constructor(private readonly options: DynamoDbTaskStoreOptions) {
     this.now = options.now ?? Date.now;
+    this.partialText = options.partialText ?? DYNAMODB_PARTIAL_TEXT;
   }
 
   async create(record: TaskRecord, requestKey?: string): Promise<CreateOutcome> {
@@ -94,6 +107,21 @@ export class DynamoDbTaskStore implements TaskStore {
       values[':error'] = { S: JSON.stringify(update.error) };
       sets.push('#error = :error');
     }
+    const removes: string[] = [];
+    if (update.partial === null) {
+      names['#partial_text'] = 'partial_text';
+      names['#partial_length'] = 'partial_length';
+      removes.push('#partial_text', '#partial_length');
+    } else if (update.partial !== undefined) {
+      names['#partial_length'] = 'partial_length';
+      values[':partial_length'] = { N: String(update.partial.length) };
+      sets.push('#partial_length = :partial_length');
+      if (update.partial.text !== undefined) {
+        names['#partial_text'] = 'partial_text';
+        values[':partial_text'] = { S: update.partial.text };
+        sets.push('#partial_text = :partial_text');
+      }
+    }
     const fromPlaceholders = from.map((status, index) => {
       values[`:from${index}`] = { S: status };
       return `:from${index}`;
@@ -103,7 +131,7 @@ export class DynamoDbTaskStore implements TaskStore {
         new UpdateItemCommand({
           TableName: this.options.tableName,
           Key: { task_id: { S: taskId } },
-          UpdateExpression: `SET ${sets.join(', ')}`,
+          UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
           ConditionExpression: `attribute_exists(task_id) AND expires_at > :now AND #status IN (${fromPlaceholders.join(', ')})`,
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
@@ -292,6 +320,10 @@ function toItem(record: TaskRecord): Record<string, AttributeValue> {
   if (record.result) item.result = { S: JSON.stringify(record.result) };
   if (record.error) item.error = { S: JSON.stringify(record.error) };
   if (record.params_hash) item.params_hash = { S: record.params_hash };
+  if (record.partial) {
+    item.partial_text = { S: record.partial.text };
+    item.partial_length = { N: String(record.partial.length) };
+  }
   return item;
 }
 
@@ -306,5 +338,6 @@ function fromItem(item: Record<string, AttributeValue>): TaskRecord {
   if (item.result?.S) record.result = JSON.parse(item.result.S);
   if (item.error?.S) record.error = JSON.parse(item.error.S);
   if (item.params_hash?.S) record.params_hash = item.params_hash.S;
+  if (item.partial_length?.N !== undefined) record.partial = { text: item.partial_text?.S ?? '', length: Number(item.partial_length.N) };
   return record;
 }

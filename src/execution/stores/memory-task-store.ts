@@ -12,7 +12,10 @@ export type MemoryTaskStoreOptions = {
 
 type Entry = { record: TaskRecord; requestKey?: string };
 
-/** A bounded in-memory task store for local runs, tests and single-session AgentCore hosts. */
+/**
+ * A bounded in-memory task store for local runs, tests and single-session AgentCore hosts. A
+ * streaming task's partial text is kept in its record, whole, updated with every piece.
+ */
 export class MemoryTaskStore implements TaskStore {
   /** By task id, in insertion order: the first entries are the oldest tasks. */
   private readonly entries = new Map<string, Entry>();
@@ -51,7 +54,11 @@ export class MemoryTaskStore implements TaskStore {
     const entry = this.live(taskId);
     if (!entry || !from.includes(entry.record.status)) return undefined;
     // Map.set on an existing key keeps its place, so a task's age is its creation.
-    entry.record = { ...entry.record, ...update, updated_at: this.now() };
+    const { partial, ...rest } = update;
+    const record: TaskRecord = { ...entry.record, ...rest, updated_at: this.now() };
+    if (partial === null) delete record.partial;
+    else if (partial !== undefined) record.partial = { text: partial.text ?? entry.record.partial?.text ?? '', length: partial.length };
+    entry.record = record;
     return { ...entry.record };
   }
 

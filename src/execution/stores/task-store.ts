@@ -16,13 +16,43 @@ export type TaskRecord = {
    * tell a retry (same params) from a reused id (other params) without keeping the user's text.
    */
   params_hash?: string;
+  /**
+   * A task that streams (`execute_task` with `stream: true`), while it is pending: what it has
+   * produced so far (docs/contract.md, "Streaming"). Set, empty, when it starts working.
+   */
+  partial?: PartialText;
   created_at: number;
   updated_at: number;
   /** Epoch seconds after which the record is gone (DynamoDB TTL). */
   expires_at: number;
 };
 
-export type TaskUpdate = Pick<TaskRecord, 'status'> & Partial<Pick<TaskRecord, 'result' | 'error'>>;
+/**
+ * The text a streaming task has produced so far. `length` counts every character (UTF-16 code
+ * unit) produced; `text` is all of it, or — where the store caps what it keeps
+ * (`PartialTextPolicy.maxBytes`) — the part up to the cap, after which only the count moves on.
+ */
+export type PartialText = { text: string; length: number };
+
+export type TaskUpdate = Pick<TaskRecord, 'status'> &
+  Partial<Pick<TaskRecord, 'result' | 'error'>> & {
+    /**
+     * The partial text: written as given (`text` left out: the kept text is unchanged, only the
+     * count moves), or `null` to drop it (a task that settles or starts again).
+     */
+    partial?: { text?: string; length: number } | null;
+  };
+
+/** How the task service writes a streaming task's partial text to a store (TaskStore.partialText). */
+export type PartialTextPolicy = {
+  /** At most one partial-text write per this many ms while the text grows; one more when it stops. */
+  writeIntervalMs: number;
+  /** UTF-8 bytes of partial text kept at most; the count goes on past it, the text does not. */
+  maxBytes: number;
+};
+
+/** A store that says nothing: every change is written at once, nothing is capped. */
+export const UNLIMITED_PARTIAL_TEXT: PartialTextPolicy = { writeIntervalMs: 0, maxBytes: Number.POSITIVE_INFINITY };
 
 export type CreateOutcome = { created: true; record: TaskRecord } | { created: false; record: TaskRecord };
 
@@ -36,6 +66,8 @@ export class TaskStoreFullError extends Error {
 
 /** Task storage: in memory locally, DynamoDB when deployed. All writes are conditional. */
 export interface TaskStore {
+  /** How often a streaming task's partial text may be written, and how much of it is kept (default UNLIMITED_PARTIAL_TEXT). */
+  readonly partialText?: PartialTextPolicy;
   /**
    * Creates the record unless a live one answers for it already, which is returned instead: one
    * with the same `task_id`, or — given a `requestKey` (a hash of the JSON-RPC request id) — the

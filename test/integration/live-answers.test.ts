@@ -1,0 +1,112 @@
+import { startLocalStack, type LocalStack } from '../../src/local/local-stack';
+import { postSignedEvent, slackEventEnvelope } from '../../src/local/slack-event-builder';
+import { createLogger } from '../../src/observability/logger';
+import { FAKE_BOT_USER_ID, startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
+
+/**
+ * Live answers end to end (docs/architecture.md §2.5, docs/contract.md "Streaming"): the local
+ * stack's four verification functions, a real execution runtime whose echo executor streams word by
+ * word, the https transport on loopback, and the real @slack/web-api client against the fake Slack
+ * API, which answers the status, stream and update methods with Slack's own refusals.
+ */
+const SIGNING_SECRET = 'live-answers-signing-secret-0123456789';
+const TEAM = 'T0FAKE';
+
+let slack: FakeSlackApi;
+let stack: LocalStack;
+
+beforeAll(async () => {
+  slack = await startFakeSlackApi();
+  stack = await startLocalStack({
+    env: {
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+      SLACK_SIGNING_SECRET: SIGNING_SECRET,
+      SLACK_BOT_TOKEN: slack.token,
+      SLACK_API_URL: slack.apiUrl,
+      TRANSPORT: 'https',
+      SYNC_BUDGET_MS: '5000',
+      STREAM_FIRST_TEXT_MS: '100',
+      STREAM_POLL_DELAY_S: '1',
+    },
+    verificationPort: 0,
+    executionPort: 0,
+    // Queue delays (the 1 s poll while text flows) at a tenth of real time.
+    timeScale: 0.1,
+    log: createLogger('local'),
+  });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await slack?.close();
+});
+
+beforeEach(() => slack.reset());
+
+/** A question of ~12 words streamed at 40 ms a word: the answer grows over half a second. */
+const QUESTION = 'tell me about the two zones and how they meet #stream=40';
+const ANSWER = `echo: ${QUESTION}`;
+
+async function ask(options: { channel: string; kind?: 'mention' | 'dm'; text?: string }): Promise<{ ts: string }> {
+  const text = options.text ?? QUESTION;
+  const ts = slack.addMessage({ channel: options.channel, user: 'U0ALICE', text });
+  const { body } = slackEventEnvelope(options.kind ?? 'mention', { text, ts, channel: options.channel, teamId: TEAM, userId: 'U0ALICE', botUserId: FAKE_BOT_USER_ID });
+  expect((await postSignedEvent(stack.ingressUrl, body, SIGNING_SECRET)).status).toBe(200);
+  await stack.pipeline.whenIdle({ timeoutMs: 20_000 });
+  return { ts };
+}
+
+/** The bot's messages in the thread, as Slack shows them now. */
+async function botMessages(channel: string, threadTs: string): Promise<string[]> {
+  const response = await fetch(`${slack.apiUrl}conversations.replies`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${slack.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ channel, ts: threadTs }),
+  });
+  const answer = (await response.json()) as { messages?: Array<{ user?: string; ts: string }> };
+  return (answer.messages ?? []).filter((message) => message.user === FAKE_BOT_USER_ID).map((message) => slack.messageText(message.ts) ?? '');
+}
+
+describe('live answers', () => {
+  it('shows a sign of life, streams the answer as it is produced, and ends with exactly the answer, once', async () => {
+    const { ts } = await ask({ channel: 'C0LIVE' });
+    // The sign of life: the thread's status, set before the answer.
+    expect(slack.statuses.map((status) => status.status)).toContain('is working on it…');
+    // One stream, in the thread, for the user who asked (channels need the recipient), grown in several steps.
+    expect(slack.streams).toHaveLength(1);
+    const [stream] = slack.streams;
+    expect(stream).toMatchObject({ channel: 'C0LIVE', thread_ts: ts, recipient_user_id: 'U0ALICE', recipient_team_id: TEAM, state: 'stopped' });
+    expect(stream!.appends.length).toBeGreaterThanOrEqual(2);
+    // Exactly one message of the bot in the thread, holding exactly the answer.
+    expect(await botMessages('C0LIVE', ts)).toEqual([ANSWER]);
+    expect(slack.posts).toEqual([]);
+  });
+
+  it('falls back to one posted message that is updated where Slack refuses the stream', async () => {
+    slack.failWhen('chat.startStream', () => true, { error: 'missing_recipient_team_id', times: Infinity });
+    const { ts } = await ask({ channel: 'C0NOSTREAM' });
+    expect(slack.streams).toEqual([]);
+    expect(slack.posts).toHaveLength(1);
+    expect(slack.updates.length).toBeGreaterThanOrEqual(2);
+    expect(await botMessages('C0NOSTREAM', ts)).toEqual([ANSWER]);
+  });
+
+  it('still ends with exactly the answer when Slack ends the stream early (message_not_in_streaming_state)', async () => {
+    slack.failWhen('chat.appendStream', () => true, { error: 'message_not_in_streaming_state', times: Infinity });
+    const { ts } = await ask({ channel: 'C0EXPIRED' });
+    expect(slack.streams).toHaveLength(1);
+    expect(await botMessages('C0EXPIRED', ts)).toEqual([ANSWER]);
+  });
+
+  it('answers a task that does not stream as before: one message, no stream', async () => {
+    const { ts } = await ask({ channel: 'C0QUICK', text: 'quick one' });
+    expect(slack.streams).toEqual([]);
+    expect(await botMessages('C0QUICK', ts)).toEqual(['echo: quick one']);
+  });
+
+  it('in a DM, streams without naming a recipient', async () => {
+    const { ts } = await ask({ channel: 'D0DIRECT', kind: 'dm' });
+    expect(slack.streams).toHaveLength(1);
+    expect(await botMessages('D0DIRECT', ts)).toEqual([ANSWER]);
+  });
+});
