@@ -4,7 +4,9 @@ import { PROTOCOL_NAMES } from '../src/protocols/factory';
 import { AGENT_RUNTIME_ARN } from '../src/transport/arn';
 import { AUTH_MODES, type AuthMode } from '../src/transport/config';
 import { TRANSPORT_KINDS, type TransportKind } from '../src/transport/transport';
+import { QUEUE_SETTINGS } from '../src/verification/pipeline-settings';
 import { DEFAULT_POLL_SCHEDULE } from '../src/verification/poll-schedule';
+import { EnvironmentMapSchema, environmentProblems } from './environment';
 
 /**
  * The deployment, as CDK context describes it (`cdk.json`, or `-c key=value` on the command line).
@@ -23,7 +25,8 @@ export const CONTEXT_DEFAULTS = {
   bedrockModelId: 'us.anthropic.claude-3-5-haiku-20241022-v1:0',
   syncBudgetMs: 5_000,
   taskTimeoutMs: 600_000,
-  agentcoreIdleTimeoutSeconds: 900,
+  /** A session per Slack conversation, ended 5 min after its last request: docs/operations.md, "AgentCore sessions" (npm run model). */
+  agentcoreIdleTimeoutSeconds: 300,
   agentcoreMaxLifetimeSeconds: 28_800,
   executionProtocol: 'execute-task',
   /** On unless a deployment opts out: ~US$7 a month buys per-IP blocking before API Gateway (docs/deploy.md). */
@@ -112,11 +115,26 @@ export const ContextSchema = z
     rateLimitPerMinute: int(0).default(CONTEXT_DEFAULTS.rateLimitPerMinute),
     maxTextLength: int(1).default(CONTEXT_DEFAULTS.maxTextLength),
     slackReactions: bool.default(CONTEXT_DEFAULTS.slackReactions),
+    /** EXECUTION_SEND_BOT_TOKEN: agent-invoker sends the bot token to the execution zone as `bot_token`. */
+    executionSendBotToken: bool.default(false),
     threadFollowUps: bool.default(CONTEXT_DEFAULTS.threadFollowUps),
     streamReplies: bool.default(CONTEXT_DEFAULTS.streamReplies),
     pollFirstDelaySeconds: int(0, 900).default(DEFAULT_POLL_SCHEDULE.firstDelaySeconds),
+    pollBackoffFactor: z.coerce.number().min(1).default(DEFAULT_POLL_SCHEDULE.factor),
     pollMaxDelaySeconds: int(0, 900).default(DEFAULT_POLL_SCHEDULE.maxDelaySeconds),
     pollDeadlineSeconds: int(1).default(DEFAULT_POLL_SCHEDULE.deadlineSeconds),
+    /**
+     * Receives before each queue's DLQ: one setting that CDK writes both on the queue (its
+     * maxReceiveCount) and on its consumer (TASK_/POLL_/REPLY_MAX_RECEIVE_COUNT), which replies
+     * to the user on that receive.
+     */
+    taskMaxReceiveCount: int(1, 1000).default(QUEUE_SETTINGS.tasks.maxReceiveCount),
+    pollMaxReceiveCount: int(1, 1000).default(QUEUE_SETTINGS.polls.maxReceiveCount),
+    replyMaxReceiveCount: int(1, 1000).default(QUEUE_SETTINGS.replies.maxReceiveCount),
+    /** Variables with no key of their own, for every verification function (cdk/environment.ts). */
+    verificationEnvironment: EnvironmentMapSchema.optional(),
+    /** Variables with no key of their own, for the execution runtime (cdk/environment.ts). */
+    executionEnvironment: EnvironmentMapSchema.optional(),
 
     logRetentionDays: z.coerce
       .number()
@@ -130,6 +148,9 @@ export const ContextSchema = z
     const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
     if (c.agentcoreIdleTimeoutSeconds > c.agentcoreMaxLifetimeSeconds) issue('agentcoreIdleTimeoutSeconds', 'must not exceed agentcoreMaxLifetimeSeconds');
     if (c.pollFirstDelaySeconds > c.pollMaxDelaySeconds) issue('pollFirstDelaySeconds', 'must not exceed pollMaxDelaySeconds');
+    for (const [key, zone] of [['verificationEnvironment', 'verification'], ['executionEnvironment', 'execution']] as const) {
+      for (const [variable, problem] of environmentProblems(zone, c[key] ?? {})) issue(`${key}.${variable}`, problem);
+    }
     if (c.executionHosts && c.executionHosts.length === 0) issue('executionHosts', 'must name at least one of agentcore, https');
     if (c.executionHosts && !c.externalExecution && !c.executionHosts.includes(c.transport)) {
       issue('executionHosts', `must include the transport the verification zone uses (${c.transport})`);

@@ -42,6 +42,7 @@ export function buildZones(app: App): Zones {
           agentcoreMaxLifetime: Duration.seconds(c.agentcoreMaxLifetimeSeconds),
           logRetention,
           ...(c.alarmEmail ? { alarmEmail: c.alarmEmail } : {}),
+          ...(c.executionEnvironment ? { extraEnvironment: c.executionEnvironment } : {}),
           ...(config.crossAccount && config.callerRoleNames
             ? { crossAccountCallers: { account: config.verificationEnv.account!, roleNames: config.callerRoleNames, pinRoles: c.pinVerificationRoles } }
             : {}),
@@ -86,8 +87,11 @@ export function buildZones(app: App): Zones {
       reactions: c.slackReactions,
       threadFollowUps: c.threadFollowUps,
       streamReplies: c.streamReplies,
+      sendBotTokenToExecution: c.executionSendBotToken,
     },
-    poll: { firstDelaySeconds: c.pollFirstDelaySeconds, maxDelaySeconds: c.pollMaxDelaySeconds, deadlineSeconds: c.pollDeadlineSeconds },
+    poll: { firstDelaySeconds: c.pollFirstDelaySeconds, backoffFactor: c.pollBackoffFactor, maxDelaySeconds: c.pollMaxDelaySeconds, deadlineSeconds: c.pollDeadlineSeconds },
+    maxReceiveCount: { tasks: c.taskMaxReceiveCount, polls: c.pollMaxReceiveCount, replies: c.replyMaxReceiveCount },
+    ...(c.verificationEnvironment ? { extraEnvironment: c.verificationEnvironment } : {}),
     api: { rateLimit: c.apiRateLimit, burstLimit: c.apiBurstLimit, waf: c.waf, wafRateLimit: c.wafRateLimit },
     logRetention,
     ...(c.alarmEmail ? { alarmEmail: c.alarmEmail } : {}),

@@ -2,9 +2,13 @@ import { Duration, Stack } from 'aws-cdk-lib';
 import { CfnResourcePolicy, ProtocolType, Runtime } from 'aws-cdk-lib/aws-bedrockagentcore';
 import { AccountPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
+import { A2A_VERSION_HEADER } from '../../src/protocols/a2a-dialects';
 import { agentCoreCodeArtifact } from './agentcore-code-bundle';
 import { acknowledgeWildcards } from './nag-acknowledgements';
 import type { OperationsAlarms } from './operations-alarms';
+
+/** Request headers the verification zone's protocols send that the hosted agent may need. */
+export const AGENT_REQUEST_HEADERS = [A2A_VERSION_HEADER] as const;
 
 /** The endpoint an unqualified InvokeAgentRuntime reaches; AgentCore creates it with the runtime. */
 export const DEFAULT_ENDPOINT = 'DEFAULT';
@@ -46,6 +50,10 @@ export class AgentCoreExecutionHost extends Construct {
         AWS_REGION: Stack.of(this).region,
         ...props.environment,
       },
+      // AgentCore passes the agent only the request headers a runtime allow-lists: A2A-Version lets
+      // an A2A 1.0 agent hosted here answer the verification zone's a2a protocol (docs/operations.md,
+      // "A2A agents behind AgentCore"). The reference runtime ignores it.
+      requestHeaderConfiguration: { allowlistedHeaders: [...AGENT_REQUEST_HEADERS] },
       lifecycleConfiguration: {
         idleRuntimeSessionTimeout: props.idleRuntimeSessionTimeout ?? Duration.minutes(15),
         maxLifetime: props.maxLifetime ?? Duration.hours(8),
@@ -59,6 +67,11 @@ export class AgentCoreExecutionHost extends Construct {
 
   get runtimeArn(): string {
     return this.runtime.agentRuntimeArn;
+  }
+
+  /** Where the runtime's DEFAULT endpoint logs: a group AgentCore creates, named after the runtime id. */
+  get logGroupName(): string {
+    return `/aws/bedrock-agentcore/runtimes/${this.runtime.agentRuntimeId}-${DEFAULT_ENDPOINT}`;
   }
 
   /**

@@ -65,6 +65,18 @@ export class PipelineAlarms extends Construct {
       byService('RepliesLost', VERIFICATION_SERVICES.poster),
       "slack-poster gave up on a reply (its last receive failed, or it had no visible text): the user has no answer. Read the poster's ERROR line (request_id, code); fix the cause, then redrive the replies DLQ (docs/operations.md).",
     );
+    // AgentCore refused a new session: the account's live sessions are at their quota.
+    props.alarms.alarm(
+      this,
+      'AgentCoreSessionLimitAlarm',
+      new MathExpression({
+        expression: `SELECT SUM(Outcomes) FROM "${METRICS_NAMESPACE}" WHERE code = '${SESSION_QUOTA_CODE}'`,
+        usingMetrics: {},
+        period: PERIOD,
+        label: 'AgentCore session quota refusals',
+      }),
+      'AgentCore refused a new session: the account has as many live sessions as its quota allows, and tasks are being retried, then answered "busy". Raise the quota (Service Quotas: Amazon Bedrock AgentCore, active session workloads) or shorten agentcoreIdleTimeoutSeconds (docs/operations.md, "AgentCore sessions").',
+    );
     for (const [key, queue] of [
       ['invoker', 'tasks'],
       ['poller', 'polls'],
@@ -79,6 +91,9 @@ export class PipelineAlarms extends Construct {
     }
   }
 }
+
+/** The outcome code the transport gives AgentCore's ServiceQuotaExceededException (src/transport/agentcore.ts). */
+const SESSION_QUOTA_CODE = 'transport:session-quota';
 
 /** Every series of `metricName` emitted by `service`, summed per 5 minutes: one time series an alarm can watch. */
 function byService(metricName: string, service: string): IMetric {

@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { AccountPrincipal, ArnPrincipal, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -46,6 +46,11 @@ export interface ExecutionZoneStackProps extends StackProps {
   readonly alarmEmail?: string;
   /** Callers in another account; same-account callers need nothing here. */
   readonly crossAccountCallers?: ExecutionCallers;
+  /**
+   * More environment for the execution runtime (every host): the variables with no context key of
+   * their own (cdk/environment.ts), already checked by cdk/config.ts.
+   */
+  readonly extraEnvironment?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -78,6 +83,7 @@ export class ExecutionZoneStack extends Stack {
       TASK_TIMEOUT_MS: String(props.taskTimeout.toMilliseconds()),
       ...(props.bedrockMaxTokens ? { BEDROCK_MAX_TOKENS: String(props.bedrockMaxTokens) } : {}),
       ...(props.bedrockSystemPrompt ? { BEDROCK_SYSTEM_PROMPT: props.bedrockSystemPrompt } : {}),
+      ...props.extraEnvironment,
     };
     const runTasks = (grantee: IGrantable) => {
       this.taskTable.grantItems(grantee, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem');
@@ -89,6 +95,7 @@ export class ExecutionZoneStack extends Stack {
       : [];
 
     let linked: { -readonly [K in keyof LinkedExecution]: LinkedExecution[K] } = {};
+    const logGroups: string[] = [];
     if (props.hosts.includes('agentcore')) {
       const host = new AgentCoreExecutionHost(this, 'AgentCore', {
         environment,
@@ -101,6 +108,7 @@ export class ExecutionZoneStack extends Stack {
       host.acknowledgeRoleWildcards();
       this.agentcore = host;
       linked = { ...linked, agentcore: { runtimeArn: host.runtimeArn } };
+      logGroups.push(host.logGroupName);
       new CfnOutput(this, 'RuntimeArn', { value: host.runtimeArn, description: 'AgentCore runtime ARN (context agentRuntimeArn for a verification zone in another account or region)' });
     }
     if (props.hosts.includes('https')) {
@@ -117,13 +125,16 @@ export class ExecutionZoneStack extends Stack {
       }
       this.https = host;
       linked = { ...linked, https: { url: host.url.url, function: host.handler.fn } };
+      logGroups.push(...host.taskRunners.map((runner) => runner.logGroup.logGroupName));
       new CfnOutput(this, 'ExecutionUrl', { value: host.url.url, description: 'Function URL (context executionUrl for a verification zone in another account or region)' });
       new CfnOutput(this, 'ExecutionFunctionArn', { value: host.handler.fn.functionArn, description: 'Function behind the URL (context executionFunctionArn)' });
+      new CfnOutput(this, 'WorkerDlqArn', { value: host.workerQueue.deadLetterQueue.queueArn, description: 'Execution worker DLQ (aws sqs start-message-move-task --source-arn)' });
     }
     this.linked = linked;
     acknowledgeWildcards(this, model.expectedWildcards);
 
     new CfnOutput(this, 'TaskTableName', { value: this.taskTable.table.tableName, description: 'Task table (retained on stack deletion)' });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'SNS topic every execution-zone alarm notifies' });
+    new CfnOutput(this, 'ExecutionLogGroups', { value: Fn.join(' ', logGroups), description: 'Every execution host\'s log group, space-separated (aws logs start-query --log-group-names)' });
   }
 }

@@ -1,9 +1,10 @@
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { FUNCTION_TIMEOUT_SECONDS, QUEUE_SETTINGS, visibilityTimeoutSeconds, type PipelineQueue } from '../../src/verification/pipeline-settings';
+import { DEFAULT_POLL_SCHEDULE } from '../../src/verification/poll-schedule';
 import type { ExecutionTarget, Transport } from '../config';
 import { ExecutionAccess, type LinkedExecution } from '../constructs/execution-access';
 import { OperationsAlarms } from '../constructs/operations-alarms';
@@ -32,10 +33,14 @@ export interface SlackSettings {
   readonly threadFollowUps?: boolean;
   /** STREAM_REPLIES: a sign of life at once, and the answer shown while it is produced. @default true */
   readonly streamReplies?: boolean;
+  /** EXECUTION_SEND_BOT_TOKEN: the invoker sends the bot token to the execution zone. @default false */
+  readonly sendBotTokenToExecution?: boolean;
 }
 
 export interface PollSettings {
   readonly firstDelaySeconds: number;
+  /** @default DEFAULT_POLL_SCHEDULE.factor (2) */
+  readonly backoffFactor?: number;
   readonly maxDelaySeconds: number;
   readonly deadlineSeconds: number;
 }
@@ -55,9 +60,19 @@ export interface VerificationZoneStackProps extends StackProps {
   readonly api: { readonly rateLimit: number; readonly burstLimit: number; readonly waf: boolean; readonly wafRateLimit: number };
   readonly logRetention: RetentionDays;
   readonly alarmEmail?: string;
+  /**
+   * Receives per queue before its DLQ, written on the queue and on its consumer alike (one
+   * setting: the consumer replies to the user on that receive). @default QUEUE_SETTINGS
+   */
+  readonly maxReceiveCount?: Partial<Readonly<Record<PipelineQueue, number>>>;
+  /**
+   * More environment for every verification function: the variables with no context key of their
+   * own (cdk/environment.ts), already checked by cdk/config.ts.
+   */
+  readonly extraEnvironment?: Readonly<Record<string, string>>;
 }
 
-/** Receives per queue before the DLQ; the functions read the same numbers to reply on the last one. */
+/** Receives per queue before the DLQ by default; the functions read the same numbers to reply on the last one. */
 export const MAX_RECEIVE_COUNT = {
   tasks: QUEUE_SETTINGS.tasks.maxReceiveCount,
   polls: QUEUE_SETTINGS.polls.maxReceiveCount,
@@ -110,8 +125,9 @@ export class VerificationZoneStack extends Stack {
       ...(props.slack.botTokenSecretName ? { existingName: props.slack.botTokenSecretName } : {}),
     });
 
+    const receives: Record<PipelineQueue, number> = { ...MAX_RECEIVE_COUNT, ...props.maxReceiveCount };
     const queue = (id: string, name: PipelineQueue, purpose: string) =>
-      new QueueWithDlq(this, id, { visibilityTimeout: Duration.seconds(visibilityTimeoutSeconds(name)), maxReceiveCount: MAX_RECEIVE_COUNT[name], alarms: this.alarms, purpose });
+      new QueueWithDlq(this, id, { visibilityTimeout: Duration.seconds(visibilityTimeoutSeconds(name)), maxReceiveCount: receives[name], alarms: this.alarms, purpose });
     this.tasks = queue('Tasks', 'tasks', 'Tasks (agent-invoker)');
     this.polls = queue('Polls', 'polls', 'Polls (async-result)');
     this.replies = queue('Replies', 'replies', 'Replies (slack-poster)');
@@ -128,12 +144,16 @@ export class VerificationZoneStack extends Stack {
     const secretId = (secret: ISecret) => secret.secretFullArn ?? secret.secretName;
     const pollSchedule = {
       POLL_FIRST_DELAY_S: String(props.poll.firstDelaySeconds),
+      POLL_BACKOFF_FACTOR: String(props.poll.backoffFactor ?? DEFAULT_POLL_SCHEDULE.factor),
       POLL_MAX_DELAY_S: String(props.poll.maxDelaySeconds),
       POLL_DEADLINE_S: String(props.poll.deadlineSeconds),
     };
     const list = (values?: readonly string[]) => (values && values.length > 0 ? values.join(',') : undefined);
-    const defined = (env: Record<string, string | undefined>) =>
-      Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+    // The operator's extra variables go on every function; CDK's own values are never among them.
+    const defined = (env: Record<string, string | undefined>) => ({
+      ...Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined)),
+      ...props.extraEnvironment,
+    });
 
     this.slackEvents = new ZoneFunction(this, 'SlackEvents', {
       entry: 'lambdas/verification/slack-events.ts',
@@ -171,9 +191,10 @@ export class VerificationZoneStack extends Stack {
         ...this.execution.environment,
         POLL_QUEUE_URL: this.polls.queue.queueUrl,
         REPLY_QUEUE_URL: this.replies.queue.queueUrl,
-        TASK_MAX_RECEIVE_COUNT: String(MAX_RECEIVE_COUNT.tasks),
+        TASK_MAX_RECEIVE_COUNT: String(receives.tasks),
         ...pollSchedule,
         SLACK_REACTIONS: String(slack.reactions),
+        EXECUTION_SEND_BOT_TOKEN: String(slack.sendBotTokenToExecution ?? false),
         // Always: the invoker reads the thread's earlier messages and downloads shared files, and
         // shows the answer live (status, stream) with the state table's record of it.
         SLACK_BOT_TOKEN_ARN: secretId(this.botToken),
@@ -188,17 +209,17 @@ export class VerificationZoneStack extends Stack {
       logRetention,
       alarms: this.alarms,
       ...(props.callerRoleNames ? { roleName: props.callerRoleNames.poller } : {}),
-      environment: {
+      environment: defined({
         ...this.execution.environment,
         POLL_QUEUE_URL: this.polls.queue.queueUrl,
         REPLY_QUEUE_URL: this.replies.queue.queueUrl,
-        POLL_MAX_RECEIVE_COUNT: String(MAX_RECEIVE_COUNT.polls),
+        POLL_MAX_RECEIVE_COUNT: String(receives.polls),
         ...pollSchedule,
         // Live answers: each poll shows the task's new text in Slack.
         SLACK_BOT_TOKEN_ARN: secretId(this.botToken),
         STATE_TABLE_NAME: this.stateTable.table.tableName,
         STREAM_REPLIES: String(slack.streamReplies ?? true),
-      },
+      }),
     });
     this.poster = new ZoneFunction(this, 'SlackPoster', {
       entry: 'lambdas/verification/slack-poster.ts',
@@ -206,14 +227,14 @@ export class VerificationZoneStack extends Stack {
       timeout: TIMEOUT.poster,
       logRetention,
       alarms: this.alarms,
-      environment: {
+      environment: defined({
         SLACK_BOT_TOKEN_ARN: secretId(this.botToken),
         STATE_TABLE_NAME: this.stateTable.table.tableName,
-        REPLY_MAX_RECEIVE_COUNT: String(MAX_RECEIVE_COUNT.replies),
+        REPLY_MAX_RECEIVE_COUNT: String(receives.replies),
         SLACK_REACTIONS: String(slack.reactions),
         THREAD_FOLLOW_UPS: String(slack.threadFollowUps ?? true),
         STREAM_REPLIES: String(slack.streamReplies ?? true),
-      },
+      }),
     });
 
     // Wiring: each function consumes one queue and may send exactly where its handler sends.
@@ -258,5 +279,13 @@ export class VerificationZoneStack extends Stack {
     new CfnOutput(this, 'InvokerRoleArn', { value: this.invoker.role.roleArn, description: 'Role that calls the execution zone (execute_task)' });
     new CfnOutput(this, 'PollerRoleArn', { value: this.poller.role.roleArn, description: 'Role that calls the execution zone (get_task_result)' });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'SNS topic every verification-zone alarm notifies' });
+    // For day-2 work (docs/operations.md): the DLQs to redrive, the log groups to query.
+    new CfnOutput(this, 'TasksDlqArn', { value: this.tasks.deadLetterQueue.queueArn, description: 'Tasks DLQ (aws sqs start-message-move-task --source-arn)' });
+    new CfnOutput(this, 'PollsDlqArn', { value: this.polls.deadLetterQueue.queueArn, description: 'Polls DLQ (aws sqs start-message-move-task --source-arn)' });
+    new CfnOutput(this, 'RepliesDlqArn', { value: this.replies.deadLetterQueue.queueArn, description: 'Replies DLQ: answers the user has not had (redrive, never purge)' });
+    new CfnOutput(this, 'VerificationLogGroups', {
+      value: Fn.join(' ', [this.slackEvents, this.invoker, this.poller, this.poster].map((fn) => fn.logGroup.logGroupName)),
+      description: 'The four functions\' log groups, space-separated (aws logs start-query --log-group-names)',
+    });
   }
 }

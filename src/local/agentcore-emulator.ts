@@ -13,6 +13,12 @@ import type { AddressInfo } from 'node:net';
  * `{"message"}` body, which is what the SDK's deserializer reads to pick the exception class.
  * The agent's answer comes back as AgentCore returns it; a non-2xx or unreachable agent becomes
  * 424 RuntimeClientError, as on AWS.
+ *
+ * Like AgentCore it passes the agent only the request headers the runtime allow-lists
+ * (`RequestHeaderConfiguration`), and models sessions: one per session id (a cold start when it
+ * opens), kept while requests come and ended after the idle timeout, with an account-wide limit of
+ * live sessions answered with ServiceQuotaExceededException (docs/operations.md, "AgentCore
+ * sessions").
  */
 export type EmulatedFault = {
   status: number;
@@ -35,11 +41,39 @@ export type EmulatedInvocation = {
   status: number;
   /** The error type when it refused or faulted the call. */
   errorType?: string;
+  /** The request headers passed on to the agent (allow-listed), lower case. */
+  forwardedHeaders?: Record<string, string>;
+  /** True when the call opened a new session (a cold start). */
+  coldStart?: boolean;
 };
 
+/** A runtime as AgentCore hosts it. */
+export type EmulatedRuntime = {
+  /** HTTP: the agent's base URL; A2A: its JSON-RPC endpoint (on AgentCore, port 9000 at `/`). */
+  url: string;
+  /** `HTTP` (the default): POST `<url>/invocations`; `A2A` (`ProtocolConfiguration: A2A`): JSON-RPC POST to `url`. */
+  protocol?: 'HTTP' | 'A2A';
+  /** `RequestHeaderConfiguration.requestHeaderAllowlist`: the request headers the agent receives. */
+  allowlistedHeaders?: readonly string[];
+};
+
+/** Sessions as AgentCore keeps them. */
+export type EmulatedSessions = {
+  /** `idleRuntimeSessionTimeout`: a session with no request this long ends. @default 900 */
+  idleTimeoutSeconds?: number;
+  /** Live sessions the account may have at once; one more is refused. @default unlimited */
+  maxSessions?: number;
+  /** The clock sessions age on (tests). @default Date.now */
+  now?: () => number;
+};
+
+/** A live session. */
+export type EmulatedSession = { runtimeArn: string; sessionId: string; startedAt: number; lastRequestAt: number; requests: number; inFlight: number };
+
 export type AgentCoreEmulatorOptions = {
-  /** Runtime ARN → base URL of a host that serves the AgentCore HTTP contract (`/invocations`). */
-  runtimes: Record<string, string>;
+  /** Runtime ARN → the agent: a base URL serving the AgentCore HTTP contract (`/invocations`), or a runtime spec. */
+  runtimes: Record<string, string | EmulatedRuntime>;
+  sessions?: EmulatedSessions;
   port?: number;
   host?: string;
   /**
@@ -49,6 +83,12 @@ export type AgentCoreEmulatorOptions = {
   faults?: EmulatedFault[] | ((invocation: { runtimeArn: string; qualifier?: string; sessionId: string }) => EmulatedFault | undefined);
   /** The largest request payload accepted (AgentCore: 100 MB). */
   maxPayloadBytes?: number;
+  /**
+   * Access key id → secret key: with it, the SigV4 signature itself is checked (recomputed over
+   * the request as received) and a wrong one is refused like AWS refuses it. Without it, only the
+   * Authorization header's shape is.
+   */
+  credentials?: Readonly<Record<string, string>>;
 };
 
 export type AgentCoreEmulator = {
@@ -57,6 +97,10 @@ export type AgentCoreEmulator = {
   invocations: EmulatedInvocation[];
   /** Queues faults for the next requests. */
   injectFaults(...faults: EmulatedFault[]): void;
+  /** The sessions alive now (idle ones past their timeout are gone). */
+  liveSessions(): EmulatedSession[];
+  /** Sessions opened so far: each one a cold start. */
+  readonly coldStarts: number;
   close(): Promise<void>;
 };
 
@@ -66,12 +110,26 @@ const REQUEST_ID_HEADER = 'x-amzn-bedrock-agentcore-runtime-request-id';
 const SESSION_MIN = 33;
 const SESSION_MAX = 256;
 const DEFAULT_MAX_PAYLOAD = 100_000_000;
+/** AgentCore's default `idleRuntimeSessionTimeout`. */
+const DEFAULT_IDLE_TIMEOUT_SECONDS = 900;
 
 export async function startAgentCoreEmulator(options: AgentCoreEmulatorOptions): Promise<AgentCoreEmulator> {
   const invocations: EmulatedInvocation[] = [];
   const queued: EmulatedFault[] = Array.isArray(options.faults) ? [...options.faults] : [];
   const faultFor = typeof options.faults === 'function' ? options.faults : () => queued.shift();
   const maxPayload = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD;
+  const now = options.sessions?.now ?? Date.now;
+  const idleMs = (options.sessions?.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS) * 1000;
+  const sessions = new Map<string, EmulatedSession>();
+  let coldStarts = 0;
+  const runtimeOf = (arn: string): EmulatedRuntime | undefined => {
+    const spec = options.runtimes[arn];
+    return typeof spec === 'string' ? { url: spec } : spec;
+  };
+  /** Ends sessions idle past the timeout (a session with a request running is never idle). */
+  const expire = () => {
+    for (const [key, session] of sessions) if (session.inFlight === 0 && now() - session.lastRequestAt >= idleMs) sessions.delete(key);
+  };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator');
@@ -101,11 +159,15 @@ export async function startAgentCoreEmulator(options: AgentCoreEmulatorOptions):
         fieldList: [{ name: 'runtimeSessionId', message: `length must be between ${SESSION_MIN} and ${SESSION_MAX}` }],
       });
     }
-    const runtimeUrl = options.runtimes[runtimeArn];
-    if (!runtimeUrl) return refuse(404, 'ResourceNotFoundException', `No agent runtime found for ${runtimeArn}`);
+    const runtime = runtimeOf(runtimeArn);
+    if (!runtime) return refuse(404, 'ResourceNotFoundException', `No agent runtime found for ${runtimeArn}`);
 
     const payload = await readPayload(req, maxPayload);
     if (payload === undefined) return refuse(400, 'ValidationException', `payload exceeds ${maxPayload} bytes`, { reason: 'FieldValidationFailed' });
+    if (options.credentials) {
+      const problem = await signatureProblem(req, url, payload, authorization!, options.credentials);
+      if (problem) return refuse(403, problem.type, problem.message);
+    }
 
     const fault = faultFor({ runtimeArn, qualifier, sessionId });
     if (fault) {
@@ -113,14 +175,43 @@ export async function startAgentCoreEmulator(options: AgentCoreEmulatorOptions):
       return refuse(fault.status, fault.type, fault.message ?? `emulated ${fault.type}`, {}, headers);
     }
 
+    // The session: the one this id has, or a new one (a cold start) if the account may have one more.
+    expire();
+    const sessionKey = `${runtimeArn}\n${qualifier ?? ''}\n${sessionId}`;
+    let session = sessions.get(sessionKey);
+    if (!session) {
+      const limit = options.sessions?.maxSessions;
+      if (limit !== undefined && sessions.size >= limit) {
+        return refuse(402, 'ServiceQuotaExceededException', `The number of active sessions has reached the account limit (${limit}). Try again after sessions end, or request a quota increase.`);
+      }
+      session = { runtimeArn, sessionId, startedAt: now(), lastRequestAt: now(), requests: 0, inFlight: 0 };
+      sessions.set(sessionKey, session);
+      coldStarts += 1;
+      seen.coldStart = true;
+    }
+    session.requests += 1;
+    session.inFlight += 1;
+    session.lastRequestAt = now();
+    const live = session;
+    const done = () => {
+      live.inFlight = Math.max(0, live.inFlight - 1);
+      live.lastRequestAt = now();
+    };
+
+    // Only the headers the runtime allow-lists reach the agent, as on AgentCore.
+    const allowed = new Set((runtime.allowlistedHeaders ?? []).map((name) => name.toLowerCase()));
+    const forwarded = Object.fromEntries(Object.entries(req.headers).filter(([name, value]) => allowed.has(name) && typeof value === 'string')) as Record<string, string>;
+    if (Object.keys(forwarded).length) seen.forwardedHeaders = forwarded;
+
     // The agent's work stops if the caller goes away, as a real client disconnect would do.
     const upstream = new AbortController();
     res.on('close', () => upstream.abort());
     let answer: Response;
     try {
-      answer = await fetch(new URL('/invocations', runtimeUrl), {
+      answer = await fetch(runtime.protocol === 'A2A' ? runtime.url : new URL('/invocations', runtime.url), {
         method: 'POST',
         headers: {
+          ...forwarded,
           'content-type': header(req, 'content-type') ?? 'application/json',
           accept: header(req, 'accept') ?? 'application/json',
           [SESSION_HEADER]: sessionId,
@@ -131,10 +222,16 @@ export async function startAgentCoreEmulator(options: AgentCoreEmulatorOptions):
         signal: upstream.signal,
       });
     } catch {
+      done();
       if (res.destroyed) return;
       return refuse(424, 'RuntimeClientError', 'The runtime could not be reached. Check the agent logs for more information.');
     }
-    const body = Buffer.from(await answer.arrayBuffer());
+    let body: Buffer;
+    try {
+      body = Buffer.from(await answer.arrayBuffer());
+    } finally {
+      done();
+    }
     if (answer.status < 200 || answer.status >= 300) {
       return refuse(424, 'RuntimeClientError', `Received error (${answer.status}) from runtime. Check the agent logs for more information.`);
     }
@@ -162,11 +259,50 @@ export async function startAgentCoreEmulator(options: AgentCoreEmulatorOptions):
     endpoint: `http://${host}:${address.port}`,
     invocations,
     injectFaults: (...faults) => queued.push(...faults),
+    liveSessions: () => {
+      expire();
+      return [...sessions.values()].map((session) => ({ ...session }));
+    },
+    get coldStarts() {
+      return coldStarts;
+    },
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * Why the request's SigV4 signature is not right, or undefined when it is: the canonical request is
+ * rebuilt from what arrived — method, path and query as sent, the signed headers, the payload's
+ * hash — and signed again with the secret of the access key it names, at the time it names.
+ */
+async function signatureProblem(req: IncomingMessage, url: URL, payload: Buffer, authorization: string, credentials: Readonly<Record<string, string>>): Promise<{ type: string; message: string } | undefined> {
+  const parts = /Credential=([^/,\s]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request,\s*SignedHeaders=([^,\s]+),\s*Signature=([0-9a-f]+)/.exec(authorization);
+  if (!parts) return { type: 'InvalidSignatureException', message: 'The Authorization header is not a SigV4 signature' };
+  const [, accessKeyId, , region, service, signedHeaders, signature] = parts as unknown as string[];
+  const secretAccessKey = credentials[accessKeyId!];
+  if (secretAccessKey === undefined) return { type: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' };
+  const amzDate = header(req, 'x-amz-date');
+  if (!amzDate) return { type: 'InvalidSignatureException', message: 'X-Amz-Date is missing' };
+  const signingDate = new Date(`${amzDate.slice(0, 4)}-${amzDate.slice(4, 6)}-${amzDate.slice(6, 8)}T${amzDate.slice(9, 11)}:${amzDate.slice(11, 13)}:${amzDate.slice(13, 15)}Z`);
+  const headers = Object.fromEntries(signedHeaders!.split(';').map((name) => [name, header(req, name) ?? '']));
+  const [{ SignatureV4 }, { HttpRequest }, { Hash }] = await Promise.all([import('@smithy/signature-v4'), import('@smithy/protocol-http'), import('@smithy/hash-node')]);
+  const signer = new SignatureV4({ service: service!, region: region!, credentials: { accessKeyId: accessKeyId!, secretAccessKey }, sha256: Hash.bind(null, 'sha256') });
+  const request = new HttpRequest({
+    method: req.method ?? 'POST',
+    protocol: 'http:',
+    hostname: url.hostname,
+    path: url.pathname,
+    query: Object.fromEntries(url.searchParams),
+    headers,
+    body: payload,
+  });
+  const signed = await signer.sign(request, { signingDate, signableHeaders: new Set(Object.keys(headers)) });
+  const expected = /Signature=([0-9a-f]+)/.exec(String(signed.headers.authorization ?? signed.headers.Authorization))?.[1];
+  if (expected !== signature) return { type: 'InvalidSignatureException', message: 'The request signature we calculated does not match the signature you provided.' };
+  return undefined;
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

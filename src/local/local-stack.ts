@@ -9,7 +9,7 @@ import { agentSettingsFrom, buildExecutionAgents, type AgentSettings } from '../
 import type { ExecutionAgent } from '../protocols/execution-agent';
 import { createSlackWebClient, WebApiSlackReplies, type SlackReplies } from '../slack/slack-replies';
 import type { TransportDeps } from '../transport/factory';
-import { startAgentCoreEmulator, type AgentCoreEmulator } from './agentcore-emulator';
+import { startAgentCoreEmulator, type AgentCoreEmulator, type EmulatedSessions } from './agentcore-emulator';
 import { ConsoleSlackReplies } from './console-slack-replies';
 import { createLocalPipeline, type LocalPipeline } from './local-pipeline';
 import { PLAYGROUND_HTML } from './playground-page';
@@ -32,6 +32,8 @@ export type LocalStackOptions = {
   timeScale?: number;
   /** Replaces the reply sink (tests). */
   slack?: SlackReplies;
+  /** Sessions of the local AgentCore emulator (TRANSPORT=agentcore): idle timeout, account limit. */
+  agentCoreSessions?: EmulatedSessions;
   /** Where terminal replies are written (default stdout); tests and the demo pass their own. */
   replyWriter?: (line: string) => void;
   log?: Log;
@@ -45,6 +47,8 @@ export type LocalStack = {
   /** The local execution runtime's /invocations, when one runs here. */
   executionUrl?: string;
   agentCoreEndpoint?: string;
+  /** The local AgentCore emulator, when TRANSPORT=agentcore runs one (its sessions and invocations). */
+  agentCoreEmulator?: AgentCoreEmulator;
   agent: ExecutionAgent;
   signingSecret: string;
   signingSecretGenerated: boolean;
@@ -104,14 +108,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
     if (runtime && transport.kind === 'in-process') deps.inProcess = runtime.dispatch;
     if (runtime && transport.kind === 'agentcore' && !env.AWS_ENDPOINT_URL_BEDROCK_AGENTCORE) {
-      emulator = await startAgentCoreEmulator({ runtimes: { [transport.runtimeArn]: executionBase! }, host });
-      closers.push(() => emulator!.close());
-      // The real SDK client, pointed at the emulator, with placeholder credentials it signs with.
-      deps.agentCoreClient = new BedrockAgentCoreClient({
-        endpoint: emulator.endpoint,
-        region: 'us-east-1',
-        credentials: { accessKeyId: 'LOCALEMULATOR', secretAccessKey: 'local-emulator-placeholder' },
+      // The real SDK client, pointed at the emulator, signing with placeholder credentials the
+      // emulator checks the signature against, as AWS would.
+      const credentials = { accessKeyId: 'LOCALEMULATOR', secretAccessKey: 'local-emulator-placeholder' };
+      emulator = await startAgentCoreEmulator({
+        runtimes: { [transport.runtimeArn]: executionBase! },
+        host,
+        credentials: { [credentials.accessKeyId]: credentials.secretAccessKey },
+        ...(options.agentCoreSessions ? { sessions: options.agentCoreSessions } : {}),
       });
+      closers.push(() => emulator!.close());
+      deps.agentCoreClient = new BedrockAgentCoreClient({ endpoint: emulator.endpoint, region: 'us-east-1', credentials });
     }
     const agent = buildExecutionAgents(agentSettings, deps).default;
 
@@ -149,7 +156,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ingressUrl,
       playgroundUrl: `${verificationBase}/`,
       ...(executionBase ? { executionUrl: `${executionBase}/invocations` } : {}),
-      ...(emulator ? { agentCoreEndpoint: emulator.endpoint } : {}),
+      ...(emulator ? { agentCoreEndpoint: emulator.endpoint, agentCoreEmulator: emulator } : {}),
       agent,
       signingSecret,
       signingSecretGenerated,

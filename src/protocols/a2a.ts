@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AGENT_CARD_PATH, newRequestId, request, type ExecuteTaskParams, type JsonRpcErrorObject } from '../contract';
-import { TransportError, type Transport } from '../transport/transport';
+import { TransportError, type Transport, type TransportKind } from '../transport/transport';
 import { A2A_DIALECTS, A2A_VERSION_HEADER, isA2aVersion, readA2aReply, type A2aDialect, type A2aReply, type A2aState, type A2aVersion, type OutgoingMessage } from './a2a-dialects';
 import { CancelError, ProtocolFailure, answerFailure, callJsonRpc, type RpcAnswer } from './json-rpc-exchange';
 import { failure, pending, success, type Failure, type FailureCategory, type Outcome, type PendingHandle } from './outcome';
@@ -62,14 +62,14 @@ export class A2aProtocol implements ExecutionProtocol {
     const message: OutgoingMessage = { messageId: task.requestId, contextId: slackThreadContextId(params), text: params.text, metadata: slackContextOf(params), thread: params.messages, files: params.attachments };
     const sent = request(dialect.methods.send, dialect.sendParams(message, { blocking: this.blocking }), task.requestId);
     const answer = await callJsonRpc(call, sent, dialect.headers);
-    return outcomeOf(dialect, sent.method, answer, { stream: params.stream === true });
+    return outcomeOf(dialect, sent.method, answer, { stream: params.stream === true, transport: call.transport.kind });
   }
 
   async poll(handle: PendingHandle, call: CallContext): Promise<Outcome> {
     const { dialect, unknown } = await this.dialect(handle.a2aVersion, call.signal);
     if (!dialect) return unknown;
     const sent = request(dialect.methods.get, { id: handle.taskId }, newRequestId());
-    return outcomeOf(dialect, sent.method, await callJsonRpc(call, sent, dialect.headers), { polled: handle, stream: isStreaming(handle) });
+    return outcomeOf(dialect, sent.method, await callJsonRpc(call, sent, dialect.headers), { polled: handle, stream: isStreaming(handle), transport: call.transport.kind });
   }
 
   async cancel(handle: PendingHandle, call: CallContext): Promise<void> {
@@ -96,11 +96,26 @@ export class A2aProtocol implements ExecutionProtocol {
   }
 }
 
-/** How the answer was asked for: by a poll of this handle (else by SendMessage), and whether the caller streams. */
-type Asked = { polled?: PendingHandle; stream: boolean };
+/** How the answer was asked for: by a poll of this handle (else by SendMessage), whether the caller streams, over what. */
+type Asked = { polled?: PendingHandle; stream: boolean; transport?: TransportKind };
 
-function outcomeOf(dialect: A2aDialect, method: string, answer: RpcAnswer, { polled, stream }: Asked): Outcome {
+/**
+ * A2A 1.0 over AgentCore: AgentCore passes `A2A-Version` to the agent only if the runtime
+ * allow-lists it. Without it a 1.0 server takes the request for 0.3 (no `SendMessage`: -32601) or
+ * refuses the version (-32009) — a deployment fault, named as such rather than a generic failure.
+ */
+const VERSION_HEADER_MISSING_CODES = new Set([-32601, -32009]);
+
+function outcomeOf(dialect: A2aDialect, method: string, answer: RpcAnswer, { polled, stream, transport }: Asked): Outcome {
   if (answer.kind === 'unusable') return answer.outcome;
+  if (answer.kind === 'error' && dialect.version === '1.0' && transport === 'agentcore' && VERSION_HEADER_MISSING_CODES.has(answer.error.code)) {
+    return failure(
+      'unavailable',
+      'a2a:version-header-not-allow-listed',
+      `${method} answered ${answer.error.code} (${truncate(answer.error.message)}): the agent did not get the A2A-Version header. Behind AgentCore, an A2A 1.0 agent's runtime must allow-list it: RequestHeaderConfiguration requestHeaderAllowlist ["A2A-Version"] (docs/operations.md, "A2A agents behind AgentCore")`,
+      false,
+    );
+  }
   if (answer.kind === 'error') return rpcFailure(method, answer.error);
   const reply = readA2aReply(answer.result);
   switch (reply.kind) {

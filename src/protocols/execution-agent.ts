@@ -5,8 +5,14 @@ import type { ExecutionProtocol, ProtocolName } from './protocol';
 import { transportFailure } from './transport-failure';
 
 export type AgentCallOptions = {
-  /** The task's request id: reused on every retry, and the session key for every call about it. */
+  /** The task's request id: reused on every retry. */
   requestId: string;
+  /**
+   * Which session the calls belong to (AgentCore's runtimeSessionId derives from it): the Slack
+   * conversation, so follow-ups reach the warm session and every call about a task — start, polls,
+   * cancel — reaches the one that runs it. Defaults to the request id (a session per task).
+   */
+  sessionKey?: string;
   correlationId?: string;
   signal?: AbortSignal;
 };
@@ -49,7 +55,7 @@ export class ExecutionAgent {
   }
 
   private call(options: AgentCallOptions) {
-    return { transport: this.transportImpl, sessionKey: options.requestId, correlationId: options.correlationId, signal: options.signal };
+    return { transport: this.transportImpl, sessionKey: options.sessionKey ?? options.requestId, correlationId: options.correlationId, signal: options.signal };
   }
 
   private async guard(run: () => Promise<Outcome>): Promise<Outcome> {

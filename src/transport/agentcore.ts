@@ -12,10 +12,11 @@ import { TransportError, type SendOptions, type Transport, type TransportFaultRe
  * classified into a TransportError so the pipeline can decide between "queue it again" and
  * "tell the user".
  *
- * `correlationId` and protocol `headers` are not sent: AgentCore strips custom headers unless
- * they carry the `X-Amzn-Bedrock-AgentCore-Runtime-Custom-` prefix and are allowlisted on the
- * runtime (docs/architecture.md §10.4), and `traceId` belongs to X-Ray. The correlation id travels in the
- * JSON-RPC params instead, where every transport carries it.
+ * Protocol `headers` (the a2a protocol's `A2A-Version`) go with the request as opaque values, added
+ * by a middleware on the command: AgentCore passes the agent the request headers its runtime
+ * allow-lists (`RequestHeaderConfiguration`, up to 20; docs/operations.md, "A2A agents behind
+ * AgentCore") and drops the rest. `correlationId` is not sent as a header: it travels in the
+ * JSON-RPC params, where every transport carries it, and `traceId` belongs to X-Ray.
  */
 export type AgentCoreTransportOptions = {
   /** Built by the caller (factory.ts, tests), so tests can point it at the local emulator. */
@@ -48,17 +49,16 @@ export class AgentCoreTransport implements Transport {
     const signals = [options.signal, deadline?.signal].filter((s): s is AbortSignal => s !== undefined);
     const abortSignal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     try {
-      const output = await this.options.client.send(
-        new InvokeAgentRuntimeCommand({
-          agentRuntimeArn: this.options.runtimeArn,
-          qualifier: this.options.qualifier,
-          runtimeSessionId: runtimeSessionId(options.sessionKey),
-          contentType: 'application/json',
-          accept: 'application/json',
-          payload: this.encoder.encode(body),
-        }),
-        { abortSignal },
-      );
+      const command = new InvokeAgentRuntimeCommand({
+        agentRuntimeArn: this.options.runtimeArn,
+        qualifier: this.options.qualifier,
+        runtimeSessionId: runtimeSessionId(options.sessionKey),
+        contentType: 'application/json',
+        accept: 'application/json',
+        payload: this.encoder.encode(body),
+      });
+      if (options.headers && Object.keys(options.headers).length > 0) withHeaders(command, options.headers);
+      const output = await this.options.client.send(command, { abortSignal });
       // The SDK's handler keeps watching abortSignal while the body streams in, so a stalled body
       // ends with the deadline too.
       const text = await this.readResponse(output.response);
@@ -102,6 +102,22 @@ export class AgentCoreTransport implements Transport {
   }
 }
 
+/**
+ * Adds headers to one command's HTTP request, in the build step, so SigV4 (later, in finalize) signs
+ * them with the rest. The SDK has no per-call header option; a middleware on the command touches
+ * no other call of the shared client.
+ */
+function withHeaders(command: InvokeAgentRuntimeCommand, headers: Readonly<Record<string, string>>): void {
+  command.middlewareStack.add(
+    (next) => async (args) => {
+      const request = args.request as { headers?: Record<string, string> } | undefined;
+      if (request?.headers) for (const [name, value] of Object.entries(headers)) request.headers[name] = value;
+      return next(args);
+    },
+    { step: 'build', name: 'protocolHeaders' },
+  );
+}
+
 const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /**
@@ -113,9 +129,10 @@ export function classifyAgentCoreFault(name: string, status: number | undefined,
     case 'ThrottlingException':
     case 'ThrottledException':
       return ['throttled', true];
-    // 402: too many live sessions or microVMs in the account; they end by themselves.
+    // 402: too many live sessions or microVMs in the account; they end by themselves. Its own
+    // reason, so it is counted and alarmed apart from throttling (docs/operations.md, "AgentCore sessions").
     case 'ServiceQuotaExceededException':
-      return ['throttled', true];
+      return ['session-quota', true];
     case 'InternalServerException':
     case 'ServiceException':
     case 'RetryableConflictException':

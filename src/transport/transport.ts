@@ -43,6 +43,7 @@ export type TransportFaultReason =
   | 'connection' // refused, reset, DNS, TLS
   | 'timeout' // our deadline or the caller's signal
   | 'throttled' // 429 / ThrottlingException after the transport's own retries
+  | 'session-quota' // AgentCore: the account's live sessions are at their quota (ServiceQuotaExceededException)
   | 'server' // 5xx after retries
   | 'auth' // 401 / 403 / AccessDenied
   | 'rejected' // other 4xx: validation, not found

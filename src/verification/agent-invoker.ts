@@ -7,7 +7,7 @@ import type { FollowUpOptions } from './follow-up-options';
 import { withLastReceiveApology } from './last-receive';
 import { pollDelaySeconds } from './poll-schedule';
 import { parseQueueMessage } from './poison-message';
-import { TaskMessageSchema, replyThreadTs, type ReplyMessage, type SlackThread, type TaskMessage } from './queue-messages';
+import { TaskMessageSchema, conversationKey, replyThreadTs, type ReplyMessage, type SlackThread, type TaskMessage } from './queue-messages';
 import type { SecretSource } from '../secrets/secret-source';
 import type { TaskInputs } from './task-inputs';
 import { noTrace } from './trace';
@@ -82,7 +82,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
       detail: { agent: options.agent.name, transport: options.agent.transport, protocol: options.agent.protocol, attempt: delivery.receiveCount, context_messages: inputs.messages?.length ?? 0, attachments: inputs.attachments?.length ?? 0 },
     });
     options.metrics?.taskSent(options.agent.protocol, options.agent.transport);
-    const outcome = await options.agent.start(params, { requestId: task.request_id, correlationId: task.request_id, signal });
+    const outcome = await options.agent.start(params, { requestId: task.request_id, sessionKey: conversationKey(thread), correlationId: task.request_id, signal });
     options.metrics?.latency('execute', now() - sentAt);
     options.metrics?.outcome('execute', outcome.kind, outcome.kind === 'failure' ? outcome.code : undefined);
 

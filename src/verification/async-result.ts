@@ -6,7 +6,7 @@ import type { FollowUpOptions } from './follow-up-options';
 import { withLastReceiveApology } from './last-receive';
 import { pollDelaySeconds } from './poll-schedule';
 import { parseQueueMessage } from './poison-message';
-import { PollMessageSchema, type PollMessage, type ReplyMessage } from './queue-messages';
+import { PollMessageSchema, conversationKey, type PollMessage, type ReplyMessage } from './queue-messages';
 import { noTrace } from './trace';
 
 export type AsyncResultOptions = FollowUpOptions;
@@ -25,7 +25,8 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
   const poll: DeliveryHandler = async (delivery, { signal, deadline }) => {
     const message = parseQueueMessage(PollMessageSchema, delivery.body, 'poll message');
     const log = taskLogger(options.log, { request_id: message.request_id, correlation_id: message.request_id, event_id: message.event_id, task_id: message.handle.taskId });
-    const call = { requestId: message.request_id, correlationId: message.request_id, signal };
+    // The conversation's session: the one that runs the task (agent-invoker started it there).
+    const call = { requestId: message.request_id, sessionKey: conversationKey(message), correlationId: message.request_id, signal };
     const started = now();
     const outcome = await options.agent.poll(message.handle, call);
     options.metrics?.latency('poll', now() - started);

@@ -16,9 +16,11 @@ export const FUNCTION_TIMEOUT_SECONDS: Readonly<Record<VerificationFunction, num
 };
 
 /**
- * Each queue's consumer and how many receives a message gets before the DLQ. The consumers read
- * the same number (TASK_/POLL_/REPLY_MAX_RECEIVE_COUNT, set by CDK from this table) so that on the
- * last receive they still tell the user.
+ * Each queue's consumer and how many receives a message gets before the DLQ, by default. The
+ * consumers read the same number (TASK_/POLL_/REPLY_MAX_RECEIVE_COUNT) so that on the last receive
+ * they still tell the user; it is one setting: CDK writes the queue's maxReceiveCount and the
+ * variable from one context key (taskMaxReceiveCount, …), and the local pipeline builds its queues
+ * from the variables.
  */
 export const QUEUE_SETTINGS: Readonly<Record<PipelineQueue, { consumer: VerificationFunction; maxReceiveCount: number }>> = {
   tasks: { consumer: 'agentInvoker', maxReceiveCount: 3 },

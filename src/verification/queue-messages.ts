@@ -82,6 +82,16 @@ export const ReplyMessageSchema = SlackThreadSchema.extend({
 });
 export type ReplyMessage = z.infer<typeof ReplyMessageSchema>;
 
+/**
+ * The conversation a message belongs to — team, channel and the thread its reply goes to — as the
+ * execution agent's session key: every task of one Slack thread shares an AgentCore session (a
+ * warm microVM), and no two threads, channels or teams ever do (docs/operations.md, "AgentCore
+ * sessions"). The transport hashes it into the session id.
+ */
+export function conversationKey(thread: SlackThread): string {
+  return `slack:${thread.team_id}:${thread.channel}:${replyThreadTs(thread)}`;
+}
+
 /** Replies go in the user's thread: the thread it was in, or a new one under the message. */
 export function replyThreadTs(thread: Pick<SlackThread, 'ts' | 'thread_ts'>): string {
   return thread.thread_ts ?? thread.ts;

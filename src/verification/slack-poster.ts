@@ -32,10 +32,18 @@ export type SlackPosterOptions = {
   log: Log;
   claimTtlSeconds?: number;
   /**
-   * The replies queue's maxReceiveCount: a chunk that fails on that receive goes to the DLQ, and
-   * the user has not been answered — logged as an error, for an operator to redrive.
+   * The replies queue's maxReceiveCount. A reply that fails on that receive goes to the DLQ: the
+   * user is sent `fallbackText` instead (once), and the failure is logged at ERROR for an operator
+   * to fix and redrive.
    */
   maxReceiveCount?: number;
+  /**
+   * What the user is told, once per reply, when their reply cannot be posted: its last receive
+   * failed, or it had no visible text. A short message without the answer's content, so it gets
+   * through where the answer did not (too long, refused for its text, a chunk in the way). Without
+   * it the user is not told.
+   */
+  fallbackText?: string;
   /**
    * Where an answered thread is recorded, so later replies there are taken without a mention
    * (THREAD_FOLLOW_UPS), for `threadTtlSeconds` after the last answer.
@@ -61,6 +69,11 @@ export type SlackPosterOptions = {
  * never swallows a chunk. Before posting a taken-over chunk it reads the thread back for the
  * chunk's metadata, so a post that landed unconfirmed is not posted twice; only where the thread
  * cannot be read is it posted again — a repost, never a loss.
+ *
+ * The last receive (docs/operations.md, "Alarms and dead-letter queues"): when a reply fails on
+ * the replies queue's maxReceiveCount it goes to the DLQ, and the user is told with a short
+ * fallback post of its own (claimed as `reply#<request_id>#fallback`, so a redrive or a duplicate
+ * never posts it twice). A redrive then posts the chunks not yet out.
  */
 export type SlackPoster = (delivery: Delivery, context?: DeliveryContext) => Promise<void>;
 
@@ -68,6 +81,13 @@ export type SlackPoster = (delivery: Delivery, context?: DeliveryContext) => Pro
 export class ChunkInProgressError extends Error {
   override name = 'ChunkInProgressError';
 }
+
+/** The chunk number the fallback post carries in its metadata (real chunks count from 0). */
+export const FALLBACK_CHUNK = -1;
+
+type PostTarget = { channel: string; threadTs: string };
+/** One message of a reply: its claim key, its metadata marker, its text. */
+type Piece = { key: string; marker: ReplyMarker; text: string; label: string };
 
 export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
   const slack = options.replies;
@@ -80,79 +100,35 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
     const message = parseQueueMessage(ReplyMessageSchema, delivery.body, 'reply message');
     const log = taskLogger(options.log, { request_id: message.request_id, correlation_id: message.request_id });
     const chunks = splitForSlack(toSafeMrkdwn(message.text), limit);
+    const threadTs = replyThreadTs(message);
+    const target = { channel: message.channel, threadTs };
     if (chunks.length === 0) {
       // Slack refuses a message with no visible text; retrying would not change that. The
-      // functions that write replies never send one (answerReply), so this is a bug upstream.
-      log.error('the reply has no visible text; nothing to post', { kind: message.kind });
+      // functions that write replies never send one (answerReply), so this is a bug upstream: the
+      // user gets the fallback rather than silence (a failed fallback is retried by SQS).
+      log.error(options.fallbackText === undefined ? 'the reply has no visible text; nothing to post' : 'the reply has no visible text; the user is sent the fallback message instead', { kind: message.kind });
       options.metrics?.replyLost('empty');
+      if (options.fallbackText !== undefined) {
+        await postPiece(target, fallbackPiece(message), context, log);
+        if (options.reactions) await markDone(slack, { ...message, kind: 'error' }, log, options.metrics);
+      }
       return;
     }
 
-    const threadTs = replyThreadTs(message);
     const startedAt = now();
     let posted = 0;
     const alreadyOut: string[] = [];
     for (const [index, text] of chunks.entries()) {
-      const key = `reply#${message.request_id}#${index}`;
+      const piece: Piece = { key: `reply#${message.request_id}#${index}`, marker: { requestId: message.request_id, chunk: index }, text, label: `chunk ${index}` };
       try {
-        // Out of time (the Lambda is about to stop): leave the rest for the redelivery.
-        context.signal?.throwIfAborted();
-        const token = randomUUID();
-        const claim = await options.claims.acquire(key, { token, leaseSeconds: REPLY_CHUNK_LEASE_SECONDS, ttlSeconds });
-        if (claim.status === 'done') {
-          alreadyOut.push(claim.value ?? '');
-          continue;
-        }
-        if (claim.status === 'busy') throw new ChunkInProgressError(`chunk ${index} is being posted by another delivery until ${new Date(claim.leaseEndsAt).toISOString()}`);
-        const marker = { requestId: message.request_id, chunk: index };
         // The first chunk of a task whose answer was shown live goes into that message (it replaces
         // the previews, exactly once: finishing again rewrites it the same).
-        let live: string | undefined;
-        if (index === 0 && options.live) {
-          try {
-            live = await options.live.finish(message.request_id, text, message.kind, context);
-          } catch (error) {
-            const refusedForGood = error instanceof SlackApiError && error.outcome === 'refused' && !error.retryable;
-            if (!refusedForGood) {
-              if (!(error instanceof SlackApiError && error.outcome === 'unknown')) await options.claims.release(key, token).catch(() => undefined);
-              throw error;
-            }
-            // Slack will not take it into that message (deleted, not editable): a new message then.
-            log.warn('could not finish the live message; posting the answer as a new message', { code: error.code });
-          }
-        }
-        if (live !== undefined) {
-          posted += 1;
-          await options.claims
-            .complete(key, token, { ttlSeconds, value: live })
-            .catch((error: unknown) => log.error('the live message was finished but could not be marked done; a redelivery finishes it again', { ts: live, error: error as Error }));
-          continue;
-        }
-        if (claim.takenOver) {
-          // The poster before may have died after Slack posted the chunk: look before posting again.
-          const found = await findPosted(slack, { channel: message.channel, threadTs }, marker, context, log);
-          log.warn('took over a chunk whose poster did not finish', { chunk: index, receive_count: delivery.receiveCount, already_posted: found !== undefined });
-          if (found !== undefined) {
-            await options.claims.complete(key, token, { ttlSeconds, value: found });
-            alreadyOut.push(found);
-            continue;
-          }
-        }
-        let ts: string;
-        try {
-          ({ ts } = await slack.post({ channel: message.channel, threadTs, text, marker }, context));
-        } catch (error) {
-          // Refused by Slack: nothing was posted, the next delivery may take the chunk at once.
-          // Unknown (no answer): it may be out; the lease keeps it until the redelivery.
-          if (!(error instanceof SlackApiError && error.outcome === 'unknown')) await options.claims.release(key, token).catch(() => undefined);
-          throw error;
-        }
-        posted += 1;
-        await options.claims
-          .complete(key, token, { ttlSeconds, value: ts })
-          .catch((error: unknown) => log.error('a chunk was posted but could not be marked done; a redelivery may post it again', { chunk: index, ts, error: error as Error }));
+        const live = index === 0 && options.live ? options.live : undefined;
+        const result = await postPiece(target, piece, context, log, live && (() => live.finish(message.request_id, text, message.kind, context)));
+        if (result.posted) posted += 1;
+        else alreadyOut.push(result.ts);
       } catch (error) {
-        throw failure(error, { log, delivery, chunk: index, chunks: chunks.length, posted });
+        throw await failure(error, { log, delivery, message, target, context, chunk: index, chunks: chunks.length, posted });
       }
     }
     options.metrics?.latency('post', now() - startedAt);
@@ -173,20 +149,127 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
     if (options.reactions) await markDone(slack, message, log, options.metrics);
   };
 
-  /** Logs a failed delivery — at ERROR, with a metric, when it was the last one — and returns the error to throw. */
-  function failure(error: unknown, at: { log: Log; delivery: Delivery; chunk: number; chunks: number; posted: number }): unknown {
-    const code = error instanceof SlackApiError ? error.code : error instanceof ChunkInProgressError ? 'in_progress' : 'unknown_error';
+  function fallbackPiece(message: ReplyMessage): Piece {
+    const text = splitForSlack(toSafeMrkdwn(options.fallbackText ?? ''), limit)[0] ?? '';
+    return { key: `reply#${message.request_id}#fallback`, marker: { requestId: message.request_id, chunk: FALLBACK_CHUNK }, text, label: 'the fallback message' };
+  }
+
+  /**
+   * Posts one message of a reply exactly once across deliveries: claimed before it is posted,
+   * marked done with Slack's `ts` once Slack confirmed it. `posted: false` when an earlier delivery
+   * already did. `finishLive` (the first chunk of a reply shown live) puts the text into the live
+   * message instead of posting a new one, when Slack takes it there.
+   */
+  async function postPiece(target: PostTarget, piece: Piece, context: DeliveryContext, log: Log, finishLive?: () => Promise<string | undefined>): Promise<{ ts: string; posted: boolean }> {
+    // Out of time (the Lambda is about to stop): leave the rest for the redelivery.
+    context.signal?.throwIfAborted();
+    const token = randomUUID();
+    const claim = await options.claims.acquire(piece.key, { token, leaseSeconds: REPLY_CHUNK_LEASE_SECONDS, ttlSeconds });
+    if (claim.status === 'done') return { ts: claim.value ?? '', posted: false };
+    if (claim.status === 'busy') throw new ChunkInProgressError(`${piece.label} is being posted by another delivery until ${new Date(claim.leaseEndsAt).toISOString()}`);
+    const release = () => options.claims.release(piece.key, token).catch(() => undefined);
+    if (finishLive) {
+      let live: string | undefined;
+      try {
+        live = await finishLive();
+      } catch (error) {
+        const refusedForGood = error instanceof SlackApiError && error.outcome === 'refused' && !error.retryable;
+        if (!refusedForGood) {
+          if (!(error instanceof SlackApiError && error.outcome === 'unknown')) await release();
+          throw error;
+        }
+        // Slack will not take it into that message (deleted, not editable): a new message then.
+        log.warn('could not finish the live message; posting the answer as a new message', { code: error.code });
+      }
+      if (live !== undefined) {
+        await options.claims
+          .complete(piece.key, token, { ttlSeconds, value: live })
+          .catch((error: unknown) => log.error('the live message was finished but could not be marked done; a redelivery finishes it again', { ts: live, error: error as Error }));
+        return { ts: live, posted: true };
+      }
+    }
+    if (claim.takenOver) {
+      // The poster before may have died after Slack posted it: look before posting again.
+      const found = await findPosted(slack, target, piece.marker, context, log);
+      log.warn('took over a chunk whose poster did not finish', { chunk: piece.marker.chunk, already_posted: found !== undefined });
+      if (found !== undefined) {
+        await options.claims.complete(piece.key, token, { ttlSeconds, value: found });
+        return { ts: found, posted: false };
+      }
+    }
+    let ts: string;
+    try {
+      ({ ts } = await slack.post({ ...target, text: piece.text, marker: piece.marker }, context));
+    } catch (error) {
+      // Refused by Slack: nothing was posted, the next delivery may take it at once.
+      // Unknown (no answer): it may be out; the lease keeps it until the redelivery.
+      if (!(error instanceof SlackApiError && error.outcome === 'unknown')) await release();
+      throw error;
+    }
+    await options.claims
+      .complete(piece.key, token, { ttlSeconds, value: ts })
+      .catch((error: unknown) => log.error('a chunk was posted but could not be marked done; a redelivery may post it again', { chunk: piece.marker.chunk, ts, error: error as Error }));
+    return { ts, posted: true };
+  }
+
+  /**
+   * Logs a failed delivery and returns the error to throw (SQS redelivers the reply, or moves it to
+   * the DLQ). On the last receive the user is told with the fallback message first, and the log
+   * line — at ERROR, with a RepliesLost metric — says whether they were.
+   */
+  async function failure(
+    error: unknown,
+    at: { log: Log; delivery: Delivery; message: ReplyMessage; target: PostTarget; context: DeliveryContext; chunk: number; chunks: number; posted: number },
+  ): Promise<unknown> {
+    const code = errorCode(error);
     if (error instanceof SlackApiError) options.metrics?.slackApiError(code);
     const lastReceive = options.maxReceiveCount !== undefined && at.delivery.receiveCount >= options.maxReceiveCount;
     const details = { chunk: at.chunk, chunks: at.chunks, posted: at.posted, code, retryable: error instanceof SlackApiError ? error.retryable : undefined, receive_count: at.delivery.receiveCount, error: error as Error };
-    if (lastReceive) {
-      options.metrics?.replyLost(code);
-      at.log.error('posting the reply failed on its last receive: it goes to the replies DLQ and the user has no answer until it is redriven', details);
-    } else {
+    if (!lastReceive) {
       at.log.warn('posting the reply failed; SQS will deliver it again', details);
+      return error;
+    }
+    if (error instanceof ChunkInProgressError) {
+      // A second copy of the reply (SQS delivers at least once) is posting this chunk right now:
+      // that delivery answers the user, or tells them on its own last receive.
+      at.log.error('the reply\'s last receive found another delivery posting the same chunk: it goes to the replies DLQ, and that delivery posts it; a redrive posts only chunks still missing', details);
+      return error;
+    }
+    options.metrics?.replyLost(code);
+    const told = await tellUser(at.message, at.target, at.context, at.log);
+    if (told.told) {
+      at.log.error('posting the reply failed on its last receive: the user was sent the fallback message, and the reply goes to the replies DLQ; fix the cause and redrive it to post the chunks not yet out', { ...details, user_told: true });
+    } else {
+      at.log.error('posting the reply failed on its last receive and the fallback message could not be posted either: it goes to the replies DLQ and the user has no answer until it is redriven', {
+        ...details,
+        user_told: false,
+        fallback_code: told.code,
+      });
     }
     return error;
   }
+
+  /** The fallback post on a last receive; never throws. */
+  async function tellUser(message: ReplyMessage, target: PostTarget, context: DeliveryContext, log: Log): Promise<{ told: true } | { told: false; code: string }> {
+    if (options.fallbackText === undefined) return { told: false, code: 'no_fallback_text' };
+    // The function is about to stop: no call could finish (SQS moves the reply to the DLQ).
+    if (context.signal?.aborted) return { told: false, code: 'no_time_left' };
+    try {
+      await postPiece(target, fallbackPiece(message), context, log);
+    } catch (error) {
+      const code = errorCode(error);
+      if (error instanceof SlackApiError) options.metrics?.slackApiError(code);
+      return { told: false, code };
+    }
+    trace({ requestId: message.request_id, hop: 'dead-lettered', at: now(), detail: { apologized: true } });
+    // ⚠️ in place of 👀, as for any error reply.
+    if (options.reactions) await markDone(slack, { ...message, kind: 'error' }, log, options.metrics);
+    return { told: true };
+  }
+}
+
+function errorCode(error: unknown): string {
+  return error instanceof SlackApiError ? error.code : error instanceof ChunkInProgressError ? 'in_progress' : 'unknown_error';
 }
 
 /** The chunk's message in the thread, if the sink can look; a failed look is a WARN and counts as "not there". */

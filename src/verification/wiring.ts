@@ -146,6 +146,8 @@ export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPort
     claims: ports.claims,
     reactions: config.SLACK_REACTIONS,
     maxReceiveCount: config.REPLY_MAX_RECEIVE_COUNT,
+    // On a reply's last receive (or a reply with no visible text) the user is told this instead.
+    fallbackText: userMessages(config.USER_MESSAGES_JSON).internalError,
     ...(config.THREAD_FOLLOW_UPS ? { threads: { store: ports.threads, ttlSeconds: config.THREAD_MEMORY_TTL_SECONDS } } : {}),
     ...(config.STREAM_REPLIES && ports.live ? { live: liveReplyOf(context, ports.live) } : {}),
     ...common(context),

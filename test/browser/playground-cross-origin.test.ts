@@ -1,17 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import { chromium, type Browser } from 'playwright-core';
 import { startLocalStack, type LocalStack } from '../../src/local/local-stack';
-import { CHROMIUM_ARGS, CHROMIUM_PATH, ensureChromium } from '../support/chromium';
+import { CHROMIUM_ARGS, CHROMIUM_PATH, describeWithChromium } from '../support/chromium';
 import { closeServer, listenOnLoopback } from '../support/http';
-
-const unavailable = ensureChromium();
-if (unavailable) process.stderr.write(`\n[playground cross-origin browser test skipped] ${unavailable}\n`);
-const describeIfChromium = unavailable ? describe.skip : describe;
 
 /** What a page on another origin manages against the playground's API, as Chromium really sends it. */
 type Attempt = { state: string; say: string; form: string };
 
-describeIfChromium('a page on another origin cannot drive the playground (Debian Chromium, playwright-core)', () => {
+describeWithChromium('a page on another origin cannot drive the playground (Debian Chromium, playwright-core)', () => {
   let stack: LocalStack;
   let browser: Browser;
   let other: Server;

@@ -1,12 +1,8 @@
 import { chromium, type Browser } from 'playwright-core';
 import { startLocalStack, type LocalStack } from '../../src/local/local-stack';
-import { CHROMIUM_ARGS, CHROMIUM_PATH, ensureChromium } from '../support/chromium';
+import { CHROMIUM_ARGS, CHROMIUM_PATH, describeWithChromium } from '../support/chromium';
 
-const unavailable = ensureChromium();
-if (unavailable) process.stderr.write(`\n[playground browser test skipped] ${unavailable}\n`);
-const describeIfChromium = unavailable ? describe.skip : describe;
-
-describeIfChromium('the playground page in a real browser (Debian Chromium, playwright-core)', () => {
+describeWithChromium('the playground page in a real browser (Debian Chromium, playwright-core)', () => {
   let stack: LocalStack;
   let browser: Browser;
   beforeAll(async () => {

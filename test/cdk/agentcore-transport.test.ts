@@ -31,8 +31,12 @@ describe('ExecutionZone (agentcore)', () => {
       AgentRuntimeArtifact: { CodeConfiguration: { Runtime: 'NODE_22', EntryPoint: ['main.js'], Code: { S3: Match.objectLike({ Prefix: Match.stringLikeRegexp('\\.zip$') }) } } },
       ProtocolConfiguration: 'HTTP',
       NetworkConfiguration: { NetworkMode: 'PUBLIC' },
-      LifecycleConfiguration: { IdleRuntimeSessionTimeout: 900, MaxLifetime: 28800 },
+      LifecycleConfiguration: { IdleRuntimeSessionTimeout: 300, MaxLifetime: 28800 },
     });
+  });
+
+  it('allow-lists A2A-Version, so an A2A 1.0 agent hosted there gets the header AgentCore would otherwise drop', () => {
+    execution.hasResourceProperties('AWS::BedrockAgentCore::Runtime', { RequestHeaderConfiguration: { RequestHeaderAllowlist: ['A2A-Version'] } });
   });
 
   it('configures the runtime for Bedrock and the DynamoDB task store', () => {

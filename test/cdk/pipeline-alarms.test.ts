@@ -1,3 +1,6 @@
+import { transportFailure } from '../../src/protocols/transport-failure';
+import { classifyAgentCoreFault } from '../../src/transport/agentcore';
+import { TransportError } from '../../src/transport/transport';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Capture, Match, type Template } from 'aws-cdk-lib/assertions';
@@ -142,11 +145,19 @@ describe('replies lost and messages abandoned', () => {
   });
 });
 
-it('adds the six alarms to the verification zone only, and stays nag-clean', () => {
+it('alarms on AgentCore refusing a new session (the account at its session quota): the outcome the transport gives it', () => {
+  const alarm = Object.values(template.findResources('AWS::CloudWatch::Alarm')).find((candidate: any) => candidate.Properties.Metrics?.some((m: any) => String(m.Expression).includes('Outcomes'))) as any;
+  expect(alarm.Properties.Metrics[0].Expression).toBe(`SELECT SUM(Outcomes) FROM "${METRICS_NAMESPACE}" WHERE code = 'transport:session-quota'`);
+  expect(alarm.Properties.Threshold).toBe(1);
+  // The code it watches is the one the transport and the protocols produce for ServiceQuotaExceededException.
+  expect(transportFailure(new TransportError('quota', classifyAgentCoreFault('ServiceQuotaExceededException', 402)[0], true)).code).toBe('transport:session-quota');
+});
+
+it('adds the seven alarms to the verification zone only, and stays nag-clean', () => {
   const pipeline = Object.values(template.findResources('AWS::CloudWatch::Alarm')).filter((alarm: any) =>
     alarm.Properties.MetricName === 'SlackApiFailures' || alarm.Properties.Metrics?.some((m: any) => String(m.Expression).startsWith('SELECT')),
   );
-  expect(pipeline).toHaveLength(6);
+  expect(pipeline).toHaveLength(7);
   expect(Object.keys(synth.execution!.findResources('AWS::CloudWatch::Alarm', { Properties: { Namespace: METRICS_NAMESPACE } }))).toEqual([]);
   expect(synth.nagFindings).toEqual([]);
 });

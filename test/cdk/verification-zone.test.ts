@@ -165,8 +165,8 @@ describe('alarms', () => {
         expect.objectContaining({ Properties: expect.objectContaining({ MetricName: 'Errors', Namespace: 'AWS/Lambda', Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionId(template, prefix) } }], Threshold: 1 }) }),
       );
     }
-    // …and six on the functions' own metrics (test/cdk/pipeline-alarms.test.ts).
-    expect(alarms).toHaveLength(dlqs.length + 4 + 6);
+    // …and seven on the functions' own metrics (test/cdk/pipeline-alarms.test.ts).
+    expect(alarms).toHaveLength(dlqs.length + 4 + 7);
   });
 });
 
@@ -232,8 +232,19 @@ describe('Slack request URL', () => {
   });
 
   it('refuses requests without the Slack signing headers with 401, before any function runs', () => {
-    template.hasResourceProperties('AWS::ApiGateway::RequestValidator', { ValidateRequestParameters: true, ValidateRequestBody: true });
-    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', { ResponseType: 'BAD_REQUEST_PARAMETERS', StatusCode: '401' });
+    const api = onlyResource(template, 'AWS::ApiGateway::RestApi').id;
+    const validator = onlyResource(template, 'AWS::ApiGateway::RequestValidator', { ValidateRequestParameters: true, ValidateRequestBody: true });
+    expect(validator.resource.Properties.RestApiId).toEqual({ Ref: api });
+    const envelope = onlyResource(template, 'AWS::ApiGateway::Model', { ContentType: 'application/json' });
+    expect(envelope.resource.Properties.Schema).toMatchObject({ type: 'object', required: ['type'], properties: { type: { type: 'string' } } });
+    // The POST method is the one the validator checks: both headers required, the body against the model.
+    const post = onlyResource(template, 'AWS::ApiGateway::Method', { HttpMethod: 'POST' }).resource.Properties;
+    expect(post.RequestValidatorId).toEqual({ Ref: validator.id });
+    expect(post.RequestParameters).toEqual({ 'method.request.header.X-Slack-Signature': true, 'method.request.header.X-Slack-Request-Timestamp': true });
+    expect(post.RequestModels).toEqual({ 'application/json': { Ref: envelope.id } });
+    // What the gateway answers a request the validator refuses for its headers.
+    const refusal = onlyResource(template, 'AWS::ApiGateway::GatewayResponse', { ResponseType: 'BAD_REQUEST_PARAMETERS' }).resource.Properties;
+    expect(refusal).toMatchObject({ StatusCode: '401', RestApiId: { Ref: api } });
   });
 
   it('attaches a WAF web ACL by default: per-IP rate rule (2000 per 5 minutes) on the stage', () => {

@@ -51,6 +51,7 @@ const INLINE_COMMANDS: Record<string, { run: string } | { notRun: string }> = {
   'TRANSPORT=agentcore npm start': { run: 'TRANSPORT=agentcore npm start' },
   'npm ci': { notRun: 'installs the jest running this file; CI runs it first (.ci/run)' },
   'npm test': { notRun: 'the suite this file is part of; `npm test -- --listTests` is run for the ```sh block\'s `npm test`' },
+  'npm run model': { run: 'npm run model' },
   'npm run soak': { notRun: 'minutes of injected faults, its own npm script; its judge and a 10-event run are tested in test/bench/soak.test.ts' },
   'npx cdk deploy --all -c transport=https': { notRun: 'needs an AWS account; what it deploys is synthesized by test/cdk' },
   'npx cdk deploy --all -c transport=agentcore': { notRun: 'needs an AWS account; what it deploys is synthesized by test/cdk' },
@@ -317,6 +318,15 @@ describe('the README commands, through npm', () => {
       expect(code).toBe(0);
     }, 45_000);
   });
+
+  it('npm run model prints the session model: both policies, their idle timeouts, and where the quota is reached', async () => {
+    const line = INLINE_COMMANDS['npm run model'] as { run: string };
+    const { code, output } = await runCommand(line.run);
+    expect(code).toBe(0);
+    for (const policy of ['per-message', 'per-conversation']) expect(output).toContain(policy);
+    expect(output).toMatch(/cold starts/i);
+    expect(output).toMatch(/limit/i);
+  }, 60_000);
 
   it('TRANSPORT=agentcore npm start runs the local AgentCore emulator and answers through it', async () => {
     const line = INLINE_COMMANDS['TRANSPORT=agentcore npm start'] as { run: string };

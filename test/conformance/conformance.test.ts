@@ -1,7 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:http';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { CASES } from '../../src/conformance/cases';
 import { createProbe, type ConformanceTarget } from '../../src/conformance/probe';
 import { formatReport } from '../../src/conformance/report';
@@ -17,6 +18,9 @@ import { runZone } from '../support/spawn';
 const ARN = 'arn:aws:bedrock-agentcore:us-east-1:123456789012:runtime/conformance_ref-AbCdEf1234';
 const BROKEN_ARN = 'arn:aws:bedrock-agentcore:us-east-1:123456789012:runtime/conformance_500-AbCdEf1234';
 const EXAMPLES = join(__dirname, '..', '..', 'docs', 'examples');
+/** Whether a Go toolchain is on PATH (`go version` runs). */
+const GO = spawnSync('go', ['version'], { encoding: 'utf8', timeout: 30_000 }).status === 0;
+if (!GO) process.stderr.write('\n[conformance] Go is not installed here: the docs/examples/go test is skipped (CI installs golang-go)\n');
 /** Agents here answer accepted after 150 ms; a 600 ms task is slow enough, and quick to poll. */
 const SYNC_BUDGET_MS = '150';
 const FAST = ['--slow-ms', '600'];
@@ -314,18 +318,34 @@ describe('the example agents in docs/examples', () => {
     }
   });
 
-  it('go passes go vet where Go is installed; elsewhere its sources are at least present', () => {
+  // Go is not part of Node's toolchain: where it is missing the test is reported as skipped, never
+  // as passed. CI installs it (.ci/run), so there it always runs.
+  (GO ? it : it.skip)('go (net/http only) passes go vet and zone conformance', async () => {
+    // Prepare: vet it, and build it outside the repository, so its start is not a compile
     const dir = join(EXAMPLES, 'go');
-    const go = spawnSync('go', ['vet', './...'], { cwd: dir, encoding: 'utf8', timeout: 50_000 });
-    if ((go.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') {
-      console.log('Go is not installed here: go vet of docs/examples/go did not run; only its files were checked');
-      expect(existsSync(join(dir, 'main.go'))).toBe(true);
-      expect(existsSync(join(dir, 'go.mod'))).toBe(true);
-      expect(existsSync(join(dir, 'README.md'))).toBe(true);
-      return;
+    // GOTOOLCHAIN=local: never download another toolchain; -buildvcs=false: no git lookup for a stamp.
+    const goEnv = { ...process.env, GOFLAGS: '-buildvcs=false', GOTOOLCHAIN: 'local' };
+    const vet = spawnSync('go', ['vet', './...'], { cwd: dir, encoding: 'utf8', timeout: 100_000, env: goEnv });
+    expect({ status: vet.status, output: `${vet.stdout}${vet.stderr}` }).toEqual({ status: 0, output: '' });
+    const bin = join(mkdtempSync(join(tmpdir(), 'go-agent-')), 'agent');
+    try {
+      const build = spawnSync('go', ['build', '-o', bin, '.'], { cwd: dir, encoding: 'utf8', timeout: 100_000, env: goEnv });
+      expect({ status: build.status, output: `${build.stdout}${build.stderr}` }).toEqual({ status: 0, output: '' });
+      const agent = await startExample(bin, ['--port', '0', '--sync-budget-ms', SYNC_BUDGET_MS]);
+      try {
+        // Act
+        const { code, output } = await runZone(['conformance', agent.url, ...FAST]);
+        // Assess
+        for (const c of CASES) expect(row(output, c.id)).toMatch(/\spass\s+\d+$/);
+        expect(output).toContain(`${CASES.length} cases: ${CASES.length} passed, 0 failed, 0 warned, 0 skipped`);
+        expect(code).toBe(0);
+      } finally {
+        await agent.stop();
+      }
+    } finally {
+      rmSync(dirname(bin), { recursive: true, force: true });
     }
-    expect({ status: go.status, output: `${go.stdout}${go.stderr}` }).toEqual({ status: 0, output: expect.any(String) });
-  }, 60_000);
+  }, 240_000);
 });
 
 describe('zone conformance and streaming (execute_task.stream)', () => {

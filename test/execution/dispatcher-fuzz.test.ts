@@ -1,26 +1,52 @@
 import fc from 'fast-check';
-import { ResponseSchema } from '../../src/contract';
+import { RequestSchema, ResponseSchema } from '../../src/contract';
 import { loadExecutionConfig } from '../../src/execution/config';
 import { createExecutionRuntime } from '../../src/execution/runtime';
 
 /**
- * Malformed input never crashes the dispatcher: thousands of random and mutated bodies, and
- * every answer is either "no response" or valid JSON-RPC 2.0 whose ids make sense.
+ * Malformed input never crashes the dispatcher: thousands of random and mutated bodies, and every
+ * answer is valid JSON-RPC 2.0 whose ids make sense — and an answer is left out exactly where
+ * JSON-RPC says: for a notification (a valid request without an `id` member) or a batch of them
+ * only. Anything else, unparsable bytes included, gets an answer.
  */
 const runtime = createExecutionRuntime({ config: loadExecutionConfig({ SYNC_BUDGET_MS: '5', TASK_TIMEOUT_MS: '50' }) });
 
-function assertValidAnswer(requestBody: unknown, answer: string | undefined): void {
+/** A request object without an `id` member that is otherwise valid: it must get no response. */
+function isNotification(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || 'id' in value) return false;
+  return RequestSchema.safeParse({ ...value, id: null }).success;
+}
+
+/** What the request body is, once parsed as the dispatcher would (undefined: unparsable). */
+function parsedBody(body: string | Uint8Array): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(typeof body === 'string' ? body : new TextDecoder('utf-8', { fatal: true }).decode(body)) };
+  } catch {
+    return undefined;
+  }
+}
+
+function assertValidAnswer(body: string | Uint8Array, answer: string | undefined): void {
+  const parsedRequest = parsedBody(body);
+  const requestBody = parsedRequest?.value;
+  const members = Array.isArray(requestBody) ? requestBody : [requestBody];
+  const expectsSilence = parsedRequest !== undefined && members.length > 0 && members.every(isNotification);
+  if (expectsSilence !== (answer === undefined)) {
+    throw new Error(`${expectsSilence ? 'answered a notification' : 'no answer'} to ${JSON.stringify(requestBody) ?? '(unparsable)'}: ${answer}`);
+  }
   if (answer === undefined) return;
   const parsed = JSON.parse(answer);
   const responses = Array.isArray(parsed) ? parsed : [parsed];
   if (Array.isArray(parsed)) {
     expect(Array.isArray(requestBody)).toBe(true);
-    expect(parsed.length).toBeGreaterThan(0);
+    // One response per member that is not a notification, none for the notifications.
+    expect(parsed.length).toBe(members.filter((member) => !isNotification(member)).length);
   }
   for (const response of responses) {
     const result = ResponseSchema.safeParse(response);
     if (!result.success) throw new Error(`invalid response ${answer} to ${JSON.stringify(requestBody)}`);
   }
+  if (parsedRequest === undefined) expect(parsed).toMatchObject({ id: null, error: { code: -32700 } });
   if (!Array.isArray(parsed) && requestBody && typeof requestBody === 'object' && !Array.isArray(requestBody) && 'id' in requestBody) {
     const id = (requestBody as { id: unknown }).id;
     const validId = typeof id === 'string' || typeof id === 'number' || id === null;
@@ -42,19 +68,20 @@ const mutatedRequest = fc.record(
 );
 
 describe('dispatcher under random input', () => {
-  it('answers arbitrary strings with valid JSON-RPC or nothing', async () => {
+  it('answers arbitrary strings with valid JSON-RPC, and only a notification with nothing', async () => {
     await fc.assert(
       fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 200 }), async (body) => {
-        assertValidAnswer(undefined, await runtime.dispatch(body));
+        assertValidAnswer(body, await runtime.dispatch(body));
       }),
       { numRuns: 2000 },
     );
   });
 
-  it('answers arbitrary JSON values with valid JSON-RPC or nothing', async () => {
+  it('answers arbitrary JSON values with valid JSON-RPC, and only notifications with nothing', async () => {
     await fc.assert(
       fc.asyncProperty(fc.jsonValue({ maxDepth: 3 }), async (value) => {
-        assertValidAnswer(value, await runtime.dispatch(JSON.stringify(value)));
+        const body = JSON.stringify(value);
+        assertValidAnswer(body, await runtime.dispatch(body));
       }),
       { numRuns: 2000 },
     );
@@ -63,7 +90,8 @@ describe('dispatcher under random input', () => {
   it('answers mutated requests and batches of them correctly', async () => {
     await fc.assert(
       fc.asyncProperty(fc.oneof(mutatedRequest, fc.array(mutatedRequest, { maxLength: 5 })), async (value) => {
-        assertValidAnswer(value, await runtime.dispatch(JSON.stringify(value)));
+        const body = JSON.stringify(value);
+        assertValidAnswer(body, await runtime.dispatch(body));
       }),
       { numRuns: 3000 },
     );
@@ -72,7 +100,7 @@ describe('dispatcher under random input', () => {
   it('answers random bytes (invalid UTF-8 included) with valid JSON-RPC', async () => {
     await fc.assert(
       fc.asyncProperty(fc.uint8Array({ maxLength: 100 }), async (bytes) => {
-        assertValidAnswer(undefined, await runtime.dispatch(bytes));
+        assertValidAnswer(bytes, await runtime.dispatch(bytes));
       }),
       { numRuns: 1000 },
     );

@@ -1,4 +1,4 @@
-import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDbTaskStore } from '../../src/execution/stores/dynamodb-task-store';
 import { MemoryTaskStore } from '../../src/execution/stores/memory-task-store';
 import { TaskStoreFullError, type TaskRecord, type TaskStore } from '../../src/execution/stores/task-store';
@@ -190,12 +190,24 @@ describe('MemoryTaskStore bounds', () => {
   });
 });
 
-describe('TaskService over a shared DynamoDB store (two processes)', () => {
-  it('a task accepted by one process can be polled and cancelled through another', async () => {
-    const shared = () => new DynamoDbTaskStore({ client: db.client, tableName: 'tasks' });
-    const options = { executor: new EchoExecutor(), log: createLogger('test'), syncBudgetMs: 20, taskTimeoutMs: 5000, ttlSeconds: 600 };
-    const first = new TaskService({ ...options, store: shared() });
-    const second = new TaskService({ ...options, store: shared() });
+/**
+ * Two TaskServices in this process, each with its own DynamoDB client and store over one dynalite
+ * table: all they share is the table, as two runtime processes (or AgentCore microVMs) would.
+ */
+describe('TaskService: two instances over one DynamoDB table, each with its own client', () => {
+  const clients: DynamoDBClient[] = [];
+  const instance = () => {
+    const client = new DynamoDBClient({ endpoint: db.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    clients.push(client);
+    return new TaskService({ executor: new EchoExecutor(), log: createLogger('test'), syncBudgetMs: 20, taskTimeoutMs: 5000, ttlSeconds: 600, store: new DynamoDbTaskStore({ client, tableName: 'tasks' }) });
+  };
+  afterAll(() => {
+    for (const client of clients) client.destroy();
+  });
+
+  it('a task accepted by one is polled to its answer through the other, which finds it again by its request id', async () => {
+    const first = instance();
+    const second = instance();
 
     const accepted = await first.executeTask({ text: '#sleep=200' }, 'shared-1');
     expect(accepted.status).toBe('accepted');
@@ -206,7 +218,28 @@ describe('TaskService over a shared DynamoDB store (two processes)', () => {
       return result.status === 'success' ? result : undefined;
     });
     expect(done).toEqual({ status: 'success', response_text: 'echo: #sleep=200' });
-    // The same id, sent to the other process, finds the same finished task.
+    // The same id, sent to the other instance, finds the same finished task.
     expect(await second.executeTask({ text: '#sleep=200' }, 'shared-1')).toEqual(done);
+  });
+
+  it('a task accepted by one is cancelled through the other: both then answer -32003, and the first one\'s run does not bring it back', async () => {
+    const first = instance();
+    const second = instance();
+    const accepted = await first.executeTask({ text: 'long one #sleep=400' }, 'shared-cancel');
+    expect(accepted.status).toBe('accepted');
+    const taskId = (accepted as { task_id: string }).task_id;
+    expect(first.busy).toBe(true);
+
+    // Act: cancel_task reaches the instance that is not running the task.
+    await expect(second.cancelTask(taskId)).resolves.toEqual({ status: 'cancelled', task_id: taskId });
+
+    // Assess: cancelled for both at once, and still after the first instance's run has ended
+    // (its success may not overwrite the cancel); a second cancel_task answers the same.
+    for (const service of [first, second]) await expect(service.getTaskResult(taskId)).rejects.toMatchObject({ code: -32003 });
+    await eventually(() => (first.busy ? undefined : true), 3000);
+    for (const service of [first, second]) await expect(service.getTaskResult(taskId)).rejects.toMatchObject({ code: -32003 });
+    await expect(first.cancelTask(taskId)).resolves.toEqual({ status: 'cancelled', task_id: taskId });
+    // The request id keeps pointing at the cancelled task: sending it again starts nothing new.
+    await expect(second.executeTask({ text: 'long one #sleep=400' }, 'shared-cancel')).rejects.toMatchObject({ code: -32003 });
   });
 });

@@ -77,7 +77,16 @@ beforeAll(async () => {
     proxyUrls[name] = await listenOnLoopback(proxy);
   }
   emulator = await startAgentCoreEmulator({
-    runtimes: { [ARN('runtime')]: runtime.baseUrl, [ARN('scripted')]: scriptedUrl, [ARN('a2a_sdk')]: proxyUrls.sdk!, [ARN('a2a_hand')]: proxyUrls.handWritten!, [ARN('legacy')]: legacy.url },
+    runtimes: {
+      [ARN('runtime')]: runtime.baseUrl,
+      [ARN('scripted')]: scriptedUrl,
+      [ARN('a2a_sdk')]: proxyUrls.sdk!,
+      [ARN('a2a_hand')]: proxyUrls.handWritten!,
+      [ARN('legacy')]: legacy.url,
+      // Runtimes with ProtocolConfiguration A2A: one allow-lists A2A-Version, one does not.
+      [ARN('a2a_v1')]: { url: sdkAgent.url, protocol: 'A2A', allowlistedHeaders: ['A2A-Version'] },
+      [ARN('a2a_v1_no_allowlist')]: { url: sdkAgent.url, protocol: 'A2A' },
+    },
   });
   agentCoreClient = new BedrockAgentCoreClient({ endpoint: emulator.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'AKIDLOCAL', secretAccessKey: 'local' }, maxAttempts: 1 });
 });
@@ -154,7 +163,8 @@ describe('a2a over https and agentcore', () => {
     ['A2A 1.0 (@a2a-js/sdk) over https', () => new HttpsTransport({ url: sdkAgent.url, maxAttempts: 1 }), '1.0'],
     ['A2A 0.3 (@a2a-js/sdk compat) over https', () => new HttpsTransport({ url: sdkAgent.url, maxAttempts: 1 }), '0.3'],
     ['A2A 0.3 (hand-written) over https', () => new HttpsTransport({ url: handWritten.url, maxAttempts: 1 }), '0.3'],
-    // AgentCore forwards no custom headers, so an agent behind it must accept requests without A2A-Version: 0.3.
+    // AgentCore passes A2A-Version to the agent when the runtime allow-lists it (RequestHeaderConfiguration).
+    ['A2A 1.0 (@a2a-js/sdk) over agentcore, A2A-Version allow-listed', () => new AgentCoreTransport({ client: agentCoreClient, runtimeArn: ARN('a2a_v1') }), '1.0'],
     ['A2A 0.3 (@a2a-js/sdk compat) over agentcore', () => new AgentCoreTransport({ client: agentCoreClient, runtimeArn: ARN('a2a_sdk') }), '0.3'],
     ['A2A 0.3 (hand-written) over agentcore', () => new AgentCoreTransport({ client: agentCoreClient, runtimeArn: ARN('a2a_hand') }), '0.3'],
   ];
@@ -164,6 +174,22 @@ describe('a2a over https and agentcore', () => {
     const { first, last } = await runToEnd(agent, 'long #task');
     expect(first.kind).toBe('pending');
     expect(last).toMatchObject({ kind: 'success' });
+  });
+});
+
+describe('A2A 1.0 behind AgentCore without A2A-Version allow-listed', () => {
+  it('fails clearly, naming the missing allowlist, and the proof that it matters: the same agent allow-listed answers', async () => {
+    const agent = new ExecutionAgent('a2a', createProtocol('a2a', { a2aVersion: '1.0' }), new AgentCoreTransport({ client: agentCoreClient, runtimeArn: ARN('a2a_v1_no_allowlist') }));
+    const outcome = await agent.start({ text: 'hello' }, { requestId: crypto.randomUUID() });
+    expect(outcome).toMatchObject({ kind: 'failure', retryable: false, category: 'unavailable' });
+    expect(outcome.kind === 'failure' && outcome.message).toMatch(/A2A-Version.*RequestHeaderConfiguration/);
+    // The header was sent, and AgentCore (the emulator) dropped it; allow-listed, it arrives.
+    const dropped = emulator.invocations.filter((invocation) => invocation.runtimeArn === ARN('a2a_v1_no_allowlist'));
+    expect(dropped.at(-1)?.forwardedHeaders).toBeUndefined();
+    const allowed = new ExecutionAgent('a2a', createProtocol('a2a', { a2aVersion: '1.0' }), new AgentCoreTransport({ client: agentCoreClient, runtimeArn: ARN('a2a_v1') }));
+    expect(await allowed.start({ text: 'hello' }, { requestId: crypto.randomUUID() })).toMatchObject({ kind: 'success' });
+    const passed = emulator.invocations.filter((invocation) => invocation.runtimeArn === ARN('a2a_v1'));
+    expect(passed.at(-1)?.forwardedHeaders).toEqual({ 'a2a-version': '1.0' });
   });
 });
 

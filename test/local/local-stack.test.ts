@@ -1,4 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { startLocalStack, type LocalStack } from '../../src/local/local-stack';
+import { appMentionEnvelope } from '../../src/local/slack-event-builder';
+import { slackSignatureHeaders } from '../../src/verification/slack-signature';
 import { eventually } from '../support/http';
 import { startSdkA2aAgent } from '../support/a2a-agents';
 
@@ -34,8 +37,14 @@ describe.each(['https', 'in-process', 'agentcore'])('local stack with TRANSPORT=
 
   it('generated a signing secret and refuses requests not signed with it', async () => {
     expect(stack.signingSecretGenerated).toBe(true);
-    const response = await fetch(stack.ingressUrl, { method: 'POST', body: '{}', headers: { 'x-slack-request-timestamp': '1', 'x-slack-signature': 'v0=00' } });
-    expect(response.status).toBe(401);
+    expect(stack.signingSecret).toMatch(/^[0-9a-f]{32}$/);
+    // A fresh event, with a current timestamp: only the secret it is signed with differs.
+    const { body } = appMentionEnvelope({ text: 'who signed this?' });
+    const send = (secret: string) => fetch(stack.ingressUrl, { method: 'POST', body, headers: { 'content-type': 'application/json', ...slackSignatureHeaders(secret, body) } });
+    const forged = await send(randomBytes(16).toString('hex'));
+    expect(forged.status).toBe(401);
+    const signed = await send(stack.signingSecret);
+    expect(signed.status).toBe(200);
   });
 });
 

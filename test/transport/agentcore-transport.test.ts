@@ -41,6 +41,8 @@ describe('AgentCoreTransport → real SDK client → AgentCore emulator → exec
     huge = await startTestServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(`"${'x'.repeat(300_000)}"`));
     emulator = await startAgentCoreEmulator({
       runtimes: { [ARN]: runtime.baseUrl, [CRASHING_ARN]: crashing.url, [HANGING_ARN]: hanging.url, [HUGE_ARN]: huge.url, [GONE_ARN]: await closedPortUrl() },
+      // The emulator checks the SigV4 signature itself against this key, as AWS does.
+      credentials: { AKIDLOCAL: 'local-secret' },
     });
     client = clientFor(emulator.endpoint);
     transport = new AgentCoreTransport({ client, runtimeArn: ARN });
@@ -52,6 +54,20 @@ describe('AgentCoreTransport → real SDK client → AgentCore emulator → exec
   });
   beforeEach(() => {
     emulator.invocations.length = 0;
+  });
+
+  it('is refused, as AWS refuses it, when the signature was made with another secret key (the emulator verifies it)', async () => {
+    const wrongSecret = new BedrockAgentCoreClient({ endpoint: emulator.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'AKIDLOCAL', secretAccessKey: 'not-the-secret' }, maxAttempts: 1 });
+    const unknownKey = new BedrockAgentCoreClient({ endpoint: emulator.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'AKIDOTHER', secretAccessKey: 'local-secret' }, maxAttempts: 1 });
+    try {
+      await expect(new AgentCoreTransport({ client: wrongSecret, runtimeArn: ARN }).send(executeTask('hello', 'req-sig'), { sessionKey: taskKey })).rejects.toMatchObject({ reason: 'auth', retryable: false });
+      expect(emulator.invocations.at(-1)).toMatchObject({ status: 403, errorType: 'InvalidSignatureException' });
+      await expect(new AgentCoreTransport({ client: unknownKey, runtimeArn: ARN }).send(executeTask('hello', 'req-sig'), { sessionKey: taskKey })).rejects.toMatchObject({ reason: 'auth' });
+      expect(emulator.invocations.at(-1)).toMatchObject({ status: 403, errorType: 'UnrecognizedClientException' });
+    } finally {
+      wrongSecret.destroy();
+      unknownKey.destroy();
+    }
   });
 
   it('brings back the runtime JSON-RPC answer, signed for bedrock-agentcore', async () => {
@@ -187,7 +203,7 @@ describe('AgentCoreTransport → real SDK client → AgentCore emulator → exec
     it.each([
       [400, 'ValidationException', 'rejected', false],
       [403, 'AccessDeniedException', 'auth', false],
-      [402, 'ServiceQuotaExceededException', 'throttled', true],
+      [402, 'ServiceQuotaExceededException', 'session-quota', true],
     ] as const)('%i %s → %s, retryable %s, one request', async (status, type, reason, retryable) => {
       emulator.injectFaults({ status, type });
       const error = await caught<TransportError>(() => transport.send(executeTask('x'), { sessionKey: taskKey }));

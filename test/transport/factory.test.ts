@@ -1,3 +1,4 @@
+import { InvokeAgentRuntimeCommand } from '@aws-sdk/client-bedrock-agentcore';
 import { ConfigError } from '../../src/config/env';
 import { startAgentCoreEmulator } from '../../src/local/agentcore-emulator';
 import { staticSecret } from '../../src/secrets/secret-source';
@@ -175,9 +176,25 @@ describe('createTransport', () => {
     }
   });
 
-  it('agentcore uses an injected client', () => {
-    const client = { send: jest.fn() } as never;
-    expect(createTransport(transportConfigFromEnv({ AGENTCORE_RUNTIME_ARN: ARN }), { agentCoreClient: client })).toBeInstanceOf(AgentCoreTransport);
+  it('agentcore sends through an injected client, one InvokeAgentRuntime for the configured runtime', async () => {
+    // Prepare: a client that answers every command with a JSON body, as the SDK streams it.
+    const send = jest.fn(async (_command: unknown, _options?: unknown) => ({
+      response: (async function* () {
+        yield new TextEncoder().encode('{"jsonrpc":"2.0","id":"1","result":{"status":"success","response_text":"from the injected client"}}');
+      })(),
+    }));
+    const transport = createTransport(transportConfigFromEnv({ AGENTCORE_RUNTIME_ARN: ARN, AGENTCORE_QUALIFIER: 'live' }), { agentCoreClient: { send } as never });
+    expect(transport).toBeInstanceOf(AgentCoreTransport);
+    // Act
+    const body = await transport.send(executeTask('via the injected client', '1'), { sessionKey: 'f47ac10b-58cc-4372-a567-0e02b2c3d479' });
+    // Assess
+    expect(body).toContain('from the injected client');
+    expect(send).toHaveBeenCalledTimes(1);
+    const [command] = send.mock.calls[0]!;
+    expect(command).toBeInstanceOf(InvokeAgentRuntimeCommand);
+    const input = (command as InvokeAgentRuntimeCommand).input;
+    expect(input).toMatchObject({ agentRuntimeArn: ARN, qualifier: 'live', contentType: 'application/json', accept: 'application/json' });
+    expect(new TextDecoder().decode(input.payload as Uint8Array)).toBe(executeTask('via the injected client', '1'));
   });
 
   it('in-process needs the dispatcher from whoever wires the stack, and fails clearly without it', async () => {

@@ -31,9 +31,27 @@ describe('parseRetryAfter', () => {
 });
 
 describe('sleep', () => {
-  it('stops waiting as soon as the signal aborts', async () => {
+  it('stops waiting as soon as the signal aborts, with the signal\'s reason', async () => {
+    const reason = new Error('caller gave up');
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(reason), 20);
     const started = Date.now();
-    await expect(sleep(10_000, AbortSignal.timeout(20))).rejects.toBeDefined();
+    await expect(sleep(10_000, controller.signal)).rejects.toBe(reason);
     expect(Date.now() - started).toBeLessThan(1000);
+    // A timeout signal's reason is its TimeoutError.
+    await expect(sleep(10_000, AbortSignal.timeout(20))).rejects.toMatchObject({ name: 'TimeoutError' });
+  });
+
+  it('does not start waiting on a signal that has already aborted', async () => {
+    const reason = new Error('already out of time');
+    const started = Date.now();
+    await expect(sleep(10_000, AbortSignal.abort(reason))).rejects.toBe(reason);
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('resolves after the delay when nothing aborts it', async () => {
+    const started = Date.now();
+    await expect(sleep(30, new AbortController().signal)).resolves.toBeUndefined();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(25);
   });
 });

@@ -189,20 +189,108 @@ describe('createSlackPoster', () => {
     expect(slack.posts.map((p) => p.text.split(' ')[0])).toEqual(['first', 'second']);
   });
 
-  it('says at ERROR that the user has no answer when a post fails on the replies queue\'s last receive, and only then', async () => {
-    const lines: Array<{ level: string; message: string }> = [];
-    const capture = (level: string) => (message: string) => lines.push({ level, message });
-    const log = { debug: capture('debug'), info: capture('info'), warn: capture('warn'), error: capture('error') };
-    const post = poster({ maxReceiveCount: 3, log });
+  describe('the replies queue\'s last receive', () => {
+    const FALLBACK = 'Sorry, something went wrong on my side and I could not answer. The team has been notified.';
+    type Line = { level: string; message: string; extra: Record<string, unknown> };
+    let lines: Line[];
+    const capture = (level: string) => (message: string, ...extra: Array<Record<string, unknown>>) => lines.push({ level, message, extra: Object.assign({}, ...extra) });
+    const log = () => ({ debug: capture('debug'), info: capture('info'), warn: capture('warn'), error: capture('error') }) as unknown as SlackPosterOptions['log'];
+    const lastReceivePoster = (overrides: Partial<SlackPosterOptions> = {}) => poster({ maxReceiveCount: 3, fallbackText: FALLBACK, log: log(), ...overrides });
+    const failures = () => lines.filter((line) => /failed|last receive/.test(line.message));
+    beforeEach(() => {
+      lines = [];
+    });
 
-    for (const receive of [2, 3]) {
+    it('before the last receive: a WARN, no fallback, SQS delivers the reply again', async () => {
       slack.failNext('chat.postMessage', { error: 'channel_not_found' });
-      await expect(post(delivery(replyMessage(), receive))).rejects.toBeInstanceOf(SlackApiError);
-    }
 
-    const failures = lines.filter((line) => line.message.startsWith('posting the reply failed'));
-    expect(failures.map((line) => line.level)).toEqual(['warn', 'error']);
-    expect(failures[1]!.message).toMatch(/last receive: it goes to the replies DLQ/);
+      await expect(lastReceivePoster()(delivery(replyMessage(), 2))).rejects.toBeInstanceOf(SlackApiError);
+
+      expect(slack.posts).toHaveLength(0);
+      expect(postRequests()).toHaveLength(1);
+      expect(failures().map((line) => line.level)).toEqual(['warn']);
+    });
+
+    it('tells the user with the fallback message when Slack refuses the answer, and still sends the reply to the DLQ', async () => {
+      // Slack takes no message this long (or this content): the short fallback gets through.
+      slack.failNext('chat.postMessage', { error: 'msg_too_long' });
+
+      const error = await lastReceivePoster()(delivery(replyMessage(), 3)).catch((e: unknown) => e);
+
+      expect(error).toMatchObject({ name: 'SlackApiError', code: 'msg_too_long' });
+      expect(slack.posts).toEqual([{ channel: 'C1', thread_ts: USER_TS, text: FALLBACK, ts: expect.any(String) }]);
+      expect(failures()).toEqual([
+        expect.objectContaining({ level: 'error', message: expect.stringMatching(/last receive: the user was sent the fallback message, and the reply goes to the replies DLQ/), extra: expect.objectContaining({ code: 'msg_too_long', user_told: true }) }),
+      ]);
+      const probe = (k: string) => claims.acquire(k, { token: 'probe', leaseSeconds: 30, ttlSeconds: 60 });
+      expect(await probe('reply#req-1#fallback')).toEqual({ status: 'done', value: slack.posts[0]!.ts });
+      expect(await probe('reply#req-1#0')).toMatchObject({ status: 'claimed' }); // released: a redrive posts the answer
+    });
+
+    it('posts the fallback once: a redrive that fails again on its last receive does not repeat it, and one that succeeds posts what is missing', async () => {
+      const body = replyMessage({ text: [paragraph('first', 500), paragraph('second', 400)].join('\n\n') });
+      let refusals = 2;
+      const secondChunkRefused: SlackReplies = {
+        ...replies,
+        post: async (message, options) => {
+          if (message.marker?.chunk === 1 && refusals-- > 0) slack.failNext('chat.postMessage', { error: 'invalid_blocks' });
+          return replies.post(message, options);
+        },
+      };
+      const post = lastReceivePoster({ replies: secondChunkRefused });
+
+      await expect(post(delivery(body, 3))).rejects.toMatchObject({ code: 'invalid_blocks' });
+      // Redriven: the receive count starts again, and its last receive fails the same way.
+      await expect(post(delivery(body, 3))).rejects.toMatchObject({ code: 'invalid_blocks' });
+      // Fixed and redriven again: only the missing chunk goes out.
+      await post(delivery(body, 1));
+
+      expect(slack.posts.map((p) => p.text.split(' ')[0])).toEqual(['first', 'Sorry,', 'second']);
+      expect(failures().filter((line) => line.level === 'error').map((line) => line.extra.user_told)).toEqual([true, true]);
+    });
+
+    it('says the user has no answer when the fallback cannot be posted either (a revoked token, the bot removed from the channel)', async () => {
+      slack.failNext('chat.postMessage', { error: 'not_in_channel', times: 2 });
+      const metrics = { replyLost: jest.fn(), slackApiError: jest.fn(), latency: jest.fn() };
+
+      await expect(lastReceivePoster({ metrics: metrics as unknown as SlackPosterOptions['metrics'] })(delivery(replyMessage(), 3))).rejects.toMatchObject({ code: 'not_in_channel' });
+
+      expect(postRequests()).toHaveLength(2); // the answer, then the fallback
+      expect(slack.posts).toHaveLength(0);
+      expect(failures()).toEqual([
+        expect.objectContaining({ level: 'error', message: expect.stringMatching(/fallback message could not be posted either: .*the user has no answer until it is redriven/), extra: expect.objectContaining({ user_told: false, fallback_code: 'not_in_channel' }) }),
+      ]);
+      expect(metrics.replyLost).toHaveBeenCalledWith('not_in_channel');
+    });
+
+    it('posts no fallback while another delivery of the same reply is posting the chunk', async () => {
+      await claims.acquire('reply#req-1#0', { token: 'other-delivery', leaseSeconds: 90, ttlSeconds: 3600 });
+
+      await expect(lastReceivePoster()(delivery(replyMessage(), 3))).rejects.toBeInstanceOf(ChunkInProgressError);
+
+      expect(slack.requests).toHaveLength(0);
+      expect(failures()).toEqual([expect.objectContaining({ level: 'error', message: expect.stringMatching(/another delivery posting the same chunk/) })]);
+    });
+
+    it('posts nothing more when the function is out of time', async () => {
+      const controller = new AbortController();
+      controller.abort();
+
+      await expect(lastReceivePoster()(delivery(replyMessage(), 3), { signal: controller.signal })).rejects.toThrow();
+
+      expect(slack.requests).toHaveLength(0);
+      expect(failures()).toEqual([expect.objectContaining({ level: 'error', extra: expect.objectContaining({ user_told: false, fallback_code: 'no_time_left' }) })]);
+    });
+
+    it('swaps 👀 for ⚠️ once the user was told', async () => {
+      await acknowledgeReceipt(replies, { channel: 'C1', ts: USER_TS });
+      slack.failNext('chat.postMessage', { error: 'msg_too_long' });
+
+      await expect(lastReceivePoster({ reactions: true })(delivery(replyMessage(), 3))).rejects.toBeInstanceOf(SlackApiError);
+
+      expect(slack.posts.map((p) => p.text)).toEqual([FALLBACK]);
+      expect(slack.reactions.map((r) => `${r.op} ${r.name}`)).toEqual(['add eyes', 'remove eyes', 'add warning']);
+    });
   });
 
   it('throws PoisonMessageError for a body that is not a reply message, and calls Slack for nothing', async () => {
@@ -219,15 +307,44 @@ describe('createSlackPoster', () => {
     expect(slack.requests).toHaveLength(0);
   });
 
-  it('stops before the next chunk when the Lambda is out of time, leaving it for the redelivery', async () => {
-    const controller = new AbortController();
-    controller.abort();
-    const body = replyMessage();
+  it('sends the fallback message, once, for a reply with no visible text', async () => {
+    const post = poster({ fallbackText: 'Sorry, something went wrong.' });
+    await expect(post(delivery(replyMessage({ text: ' \n\t ' }), 1))).resolves.toBeUndefined();
+    await expect(post(delivery(replyMessage({ text: ' \n\t ' }), 2))).resolves.toBeUndefined();
+    expect(slack.posts.map((p) => p.text)).toEqual(['Sorry, something went wrong.']);
+  });
 
-    await expect(poster()(delivery(body, 1), { signal: controller.signal })).rejects.toThrow();
+  it('stops before the next chunk when the Lambda is out of time, leaving it for the redelivery', async () => {
+    // Prepare: a two-chunk reply; the Lambda runs out of time once Slack has taken chunk 1.
+    const body = replyMessage({ text: [paragraph('one', 900), paragraph('two', 900)].join('\n\n') });
+    const chunks = splitForSlack(body.text);
+    expect(chunks).toHaveLength(2);
+    const outOfTime = new Error('the Lambda is about to stop');
+    const controller = new AbortController();
+    const timed: SlackReplies = new Proxy(replies, {
+      get(target, property) {
+        const value = Reflect.get(target, property, target) as unknown;
+        if (property !== 'post' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+        return async (...args: Parameters<SlackReplies['post']>) => {
+          const posted = await (value as SlackReplies['post']).apply(target, args);
+          controller.abort(outOfTime);
+          return posted;
+        };
+      },
+    });
+
+    // Act: the first delivery posts chunk 1 and gives up with the time-out; SQS delivers again.
+    await expect(poster({ replies: timed })(delivery(body, 1), { signal: controller.signal })).rejects.toBe(outOfTime);
+    const afterFirst = slack.posts.map((p) => p.text);
     await poster()(delivery(body, 2));
 
-    expect(slack.posts).toHaveLength(1);
+    // Assess: chunk 2 was left for the redelivery, which posted it, and chunk 1 only once.
+    expect(afterFirst).toEqual([chunks[0]]);
+    expect(slack.posts.map((p) => p.text)).toEqual(chunks);
+    expect(postRequests().map((r) => r.body.text)).toEqual(chunks);
+    // A third delivery finds both chunks done and posts nothing.
+    await poster()(delivery(body, 3));
+    expect(postRequests()).toHaveLength(2);
   });
 
   it('posts with the rotated bot token once Slack refuses the old one, without a restart', async () => {
