@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomFillSync } from 'node:crypto';
 import {
   ErrorCode,
   PENDING_STATUSES,
@@ -9,11 +9,13 @@ import {
   type JsonRpcId,
   type SuccessResult,
 } from '../contract';
-import { taskLogger, type Log } from '../observability/logger';
-import type { Executor } from './executors/executor';
+import type { Log } from '../observability/logger';
+import { DeadlineQueue, type Deadline } from './deadlines';
+import type { Executor, ExecutorContext, ExecutorOutput } from './executors/executor';
 import { PartialTextWriter } from './partial-text';
 import { RpcError } from './rpc-error';
 import { TaskStoreFullError, type CreateOutcome, type TaskRecord, type TaskStore } from './stores/task-store';
+import { TaskContext, TaskControl, TaskLog, debugEnabled } from './task-control';
 
 /**
  * Hands an accepted task to a worker that outlives this process's response (Lambda hosts).
@@ -62,19 +64,40 @@ const CURSOR = /^\d{1,15}$/;
 /** The log fields of an `execute_task` before its task id is known. */
 type RequestFields = { correlation_id?: string; request_id?: string };
 
+const requestFields = (params: ExecuteTaskParams, requestId: JsonRpcId): RequestFields => ({
+  correlation_id: params.correlation_id,
+  request_id: requestId === null ? undefined : String(requestId),
+});
+
 /**
  * The execution zone's task semantics behind `execute_task`, `get_task_result` and
  * `cancel_task`. Methods resolve with a contract result or throw an RpcError.
  */
 export class TaskService {
-  private readonly running = new Map<string, AbortController>();
+  private readonly running = new Map<string, TaskControl>();
   /** Slots taken by `execute_task` calls: reserved before the store is touched, freed when the task settles. */
   private slotsTaken = 0;
   private readonly busyListeners: Array<(busy: boolean) => void> = [];
   private readonly now: () => number;
+  /**
+   * The sync budget, the first-text window and the task timeout: deadlines most tasks end before,
+   * so they are entries in a queue with one timer each rather than a timer per task.
+   */
+  private readonly budgets: DeadlineQueue;
+  private readonly firstTexts: DeadlineQueue;
+  private readonly timeouts: DeadlineQueue;
+  private debugOn = false;
+  private debugCheckedAt = Number.NEGATIVE_INFINITY;
+
+  /** Where the store files a request id (TaskStore.requestKeyOf, else a SHA-256 hash). */
+  private readonly requestKeyOf: (requestId: string | number) => string;
 
   constructor(private readonly options: TaskServiceOptions) {
     this.now = options.now ?? Date.now;
+    this.requestKeyOf = options.store.requestKeyOf ? options.store.requestKeyOf.bind(options.store) : requestKeyOf;
+    this.budgets = new DeadlineQueue(options.syncBudgetMs);
+    this.firstTexts = new DeadlineQueue(options.streamFirstTextMs ?? 300);
+    this.timeouts = new DeadlineQueue(options.taskTimeoutMs);
   }
 
   /** True while at least one task runs in this process (drives AgentCore's HealthyBusy). */
@@ -87,20 +110,36 @@ export class TaskService {
   }
 
   async executeTask(params: ExecuteTaskParams, requestId: JsonRpcId): Promise<ExecuteTaskResult> {
-    const requestKey = requestId === null ? undefined : requestKeyOf(requestId);
+    const requestKey = requestId === null ? undefined : this.requestKeyOf(requestId);
     const paramsHash = paramsHashOf(params);
-    const request: RequestFields = { correlation_id: params.correlation_id, request_id: requestId === null ? undefined : String(requestId) };
     if (!this.reserveSlot()) {
       // At capacity nothing new starts, but a repeated id still learns where its task stands.
       const existing = requestKey === undefined ? undefined : await this.options.store.getByRequest(requestKey);
-      if (existing && !isTransientFailure(existing)) return answerRepeat(existing, paramsHash, params, taskLogger(this.options.log, { ...request, task_id: existing.task_id }));
-      throw this.overCapacity('concurrent_tasks', this.options.maxConcurrentTasks!, request);
+      if (existing && !isTransientFailure(existing)) return answerRepeat(existing, paramsHash, params, TaskLog.of(this.options.log, params, requestId, existing.task_id));
+      throw this.overCapacity('concurrent_tasks', this.options.maxConcurrentTasks!, requestFields(params, requestId));
     }
     let slotHandedOver = false;
     try {
-      const created = await this.createTask(paramsHash, requestKey, request);
+      // A new task record under a random id, or the live task the request key already names.
+      const now = this.now();
+      const record: TaskRecord = {
+        task_id: newTaskId(),
+        status: 'accepted',
+        params_hash: paramsHash,
+        created_at: now,
+        updated_at: now,
+        expires_at: Math.floor(now / 1000) + this.options.ttlSeconds,
+      };
+      let created: CreateOutcome;
+      try {
+        created = await this.options.store.create(record, requestKey);
+      } catch (error) {
+        if (error instanceof TaskStoreFullError) throw this.overCapacity('task_store', error.maxRecords, requestFields(params, requestId));
+        throw error;
+      }
       const taskId = created.record.task_id;
-      const log = taskLogger(this.options.log, { ...request, task_id: taskId });
+      // Built when it first writes: a task that finishes quietly never assembles its log keys.
+      const log = TaskLog.of(this.options.log, params, requestId, taskId);
       if (!created.created) {
         const retried =
           sameParams(created.record, paramsHash) &&
@@ -121,41 +160,62 @@ export class TaskService {
    * Runs a task that holds a slot, answering within the sync budget or with `accepted`; the slot
    * is freed when it settles. A task that streams (`stream: true`, no handoff) may be answered
    * `accepted` earlier, with the text it has produced, STREAM_FIRST_TEXT_MS after its first piece.
+   *
+   * The budget and the first-text window are deadlines in queues (no timer of their own); the
+   * first of the task's end and a deadline decides the answer, and drops the other deadlines.
    */
-  private async start(taskId: string, params: ExecuteTaskParams, expiresAt: number, log: Log): Promise<ExecuteTaskResult> {
-    const controller = new AbortController();
+  private start(taskId: string, params: ExecuteTaskParams, expiresAt: number, log: Log): Promise<ExecuteTaskResult> {
+    const control = new TaskControl();
     // With a handoff the worker runs the task again, and its text need not be this attempt's: only the worker streams.
     const writer = params.stream === true && !this.options.handoff ? new PartialTextWriter({ taskId, store: this.options.store, log, now: this.now }) : undefined;
-    const completion = this.run(taskId, params, controller, log, writer);
-    let settled: Outcome | undefined;
-    void completion.then(
-      (outcome) => {
-        settled = outcome;
-        this.releaseSlot();
-      },
-      () => this.releaseSlot(),
-    );
-    const timers: NodeJS.Timeout[] = [];
-    let raced = false;
-    const after = <T>(ms: number, value: T) =>
-      new Promise<T>((resolve) => {
-        if (raced) return;
-        const timer = setTimeout(() => resolve(value), ms);
-        timer.unref();
-        timers.push(timer);
+    const completion = this.run(taskId, params, control, log, writer);
+    return new Promise<ExecuteTaskResult>((resolve, reject) => {
+      let settled: Outcome | undefined;
+      let answered = false;
+      let text: Deadline | undefined;
+      const answer = (): boolean => {
+        if (answered) return false;
+        answered = true;
+        this.budgets.cancel(budget);
+        if (text) this.firstTexts.cancel(text);
+        return true;
+      };
+      const onDeadline = (first: 'budget' | 'text') => {
+        if (answer()) this.acceptedAnswer(first, taskId, params, expiresAt, log, control, writer, () => settled).then(resolve, reject);
+      };
+      const budget = this.budgets.add(() => onDeadline('budget'));
+      completion.then(
+        (outcome) => {
+          settled = outcome;
+          this.releaseSlot();
+          if (!answer()) return;
+          if (outcome.ok) resolve(outcome.result);
+          else reject(outcome.error);
+        },
+        (error: unknown) => {
+          this.releaseSlot();
+          if (answer()) reject(error);
+        },
+      );
+      writer?.onFirstText(() => {
+        if (!answered) text = this.firstTexts.add(() => onDeadline('text'));
       });
-    const budget = after(this.options.syncBudgetMs, 'budget' as const);
-    const firstText = new Promise<'text'>((resolve) => writer?.onFirstText(() => void after(this.options.streamFirstTextMs ?? 300, 'text' as const).then(resolve)));
-    let first: Outcome | 'budget' | 'text';
-    try {
-      first = await Promise.race([completion, budget, firstText]);
-    } finally {
-      raced = true;
-      for (const timer of timers) clearTimeout(timer);
-    }
-    if (first !== 'budget' && first !== 'text') return answerOf(first);
+    });
+  }
+
+  /** The answer of a task still running when its budget (or its first-text window) ran out. */
+  private async acceptedAnswer(
+    first: 'budget' | 'text',
+    taskId: string,
+    params: ExecuteTaskParams,
+    expiresAt: number,
+    log: Log,
+    control: TaskControl,
+    writer: PartialTextWriter | undefined,
+    settled: () => Outcome | undefined,
+  ): Promise<ExecuteTaskResult> {
     if (this.options.handoff) {
-      controller.abort(new HandoffSignal());
+      control.abort(new HandoffSignal());
       await this.options.handoff({ taskId, params, expiresAt });
       log.info('task handed off to a worker');
       return { status: 'accepted', task_id: taskId };
@@ -166,28 +226,10 @@ export class TaskService {
     }
     // The store must hold every character this answer hands out, or a poll on another host could not go on from its cursor.
     const stored = await writer.flush();
-    if (settled) return answerOf(settled);
+    const outcome = settled();
+    if (outcome) return answerOf(outcome);
     log.info(first === 'text' ? 'streaming task accepted with its first text' : 'streaming task accepted: running on past the sync budget', { chars: stored.text.length });
     return { status: 'accepted', task_id: taskId, ...partialAnswer(stored.text, 0) };
-  }
-
-  /** A new task record under a random id, or the live task the request key already names. */
-  private async createTask(paramsHash: string, requestKey: string | undefined, request: RequestFields): Promise<CreateOutcome> {
-    const now = this.now();
-    const record: TaskRecord = {
-      task_id: newTaskId(),
-      status: 'accepted',
-      params_hash: paramsHash,
-      created_at: now,
-      updated_at: now,
-      expires_at: Math.floor(now / 1000) + this.options.ttlSeconds,
-    };
-    try {
-      return await this.options.store.create(record, requestKey);
-    } catch (error) {
-      if (error instanceof TaskStoreFullError) throw this.overCapacity('task_store', error.maxRecords, request);
-      throw error;
-    }
   }
 
   private reserveSlot(): boolean {
@@ -213,7 +255,7 @@ export class TaskService {
    * gone cannot run and fails with -32603 rather than leave its caller polling until it expires.
    */
   async runHandedOff(taskId: string, source: HandedOffParams): Promise<void> {
-    let log = taskLogger(this.options.log, { correlation_id: typeof source === 'function' ? undefined : source.correlation_id, task_id: taskId });
+    let log: Log = new TaskLog(this.options.log, typeof source === 'function' ? undefined : source.correlation_id, undefined, taskId);
     const record = await this.options.store.get(taskId);
     if (!record || !PENDING_STATUSES.includes(record.status)) {
       log.info('handed-off task is no longer pending: skipping', { status: record?.status });
@@ -225,13 +267,13 @@ export class TaskService {
       await this.options.store.transition(taskId, PENDING_STATUSES, { status: 'failed', error: RpcError.internal().toErrorObject() });
       return;
     }
-    if (typeof source === 'function') log = taskLogger(this.options.log, { correlation_id: params.correlation_id, task_id: taskId });
+    if (typeof source === 'function') log = new TaskLog(this.options.log, params.correlation_id, undefined, taskId);
     // A task an earlier worker streamed from is run again (its worker stopped half-way): streaming
     // afresh would hand callers a second, different beginning, so this attempt only answers.
     const streamedBefore = (record.partial?.length ?? 0) > 0;
     if (params.stream === true && streamedBefore) log.warn('handed-off task streamed in an earlier attempt: running it again without streaming');
     const writer = params.stream === true && !streamedBefore ? new PartialTextWriter({ taskId, store: this.options.store, log, now: this.now }) : undefined;
-    await this.run(taskId, params, new AbortController(), log, writer);
+    await this.run(taskId, params, new TaskControl(), log, writer);
   }
 
   /**
@@ -285,38 +327,28 @@ export class TaskService {
    * Runs the executor once, under the task timeout, and records how it ended. With a writer the
    * executor streams (`onText`) and its text so far is written to the record as it grows.
    */
-  private async run(taskId: string, params: ExecuteTaskParams, controller: AbortController, log: Log, writer?: PartialTextWriter): Promise<Outcome> {
-    this.setRunning(taskId, controller);
-    const timeout = setTimeout(() => controller.abort(new RpcError(ErrorCode.Timeout, `Task exceeded its time limit of ${this.options.taskTimeoutMs} ms`)), this.options.taskTimeoutMs);
-    timeout.unref();
-    const started = this.now();
+  private async run(taskId: string, params: ExecuteTaskParams, control: TaskControl, log: Log, writer?: PartialTextWriter): Promise<Outcome> {
+    this.setRunning(taskId, control);
+    const timeout = this.timeouts.add(() => control.abort(new RpcError(ErrorCode.Timeout, `Task exceeded its time limit of ${this.options.taskTimeoutMs} ms`)));
+    const debug = this.debugLogging();
+    const started = debug ? this.now() : 0;
     try {
       // A task started with `stream: true` has partial text from the start, so polls give it a cursor.
-      await this.options.store.transition(taskId, ['accepted'], { status: 'working', ...(params.stream === true ? { partial: { text: '', length: 0 } } : {}) });
-      const aborted = new Promise<never>((_, reject) => {
-        const onAbort = () => reject(controller.signal.reason);
-        if (controller.signal.aborted) onAbort();
-        else controller.signal.addEventListener('abort', onAbort, { once: true });
-      });
-      // An executor that ignores its signal cannot hold the task past its timeout or cancel.
-      const output = await Promise.race([
-        this.options.executor.execute(params, { taskId, signal: controller.signal, log, ...(writer ? { onText: writer.append } : {}) }),
-        aborted,
-      ]);
-      const { status: _executorStatus, ...fields } = output;
-      const result: SuccessResult = { status: 'success', ...fields };
+      await this.options.store.transition(taskId, ['accepted'], params.stream === true ? { status: 'working', partial: { text: '', length: 0 } } : { status: 'working' });
+      const output = await this.execute(params, control, new TaskContext(taskId, control, log, writer?.append));
+      const result = successOf(output);
       if (writer) {
         // The end of the stream: its last pieces reach the store before the result replaces them.
         await writer.flush();
         writer.stop();
       }
-      await this.options.store.transition(taskId, PENDING_STATUSES, { status: 'success', result, ...(params.stream === true ? { partial: null } : {}) });
+      await this.options.store.transition(taskId, PENDING_STATUSES, params.stream === true ? { status: 'success', result, partial: null } : { status: 'success', result });
       // Debug, not info: one line per task halves the runtime's throughput; the verification zone logs each answer.
-      log.debug('task succeeded', { duration_ms: this.now() - started, executor: this.options.executor.name });
+      if (debug) log.debug('task succeeded', { duration_ms: this.now() - started, executor: this.options.executor.name });
       return { ok: true, result };
     } catch (caught) {
       writer?.stop();
-      const reason = controller.signal.aborted ? controller.signal.reason : caught;
+      const reason = control.aborted ? control.reason : caught;
       if (reason instanceof HandoffSignal) return { ok: false, error: new RpcError(ErrorCode.InternalError) };
       const error = reason instanceof RpcError ? reason : RpcError.internal(reason);
       if (error.code === ErrorCode.InternalError) log.error('task failed unexpectedly', { error: reason as Error });
@@ -327,14 +359,39 @@ export class TaskService {
       return { ok: false, error };
     } finally {
       writer?.stop();
-      clearTimeout(timeout);
+      this.timeouts.cancel(timeout);
       this.setRunning(taskId, undefined);
     }
   }
 
-  private setRunning(taskId: string, controller: AbortController | undefined): void {
+  /**
+   * The executor's output, or the reason the task was aborted, whichever comes first: an executor
+   * that ignores its signal cannot hold the task past its timeout or cancel.
+   */
+  private execute(params: ExecuteTaskParams, control: TaskControl, context: ExecutorContext): Promise<ExecutorOutput> {
+    return new Promise((resolve, reject) => {
+      if (control.aborted) return reject(control.reason);
+      control.onAbort = reject;
+      this.options.executor.execute(params, context).then(resolve, reject);
+    });
+  }
+
+  /**
+   * Whether the runtime's log writes debug lines, asked at most once a second: asking Powertools
+   * reads the environment, which costs more than the echo task the answer is for.
+   */
+  private debugLogging(): boolean {
+    const now = performance.now();
+    if (now - this.debugCheckedAt >= 1000) {
+      this.debugOn = debugEnabled(this.options.log);
+      this.debugCheckedAt = now;
+    }
+    return this.debugOn;
+  }
+
+  private setRunning(taskId: string, control: TaskControl | undefined): void {
     const wasBusy = this.busy;
-    if (controller) this.running.set(taskId, controller);
+    if (control) this.running.set(taskId, control);
     else this.running.delete(taskId);
     if (wasBusy !== this.busy) for (const listener of this.busyListeners) listener(this.busy);
   }
@@ -345,18 +402,38 @@ class HandoffSignal extends Error {
   override name = 'HandoffSignal';
 }
 
+/** The success result of an executor's output: its fields after `status: 'success'`, any `status` of its own left out. */
+function successOf(output: ExecutorOutput): SuccessResult {
+  if (!('status' in output)) return { status: 'success', ...output };
+  const { status: _executorStatus, ...fields } = output;
+  return { status: 'success', ...fields };
+}
+
+/** Random bytes for task ids, drawn 4 KiB at a time (as node's randomUUID does) rather than per id. */
+const RANDOM_POOL_BYTES = 4096;
+const TASK_ID_BYTES = 16;
+let randomPool: Buffer | undefined;
+let randomOffset = RANDOM_POOL_BYTES;
+
 /**
  * A new task id: 128 random bits, so knowing a request id (a Slack event's, in logs and session
  * ids) tells nobody the task id that polls or cancels its task. A repeated request id finds its
  * task through the store's request key instead.
  */
 export function newTaskId(): string {
-  return `task-${randomBytes(16).toString('hex')}`;
+  if (randomOffset + TASK_ID_BYTES > RANDOM_POOL_BYTES) {
+    randomPool ??= Buffer.allocUnsafeSlow(RANDOM_POOL_BYTES);
+    randomFillSync(randomPool);
+    randomOffset = 0;
+  }
+  const id = `task-${randomPool!.toString('hex', randomOffset, randomOffset + TASK_ID_BYTES)}`;
+  randomOffset += TASK_ID_BYTES;
+  return id;
 }
 
 /** What the store files a task under for its request id: a hash, typed so `7` and `"7"` differ. */
 export function requestKeyOf(requestId: string | number): string {
-  return createHash('sha256').update(`${typeof requestId}:${requestId}`).digest('hex');
+  return hash('sha256', `${typeof requestId}:${requestId}`, 'hex');
 }
 
 /**
@@ -373,20 +450,62 @@ export function requestKeyOf(requestId: string | number): string {
  *   text as it is produced (or no longer does) is the same task.
  */
 export function paramsHashOf(params: ExecuteTaskParams): string {
-  const { bot_token: _credential, messages: _thread, attachments: _files, stream: _presentation, ...task } = params;
-  return createHash('sha256').update(canonicalJson(task)).digest('hex');
+  return hash('sha256', canonicalObject(params as Record<string, unknown>, NOT_HASHED), 'hex');
 }
 
+/** The params left out of paramsHashOf. */
+const NOT_HASHED: ReadonlySet<string> = new Set(['bot_token', 'messages', 'attachments', 'stream']);
+const NOTHING_LEFT_OUT: ReadonlySet<string> = new Set();
+
+/** JSON with object keys sorted at every depth and undefined members left out (array holes stay empty). */
 function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item ?? null)).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const members = Object.keys(value)
-      .sort()
-      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
-    return `{${members.join(',')}}`;
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let index = 0; index < value.length; index += 1) {
+      if (index > 0) out += ',';
+      if (index in value) out += canonicalJson(value[index] ?? null);
+    }
+    return `${out}]`;
   }
-  return JSON.stringify(value);
+  return canonicalObject(value as Record<string, unknown>, NOTHING_LEFT_OUT);
+}
+
+/**
+ * Keys the one-call path below leaves to the general one: those JSON.stringify would not write in
+ * insertion order (array indices come first: any key starting with a digit, to keep the test
+ * cheap) and `__proto__`, which an assignment would not make a key.
+ */
+const outOfOrder = (key: string): boolean => {
+  const first = key.charCodeAt(0);
+  return (first >= 48 && first <= 57) || key === '__proto__';
+};
+
+function canonicalObject(value: Record<string, unknown>, leftOut: ReadonlySet<string>): string {
+  const keys = Object.keys(value).sort();
+  // The usual case, every member a string, number, boolean or null: one JSON.stringify of the
+  // members in sorted order writes exactly what the general case below would, piece by piece.
+  const sorted: Record<string, unknown> = {};
+  let flat = true;
+  for (const key of keys) {
+    const member = value[key];
+    if (member === undefined || leftOut.has(key)) continue;
+    if ((typeof member === 'object' && member !== null) || typeof member === 'function' || typeof member === 'symbol' || outOfOrder(key)) {
+      flat = false;
+      break;
+    }
+    sorted[key] = member;
+  }
+  if (flat) return JSON.stringify(sorted);
+  let out = '{';
+  let first = true;
+  for (const key of keys) {
+    const member = value[key];
+    if (member === undefined || leftOut.has(key)) continue;
+    out += `${first ? '' : ','}${JSON.stringify(key)}:${canonicalJson(member)}`;
+    first = false;
+  }
+  return `${out}}`;
 }
 
 /** A repeated id must carry the params it started its task with; records kept before hashes were pass. */

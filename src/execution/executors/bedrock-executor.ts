@@ -74,7 +74,8 @@ export class BedrockExecutor implements Executor {
     let streamed = false;
     const onText = context.onText && ((delta: string) => ((streamed = true), context.onText!(delta)));
     try {
-      return await this.converse(params, { ...context, ...(onText ? { onText } : {}) });
+      // The context's fields by name: it may be a class whose `signal` is a getter, which a spread would leave out.
+      return await this.converse(params, onText ? { taskId: context.taskId, signal: context.signal, log: context.log, onText } : context);
     } catch (error) {
       const refusedFiles = error instanceof RpcError && (error.cause as Error | undefined)?.name === 'ValidationException' && Boolean(params.attachments?.length) && !streamed;
       if (!refusedFiles || context.signal.aborted) throw error;

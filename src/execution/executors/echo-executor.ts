@@ -31,15 +31,19 @@ export class EchoExecutor implements Executor {
     private readonly streamMs = 0,
   ) {}
 
-  async execute(params: ExecuteTaskParams, { signal, onText }: ExecutorContext): Promise<ExecutorOutput> {
-    const sleepDirective = /#sleep=(\d+)/.exec(params.text);
+  // `context.signal` is read only when there is a wait to abort: a task that answers at once needs none (src/execution/task-control.ts).
+  async execute(params: ExecuteTaskParams, context: ExecutorContext): Promise<ExecutorOutput> {
+    const { onText } = context;
+    // Every directive starts with '#': a text without one is looked at once, not once per directive.
+    const directives = params.text.includes('#');
+    const sleepDirective = directives ? /#sleep=(\d+)/.exec(params.text) : null;
     const delayMs = sleepDirective ? Number(sleepDirective[1]) : this.delayMs;
-    if (delayMs > 0) await sleep(delayMs, undefined, { signal });
-    if (params.text.includes('#fail')) throw new RpcError(-32000, 'The echo executor was asked to fail');
-    if (params.text.includes('#crash')) throw new Error('echo executor crashed on purpose');
+    if (delayMs > 0) await sleep(delayMs, undefined, { signal: context.signal });
+    if (directives && params.text.includes('#fail')) throw new RpcError(-32000, 'The echo executor was asked to fail');
+    if (directives && params.text.includes('#crash')) throw new Error('echo executor crashed on purpose');
     const echo = `echo: ${params.text}`;
     const lines: string[] = [];
-    if (params.text.includes('#context')) {
+    if (directives && params.text.includes('#context')) {
       const roles = (params.messages ?? []).map((message) => message.role);
       lines.push(`context: ${roles.length} turns (${roles.join(', ')})`);
     }
@@ -48,19 +52,19 @@ export class EchoExecutor implements Executor {
       lines.push(`attachment: ${attachment.name} ${attachment.mimetype} ${attachment.size} bytes sha256=${sha256}`);
     }
     if (onText) {
-      const streamDirective = /#stream=(\d+)/.exec(params.text);
+      const streamDirective = directives ? /#stream=(\d+)/.exec(params.text) : null;
       const streamMs = streamDirective ? Number(streamDirective[1]) : this.streamMs;
       if (streamMs > 0) {
         for (const word of words(echo)) {
           onText(word);
-          await sleep(streamMs, undefined, { signal });
+          await sleep(streamMs, undefined, { signal: context.signal });
         }
       } else {
         onText(echo);
       }
       for (const line of lines) onText(`\n${line}`);
     }
-    return { response_text: [echo, ...lines].join('\n') };
+    return { response_text: lines.length > 0 ? [echo, ...lines].join('\n') : echo };
   }
 }
 

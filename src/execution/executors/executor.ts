@@ -6,7 +6,11 @@ export type ExecutorOutput = { response_text: string } & Record<string, unknown>
 
 export type ExecutorContext = {
   taskId: string;
-  /** Aborted when the task is cancelled, times out, or is handed to another worker. */
+  /**
+   * Aborted when the task is cancelled, times out, or is handed to another worker. Made when
+   * first read (the task service passes a class whose `signal` is a getter): read it only where
+   * there is something to abort, and copy the context field by field, not with a spread.
+   */
   signal: AbortSignal;
   log: Log;
   /**

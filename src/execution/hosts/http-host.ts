@@ -9,6 +9,10 @@ import { HealthReporter } from './health';
  * AgentCore turns non-2xx into RuntimeClientError and the JSON-RPC error would be lost;
  * notifications get 204), `GET /ping`, and `GET /.well-known/agent-card.json`.
  * The same server runs on AgentCore (0.0.0.0:8080), locally and on any other host.
+ *
+ * An invocation costs what a hand-written node:http JSON server's does: the body is collected by
+ * callbacks (one chunk is used as it is), handed to the dispatcher as bytes, and the answer is
+ * written with its two headers in one `writeHead`.
  */
 export const INVOCATIONS_PATH = '/invocations';
 export const PING_PATH = '/ping';
@@ -19,38 +23,58 @@ export function createExecutionHttpServer(runtime: ExecutionRuntime, health = ne
   runtime.service.onBusyChange((busy) => health.setBusy(busy));
   const maxBodyBytes = runtime.config.MAX_BODY_BYTES;
 
-  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = (req.url ?? '/').split('?')[0] ?? '/';
-    const allowed = ROUTES[path];
-    if (!allowed) return sendJson(res, 404, { error: 'Not Found' });
-    if (req.method !== allowed) {
-      res.setHeader('Allow', allowed);
-      return sendJson(res, 405, { error: 'Method Not Allowed' });
-    }
-    if (path === PING_PATH) return sendJson(res, 200, health.ping());
-    if (path === AGENT_CARD_PATH) return sendJson(res, 200, runtime.card);
+  const fail = (res: ServerResponse, error: unknown): void => {
+    runtime.log.error('http host failure', { error: error as Error });
+    if (!res.headersSent) sendJson(res, 500, { error: 'Internal Server Error' });
+    else res.destroy();
+  };
 
-    const body = await readBody(req, maxBodyBytes);
-    if (body === 'too-large') {
-      res.setHeader('Connection', 'close');
-      sendJson(res, 413, { error: `Payload Too Large: the limit is ${maxBodyBytes} bytes` });
-      req.destroy();
-      return;
+  function invocation(req: IncomingMessage, res: ServerResponse): void {
+    collectBody(req, maxBodyBytes, (error, body) => {
+      try {
+        if (error) return fail(res, error);
+        if (body === 'too-large') {
+          res.setHeader('Connection', 'close');
+          sendJson(res, 413, { error: `Payload Too Large: the limit is ${maxBodyBytes} bytes` });
+          req.destroy();
+          return;
+        }
+        runtime.dispatch(body!).then(
+          (answer) => answerWith(res, answer),
+          (failure: unknown) => fail(res, failure),
+        );
+      } catch (failure) {
+        fail(res, failure);
+      }
+    });
+  }
+
+  function answerWith(res: ServerResponse, answer: string | undefined): void {
+    try {
+      if (answer === undefined) res.writeHead(204).end();
+      else res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(answer) }).end(answer);
+    } catch (error) {
+      fail(res, error);
     }
-    const answer = await runtime.dispatch(body);
-    if (answer === undefined) {
-      res.writeHead(204).end();
-      return;
-    }
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(answer) }).end(answer);
   }
 
   return createServer((req, res) => {
-    route(req, res).catch((error: unknown) => {
-      runtime.log.error('http host failure', { error: error as Error });
-      if (!res.headersSent) sendJson(res, 500, { error: 'Internal Server Error' });
-      else res.destroy();
-    });
+    try {
+      const url = req.url ?? '/';
+      const query = url.indexOf('?');
+      const path = query === -1 ? url : url.slice(0, query);
+      const allowed = ROUTES[path];
+      if (!allowed) return sendJson(res, 404, { error: 'Not Found' });
+      if (req.method !== allowed) {
+        res.setHeader('Allow', allowed);
+        return sendJson(res, 405, { error: 'Method Not Allowed' });
+      }
+      if (path === PING_PATH) return sendJson(res, 200, health.ping());
+      if (path === AGENT_CARD_PATH) return sendJson(res, 200, runtime.card);
+      invocation(req, res);
+    } catch (error) {
+      fail(res, error);
+    }
   });
 }
 
@@ -59,29 +83,43 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
 }
 
+/**
+ * Reads the body up to `limit` bytes and calls `done` once: with the bytes, with 'too-large'
+ * (refused before it is parsed: at once when Content-Length says so, else as soon as the bytes
+ * pass the limit), or with the request's error.
+ */
+function collectBody(req: IncomingMessage, limit: number, done: (error: Error | undefined, body?: Buffer | 'too-large') => void): void {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) return done(undefined, 'too-large');
+  let first: Buffer | undefined;
+  let more: Buffer[] | undefined;
+  let size = 0;
+  let settled = false;
+  req.on('data', (chunk: Buffer) => {
+    if (settled) return;
+    size += chunk.length;
+    if (size > limit) {
+      settled = true;
+      first = more = undefined;
+      done(undefined, 'too-large');
+      return;
+    }
+    if (!first) first = chunk;
+    else (more ??= [first]).push(chunk);
+  });
+  req.on('end', () => {
+    if (settled) return;
+    settled = true;
+    done(undefined, more ? Buffer.concat(more, size) : (first ?? Buffer.alloc(0)));
+  });
+  req.on('error', (error) => {
+    if (settled) return;
+    settled = true;
+    done(error);
+  });
+}
+
 /** Reads the body up to `limit` bytes; larger bodies are refused before they are parsed. */
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) return Promise.resolve('too-large');
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let settled = false;
-    req.on('data', (chunk: Buffer) => {
-      if (settled) return;
-      size += chunk.length;
-      if (size > limit) {
-        settled = true;
-        resolve('too-large');
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (!settled) resolve(Buffer.concat(chunks, size));
-    });
-    req.on('error', (error) => {
-      if (!settled) reject(error);
-    });
-  });
+  return new Promise((resolve, reject) => collectBody(req, limit, (error, body) => (error ? reject(error) : resolve(body!))));
 }

@@ -69,8 +69,15 @@ export interface TaskStore {
   /** How often a streaming task's partial text may be written, and how much of it is kept (default UNLIMITED_PARTIAL_TEXT). */
   readonly partialText?: PartialTextPolicy;
   /**
+   * The key `create` and `getByRequest` file a JSON-RPC request id under, typed so `7` and `"7"`
+   * differ. Without it the task service uses `requestKeyOf` (src/execution/task-service.ts), a
+   * SHA-256 hash: what a store that writes keys outside the process should keep. The memory store
+   * keeps them in the process that received the id, and files the id itself.
+   */
+  requestKeyOf?(requestId: string | number): string;
+  /**
    * Creates the record unless a live one answers for it already, which is returned instead: one
-   * with the same `task_id`, or — given a `requestKey` (a hash of the JSON-RPC request id) — the
+   * with the same `task_id`, or — given a `requestKey` (see `requestKeyOf`) — the
    * live task that key was first created for. Task ids are random, so the request key is how a
    * repeated `execute_task` finds its task. Throws TaskStoreFullError when a bounded store
    * could only make room by dropping a pending task.
