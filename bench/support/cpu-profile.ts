@@ -2,6 +2,12 @@
  * Reads a V8 CPU profile (`node --cpu-prof`) and says which share of the busy samples ran inside
  * given code: a sample counts for a marker when any frame of its stack matches, so shares overlap
  * (a log line written inside executeTask counts for both) and need not add up to 100 %.
+ *
+ * Busy is every sample but idle ones. Garbage collection and `(program)` (native code with no
+ * JavaScript on the stack: the event loop, syscalls outside a JS call) are busy too: they are CPU
+ * the process spent, and allocation shows up nowhere else. Samples whose stack matches `exclude`
+ * (module loading at start-up, say) are left out altogether, so a profile of a server under load
+ * describes the load, not the start.
  */
 export type CpuProfile = {
   nodes: Array<{ id: number; callFrame: { functionName: string; url: string }; children?: number[] }>;
@@ -9,13 +15,23 @@ export type CpuProfile = {
   timeDeltas: number[];
 };
 
-export type Marker = { label: string; matches: (frame: { functionName: string; url: string }) => boolean };
+export type Frame = { functionName: string; url: string };
 
-export type Attribution = { busyMs: number; shares: Array<{ label: string; share: number }> };
+/**
+ * A sample counts for a marker when a frame of its stack `matches`, or, with `stack`, when the
+ * whole stack (leaf first) says so: what a function does itself, not what it calls.
+ */
+export type Marker = { label: string } & ({ matches: (frame: Frame) => boolean } | { stack: (frames: readonly Frame[]) => boolean });
 
-const NOT_BUSY = new Set(['(idle)', '(program)', '(garbage collector)']);
+export type Attribution = { busyMs: number; excludedMs: number; shares: Array<{ label: string; share: number }> };
 
-export function attribute(profile: CpuProfile, markers: readonly Marker[]): Attribution {
+const NOT_BUSY = new Set(['(idle)']);
+
+/** Frames of node's module loader: samples under them are start-up, not load. */
+export const STARTUP_FRAME = (frame: Frame): boolean =>
+  /^(?:Module\._load|Module\._compile|executeUserEntryPoint|compileForInternalLoader|requireBuiltin)$/.test(frame.functionName);
+
+export function attribute(profile: CpuProfile, markers: readonly Marker[], options: { exclude?: (frame: Frame) => boolean } = {}): Attribution {
   const parent = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
@@ -23,22 +39,25 @@ export function attribute(profile: CpuProfile, markers: readonly Marker[]): Attr
   profile.samples.forEach((id, index) => timeOf.set(id, (timeOf.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0)));
 
   let busy = 0;
+  let excluded = 0;
   const inside = markers.map(() => 0);
   for (const [id, micros] of timeOf) {
     const leaf = byId.get(id);
     if (!leaf || NOT_BUSY.has(leaf.callFrame.functionName)) continue;
-    busy += micros;
-    const hit = markers.map(() => false);
+    const stack: Frame[] = [];
     for (let current: number | undefined = id; current !== undefined; current = parent.get(current)) {
       const frame = byId.get(current)?.callFrame;
       if (!frame) break;
-      markers.forEach((marker, index) => {
-        if (!hit[index] && marker.matches(frame)) hit[index] = true;
-      });
+      stack.push(frame);
     }
-    hit.forEach((yes, index) => {
-      if (yes) inside[index]! += micros;
+    if (options.exclude && stack.some(options.exclude)) {
+      excluded += micros;
+      continue;
+    }
+    busy += micros;
+    markers.forEach((marker, index) => {
+      if ('stack' in marker ? marker.stack(stack) : stack.some(marker.matches)) inside[index]! += micros;
     });
   }
-  return { busyMs: busy / 1000, shares: markers.map((marker, index) => ({ label: marker.label, share: busy ? inside[index]! / busy : 0 })) };
+  return { busyMs: busy / 1000, excludedMs: excluded / 1000, shares: markers.map((marker, index) => ({ label: marker.label, share: busy ? inside[index]! / busy : 0 })) };
 }
