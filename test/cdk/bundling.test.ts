@@ -15,7 +15,7 @@ let synth: Synthesized;
  * set for a local run): nothing of them may reach the cloud assembly, bundles included.
  */
 const SHELL_SECRETS = {
-  SLACK_BOT_TOKEN: 'xoxb-1111111111-2222222222-ShellBotTokenNotForCdk',
+  SLACK_BOT_TOKEN: 'shell-bot-token-not-for-cdk-1111111111-2222222222',
   SLACK_SIGNING_SECRET: 'shell-signing-secret-3c9f1e0d7b5a',
   EXECUTION_BEARER_TOKEN: 'shell-execution-bearer-8e2d4c6a0b1f',
 };
