@@ -355,19 +355,52 @@ export const handler = async () => ({ statusCode: client && PutItemCommand ? 200
 const client = new SecretsManagerClient({});
 export const handler = async () => ({ statusCode: client && GetSecretValueCommand ? 200 : 500, body: '' });`,
   },
+  // How to reach DynamoDB, SQS and Secrets Manager from the ack path: each option loads its client
+  // and signs (or builds) one DynamoDB PutItem, nothing sent — the calls themselves are in the loopback figures.
   {
-    name: 'sigv4',
-    label: 'SigV4 signing alone (@smithy/signature-v4, as src/transport/sigv4-signer.ts), one request signed: what a fetch-based DynamoDB/SQS call would load instead of a client',
-    contents: `import { SigV4Signer } from './src/transport/sigv4-signer';
-const signer = new SigV4Signer({ service: 'sqs', region: process.env.AWS_REGION ?? 'us-east-1' }, {
-  accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? '',
-  secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? '',
-  sessionToken: process.env.AWS_SESSION_TOKEN,
-});
+    name: 'own-client',
+    label: 'this project’s AWS JSON client (src/aws/aws-json-client.ts, src/aws/sigv4.ts: node:crypto + node:http/https), DynamoDB and SQS clients built, one PutItem signed — what slack-events uses',
+    contents: `import { signRequest } from './src/aws/sigv4';
+import { DynamoDb } from './src/aws/dynamodb';
+import { sqsClient } from './src/queue/sqs-queue';
+const clients = [new DynamoDb(), sqsClient()];
 export const handler = async (event: { body: string }) => {
-  const headers = await signer.sign({ url: new URL('https://sqs.us-east-1.amazonaws.com/'), method: 'POST', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.SendMessage' }, body: event.body });
-  return { statusCode: headers.authorization ? 200 : 500, body: '' };
+  const headers = signRequest(
+    { method: 'POST', url: new URL('https://dynamodb.us-east-1.amazonaws.com/'), headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.PutItem' }, body: event.body },
+    { service: 'dynamodb', region: 'us-east-1', credentials: { accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? '', secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? '' } },
+  );
+  return { statusCode: headers.authorization && clients.length === 2 ? 200 : 500, body: '' };
 };`,
+  },
+  {
+    name: 'smithy-sigv4',
+    label: 'the SDK’s own smaller pieces: @smithy/signature-v4 + protocol-http + hash-node, one PutItem signed (a client on them would add its HTTP)',
+    contents: `import { SignatureV4 } from '@smithy/signature-v4';
+import { HttpRequest } from '@smithy/protocol-http';
+import { Hash } from '@smithy/hash-node';
+const signer = new SignatureV4({ service: 'dynamodb', region: 'us-east-1', sha256: Hash.bind(null, 'sha256'), credentials: { accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? '', secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? '' } });
+export const handler = async (event: { body: string }) => {
+  const signed = await signer.sign(new HttpRequest({ method: 'POST', protocol: 'https:', hostname: 'dynamodb.us-east-1.amazonaws.com', path: '/', headers: { host: 'dynamodb.us-east-1.amazonaws.com', 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.PutItem' }, body: event.body }));
+  return { statusCode: signed.headers.authorization ? 200 : 500, body: '' };
+};`,
+  },
+  {
+    name: 'aws4fetch',
+    label: 'aws4fetch (WebCrypto signing, fetch’s Request), one PutItem signed',
+    contents: `import { AwsClient } from 'aws4fetch';
+const aws = new AwsClient({ accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? '', secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? '', service: 'dynamodb', region: 'us-east-1' });
+export const handler = async (event: { body: string }) => {
+  const request = await aws.sign('https://dynamodb.us-east-1.amazonaws.com/', { method: 'POST', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.PutItem' }, body: event.body });
+  return { statusCode: request.headers.get('authorization') ? 200 : 500, body: '' };
+};`,
+  },
+  {
+    name: 'aws-lite',
+    label: '@aws-lite/client + @aws-lite/dynamodb, client created (it signs only as it sends)',
+    contents: `import awsLite from '@aws-lite/client';
+import dynamodb from '@aws-lite/dynamodb';
+const aws = awsLite({ region: 'us-east-1', plugins: [dynamodb], autoloadPlugins: false });
+export const handler = async () => ({ statusCode: (await aws).DynamoDB ? 200 : 500, body: '' });`,
   },
   {
     name: 'sdk-all',

@@ -16,7 +16,7 @@ import { userMessages } from '../src/verification/user-messages';
  * - `environment`: no key of its own; set it with `-c verificationEnvironment` /
  *   `-c executionEnvironment` (cdk.json: `{"NAME": value}`), which checks the value at synthesis with
  *   the same schema the function parses it with, and writes it on every function of that zone.
- * - `never`: a deployment does not use it (`why` says what it uses instead).
+ * - `never`: CDK does not set it: a deployment does not use it, or Lambda sets it (`why` says which).
  */
 export type Zone = 'verification' | 'execution';
 export type EnvironmentRoute =
@@ -87,6 +87,14 @@ export const ENVIRONMENT_ROUTES: Readonly<Record<string, EnvironmentRoute>> = {
   AGENTCORE_MAX_RESPONSE_BYTES: verification,
   AWS_ENDPOINT_URL_BEDROCK_AGENTCORE: verification,
   AWS_REGION: cdk(),
+  AWS_DEFAULT_REGION: never('Lambda sets AWS_REGION'),
+  AWS_ACCESS_KEY_ID: never("Lambda sets it from the function's role"),
+  AWS_SECRET_ACCESS_KEY: never("Lambda sets it from the function's role"),
+  AWS_SESSION_TOKEN: never("Lambda sets it from the function's role"),
+  AWS_ENDPOINT_URL: never('AWS endpoints; an override is for a local or private endpoint'),
+  AWS_ENDPOINT_URL_DYNAMODB: never('AWS endpoints; an override is for a local or private endpoint'),
+  AWS_ENDPOINT_URL_SQS: never('AWS endpoints; an override is for a local or private endpoint'),
+  AWS_ENDPOINT_URL_SECRETS_MANAGER: never('AWS endpoints; an override is for a local or private endpoint'),
   EXECUTION_URL: cdk('executionUrl'),
   EXECUTION_AUTH: cdk('executionAuth'),
   EXECUTION_SIGV4_SERVICE: verification,
@@ -182,8 +190,8 @@ export function environmentProblems(zone: Zone, env: Record<string, string>): Ar
     else problems.push([name, `is not a variable of the ${zone} zone`]);
   }
   const own = Object.fromEntries(Object.entries(env).filter(([name]) => allowed.has(name)));
-  const schemaIssues = (schema: z.ZodObject, values: Record<string, string>) => {
-    const parsed = schema.safeParse(withoutEmpty(values));
+  const schemaIssues = (schema: z.core.$ZodObject, values: Record<string, string>) => {
+    const parsed = z.safeParse(schema, withoutEmpty(values));
     if (!parsed.success) for (const issue of parsed.error.issues) problems.push([String(issue.path[0]), issue.message]);
   };
   if (own.POWERTOOLS_LOG_LEVEL !== undefined && !(LOG_LEVELS as readonly string[]).includes(own.POWERTOOLS_LOG_LEVEL)) {

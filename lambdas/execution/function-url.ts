@@ -1,10 +1,9 @@
-import { SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { boundedClientConfig } from '../../src/aws/bounded-client';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import middy from '@middy/core';
 import { handoffMessageBody } from '../../src/execution/handoff-message';
 import { handleFunctionUrlEvent } from '../../src/execution/hosts/lambda-url-handler';
 import { runtimeFromEnv } from '../../src/execution/runtime-from-env';
+import { SqsQueue, sqsClient } from '../../src/queue/sqs-queue';
 
 /**
  * The execution zone behind a Lambda function URL (the `https` transport). A Lambda cannot keep
@@ -13,13 +12,12 @@ import { runtimeFromEnv } from '../../src/execution/runtime-from-env';
  * message (attachments) go to the task store and the message points at them
  * (src/execution/handoff-message.ts).
  */
-const sqs = new SQSClient(boundedClientConfig());
 const workerQueueUrl = process.env.WORKER_QUEUE_URL;
+const workerQueue = workerQueueUrl ? new SqsQueue<never>({ client: sqsClient(), queueUrl: workerQueueUrl }) : undefined;
 const runtime = runtimeFromEnv(process.env, {
   handoff: async (task) => {
-    if (!workerQueueUrl) throw new Error('WORKER_QUEUE_URL is not set: accepted tasks cannot be finished');
-    const body = await handoffMessageBody(runtime, task);
-    await sqs.send(new SendMessageCommand({ QueueUrl: workerQueueUrl, MessageBody: body }));
+    if (!workerQueue) throw new Error('WORKER_QUEUE_URL is not set: accepted tasks cannot be finished');
+    await workerQueue.sendBody(await handoffMessageBody(runtime, task));
   },
 });
 

@@ -1,9 +1,8 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { secretFromEnv } from '../../src/secrets/secret-source';
-import { DynamoDbCounterStore } from '../../src/verification/stores/dynamodb-counter-store';
 import { wireSlackEvents } from '../../src/verification/wiring';
-import { botThreads, claimStore, dynamoDb, required, sqsQueue } from './shared/clients';
+import { botThreads, claimStore, counterStore, sqsQueue } from './shared/clients';
 import { functionContext, powertools } from './shared/function-context';
 
 /** slack-events: API Gateway → verify, filter, authorize, rate-limit, claim, enqueue, ack. */
@@ -13,7 +12,7 @@ const { config } = context;
 const ingress = wireSlackEvents(context, {
   signingSecret: secretFromEnv(config.SLACK_SIGNING_SECRET, config.SLACK_SIGNING_SECRET_ARN, 'the Slack signing secret'),
   claims: claimStore(config.STATE_TABLE_NAME),
-  counters: new DynamoDbCounterStore({ client: dynamoDb(), tableName: required(config.STATE_TABLE_NAME, 'STATE_TABLE_NAME') }),
+  counters: counterStore(config.STATE_TABLE_NAME),
   tasks: sqsQueue(config.TASK_QUEUE_URL, 'TASK_QUEUE_URL'),
   replies: sqsQueue(config.REPLY_QUEUE_URL, 'REPLY_QUEUE_URL'),
   threads: botThreads(config.STATE_TABLE_NAME),

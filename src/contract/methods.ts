@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { type JsonRpcId, type JsonRpcRequest, request } from './jsonrpc';
+import { newRequestId } from './request-id';
 
 /** The methods of the zone contract (docs/contract.md): names, params and results. */
 export const Method = {
@@ -126,10 +127,7 @@ export type CancelTaskResult = z.infer<typeof CancelTaskResultSchema>;
 export type TaskStatus = 'accepted' | 'working' | 'success' | 'failed' | 'cancelled';
 export const PENDING_STATUSES: readonly TaskStatus[] = ['accepted', 'working'];
 
-/** A fresh UUID v4 string: the request id the verification zone always sends. */
-export function newRequestId(): string {
-  return globalThis.crypto.randomUUID();
-}
+export { newRequestId };
 
 export function executeTaskRequest(params: ExecuteTaskParams, id: JsonRpcId = newRequestId()): JsonRpcRequest<ExecuteTaskParams> {
   return request(Method.ExecuteTask, params, id);

@@ -1,11 +1,12 @@
-import {
-  SendMessageBatchCommand,
-  SendMessageCommand,
-  type MessageAttributeValue,
-  type SendMessageBatchRequestEntry,
-  type SQSClient,
+import { createHash } from 'node:crypto';
+import type {
+  MessageAttributeValue,
+  SendMessageBatchCommandOutput,
+  SendMessageBatchRequestEntry,
+  SendMessageCommandOutput,
 } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
+import { AwsJsonClient, SQS, type AwsJsonClientOptions } from '../aws/aws-json-client';
 import { clampDelaySeconds, type Delivery, type EnqueueOptions, type Queue } from './queue';
 
 /** SQS takes at most 10 entries per SendMessageBatch. */
@@ -14,7 +15,8 @@ export const SQS_BATCH_MAX_ENTRIES = 10;
 export const SQS_MAX_PAYLOAD_BYTES = 1_048_576;
 
 export type SqsQueueOptions = {
-  client: SQSClient;
+  /** The SQS client (src/aws/aws-json-client.ts), shared by a function's queues. */
+  client: AwsJsonClient;
   queueUrl: string;
   /** For logs and errors; defaults to the last segment of the queue URL. */
   name?: string;
@@ -46,32 +48,52 @@ export class SqsBatchSendError extends Error {
 
 type Prepared = { index: number; body: string; attributes?: Record<string, MessageAttributeValue>; delaySeconds?: number; bytes: number };
 
+/** An SQS client: the JSON protocol client for SQS, with the environment's region, endpoint and credentials. */
+export function sqsClient(options: Omit<AwsJsonClientOptions, 'service'> = {}): AwsJsonClient {
+  return new AwsJsonClient({ ...options, service: SQS });
+}
+
 /**
- * The Queue port on Amazon SQS (standard queue). The SQS client is injected so the Lambda wiring
- * owns its configuration and tests can stub the wire.
+ * The Queue port on Amazon SQS (standard queue). The client is injected so the Lambda wiring
+ * owns its configuration. Calls go to the queue URL's host, as the SDK sends them, unless an
+ * endpoint is configured (AWS_ENDPOINT_URL_SQS). Each answer's MD5 of the body is checked, as the
+ * SDK does: a body damaged on the way is an error, not a silently wrong message.
  */
 export class SqsQueue<T> implements Queue<T> {
   readonly name: string;
-  private readonly client: SQSClient;
+  private readonly client: AwsJsonClient;
   private readonly queueUrl: string;
+  private readonly endpoint: string | undefined;
 
   constructor(options: SqsQueueOptions) {
     if (!options.queueUrl) throw new Error('SqsQueue needs a queueUrl');
     this.client = options.client;
     this.queueUrl = options.queueUrl;
     this.name = options.name ?? options.queueUrl.split('/').filter(Boolean).pop() ?? options.queueUrl;
+    this.endpoint = URL.canParse(options.queueUrl) ? new URL(options.queueUrl).origin : undefined;
   }
 
   async send(message: T, options?: EnqueueOptions): Promise<void> {
-    const prepared = prepare(message, options, 0);
-    await this.client.send(
-      new SendMessageCommand({
+    await this.sendPrepared(prepare(message, options, 0));
+  }
+
+  /** A body serialized already: the execution zone's hand-off, whose size was judged as text. */
+  async sendBody(body: string): Promise<void> {
+    await this.sendPrepared({ index: 0, body, bytes: Buffer.byteLength(body) });
+  }
+
+  private async sendPrepared(prepared: Prepared): Promise<void> {
+    const output = await this.client.call<SendMessageCommandOutput>(
+      'SendMessage',
+      {
         QueueUrl: this.queueUrl,
         MessageBody: prepared.body,
         ...(prepared.delaySeconds !== undefined ? { DelaySeconds: prepared.delaySeconds } : {}),
         ...(prepared.attributes ? { MessageAttributes: prepared.attributes } : {}),
-      }),
+      },
+      this.callOptions(),
     );
+    checkBodyDigest(output.MD5OfMessageBody, prepared.body, this.name);
   }
 
   /**
@@ -104,7 +126,9 @@ export class SqsQueue<T> implements Queue<T> {
       ...(entry.delaySeconds !== undefined ? { DelaySeconds: entry.delaySeconds } : {}),
       ...(entry.attributes ? { MessageAttributes: entry.attributes } : {}),
     }));
-    const output = await this.client.send(new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: entries }));
+    const output = await this.client.call<SendMessageBatchCommandOutput>('SendMessageBatch', { QueueUrl: this.queueUrl, Entries: entries }, this.callOptions());
+    const byIndex = new Map(chunk.map((entry) => [`m${entry.index}`, entry.body]));
+    for (const sent of output.Successful ?? []) checkBodyDigest(sent.MD5OfMessageBody, byIndex.get(sent.Id ?? '') ?? '', this.name);
     return (output.Failed ?? []).map((failure) => ({
       index: Number((failure.Id ?? '').slice(1)),
       code: failure.Code ?? 'Unknown',
@@ -112,6 +136,15 @@ export class SqsQueue<T> implements Queue<T> {
       senderFault: failure.SenderFault === true,
     }));
   }
+
+  private callOptions(): { endpoint?: string } {
+    return this.endpoint ? { endpoint: this.endpoint } : {};
+  }
+}
+
+function checkBodyDigest(digest: string | undefined, body: string, queueName: string): void {
+  if (digest === undefined) return;
+  if (digest !== createHash('md5').update(body).digest('hex')) throw new Error(`queue ${queueName}: SQS's MD5 of the message body does not match the body sent (damaged on the way)`);
 }
 
 function prepare<T>(message: T, options: EnqueueOptions | undefined, index: number): Prepared {

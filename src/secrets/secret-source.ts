@@ -1,6 +1,6 @@
-import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { GetSecretValueCommandOutput } from '@aws-sdk/client-secrets-manager';
 import { regionOfArn } from '../aws/arn';
-import { boundedClientConfig } from '../aws/bounded-client';
+import { AwsJsonClient, SECRETS_MANAGER } from '../aws/aws-json-client';
 
 /**
  * A secret that may rotate (the Slack signing secret, the bot token, the execution zone's bearer
@@ -15,7 +15,7 @@ export interface SecretSource {
   refresh(): Promise<string>;
 }
 
-/** A value given directly (environment, tests): never changes, and loads no SDK. */
+/** A value given directly (environment, tests): never changes, and calls nothing. */
 export function staticSecret(value: string): SecretSource {
   if (!value) throw new Error('a secret given directly must not be empty');
   const read = async () => value;
@@ -47,20 +47,19 @@ const DEFAULT_SECRET_MAX_AGE_SECONDS = 300;
 export function secretsManagerSecret(secretId: string, options: SecretsManagerSecretOptions = {}): SecretSource {
   const maxAgeMs = (options.maxAgeSeconds ?? DEFAULT_SECRET_MAX_AGE_SECONDS) * 1000;
   const now = options.now ?? Date.now;
-  let client: SecretsManagerClient | undefined;
+  let client: AwsJsonClient | undefined;
   let cached: Promise<string> | undefined;
   /** When the cached value goes stale; Infinity while it is being read. */
   let staleAt = Infinity;
 
   const read = async (): Promise<string> => {
-    // Loaded lazily: functions given their secrets directly never load the SDK client.
-    const sdk = await import('@aws-sdk/client-secrets-manager');
-    client ??= new sdk.SecretsManagerClient({ region: regionOfArn(secretId), ...boundedClientConfig() });
+    const region = regionOfArn(secretId);
+    client ??= new AwsJsonClient({ service: SECRETS_MANAGER, ...(region ? { region } : {}) });
     let secretString: string | undefined;
     try {
-      ({ SecretString: secretString } = await client.send(new sdk.GetSecretValueCommand({ SecretId: secretId })));
+      ({ SecretString: secretString } = await client.call<GetSecretValueCommandOutput>('GetSecretValue', { SecretId: secretId }));
     } catch (error) {
-      // The SDK's errors say what went wrong (access denied, not found, throttled), never the value.
+      // AWS's errors say what went wrong (access denied, not found, throttled), never the value.
       const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
       throw new Error(`could not read secret ${secretId}: ${detail}`, { cause: error });
     }

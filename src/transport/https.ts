@@ -5,6 +5,7 @@ import type { SecretSource } from '../secrets/secret-source';
 import { errnoCode, faultMaker } from './faults';
 import { readBodyLimited, BodyTooLargeError } from './response-body';
 import { backoffDelay, parseRetryAfter, sleep as realSleep, type Sleep } from './retry';
+import type { AwsCredentials } from '../aws/sigv4';
 import { SigV4Signer, sigv4TargetOfHost, type SigV4Credentials } from './sigv4-signer';
 import { TransportError, type GetDocumentOptions, type SendOptions, type Transport, type TransportFaultReason, type TransportResponse } from './transport';
 
@@ -329,11 +330,11 @@ function createSigner(url: URL, auth: Extract<HttpsAuth, { kind: 'sigv4' }>): Si
  * temporary credentials survives between calls.
  */
 function defaultCredentials(): SigV4Credentials {
-  let provider: Promise<() => Promise<unknown>> | undefined;
-  return (async () => {
+  let provider: Promise<() => Promise<AwsCredentials>> | undefined;
+  return async () => {
     provider ??= import('@aws-sdk/credential-provider-node').then(({ defaultProvider }) => defaultProvider());
     return (await provider)();
-  }) as SigV4Credentials;
+  };
 }
 
 function positive(value: number | undefined, fallback: number, name: string, min = 1): number {

@@ -1,12 +1,12 @@
-import { Hash } from '@smithy/hash-node';
-import { HttpRequest } from '@smithy/protocol-http';
-import { SignatureV4 } from '@smithy/signature-v4';
+import { signRequest, type AwsCredentials } from '../aws/sigv4';
 
 /**
  * SigV4 for the https transport: Lambda function URLs with AWS_IAM auth (service `lambda`) and
- * API Gateway IAM auth (service `execute-api`), docs/architecture.md §10.5.
+ * API Gateway IAM auth (service `execute-api`), docs/architecture.md §10.5. The signing itself is
+ * the project's one SigV4 (src/aws/sigv4.ts).
  */
-export type SigV4Credentials = ConstructorParameters<typeof SignatureV4>[0]['credentials'];
+/** Credentials, or a provider of them (the SDK's default chain caches and refreshes its own). */
+export type SigV4Credentials = AwsCredentials | (() => Promise<AwsCredentials>);
 
 export type SigV4Target = { service: string; region: string };
 
@@ -29,16 +29,12 @@ export function sigv4TargetOfHost(hostname: string): Partial<SigV4Target> {
 export type SignableRequest = { url: URL; method: string; headers: Record<string, string>; body: string };
 
 export class SigV4Signer {
-  private readonly signer: SignatureV4;
-
   constructor(
     readonly target: SigV4Target,
-    credentials: SigV4Credentials,
+    private readonly credentials: SigV4Credentials,
     /** Injected so a test can re-derive the exact signature. */
     private readonly now: () => Date = () => new Date(),
-  ) {
-    this.signer = new SignatureV4({ service: target.service, region: target.region, credentials, sha256: Hash.bind(null, 'sha256') });
-  }
+  ) {}
 
   /**
    * The headers to send: the given ones plus `host`, `x-amz-date`, `x-amz-content-sha256`,
@@ -46,24 +42,10 @@ export class SigV4Signer {
    * is signed, so none may change after this.
    */
   async sign(request: SignableRequest): Promise<Record<string, string>> {
-    const { url } = request;
-    const query: Record<string, string | string[]> = {};
-    for (const [key, value] of url.searchParams) {
-      const previous = query[key];
-      query[key] = previous === undefined ? value : ([] as string[]).concat(previous, value);
-    }
-    const unsigned = new HttpRequest({
-      method: request.method,
-      protocol: url.protocol,
-      hostname: url.hostname,
-      port: url.port ? Number(url.port) : undefined,
-      path: url.pathname,
-      query,
-      // The signed host must be the one fetch sends, port included.
-      headers: { ...request.headers, host: url.host },
-      body: request.body,
-    });
-    const signed = await this.signer.sign(unsigned, { signingDate: this.now() });
-    return signed.headers;
+    const credentials = typeof this.credentials === 'function' ? await this.credentials() : this.credentials;
+    return signRequest(
+      { method: request.method, url: request.url, headers: request.headers, body: request.body },
+      { service: this.target.service, region: this.target.region, credentials, contentSha256Header: true, now: this.now() },
+    );
   }
 }

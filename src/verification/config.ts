@@ -1,5 +1,5 @@
-import { z } from 'zod';
-import { envBool, envInt, envList, envNumber, parseEnv } from '../config/env';
+import { envBool, envInt, envList, envNumber, envOptionalInt, parseEnv } from '../config/env';
+import * as z from '../config/zod-mini';
 import { QUEUE_SETTINGS } from './pipeline-settings';
 import { DEFAULT_POLL_SCHEDULE, type PollSchedule } from './poll-schedule';
 import { DEFAULT_ATTACHMENT_LIMITS, defaultMaxTotalBytes, type AttachmentLimits } from './attachment-limits';
@@ -7,26 +7,26 @@ import type { TransportKind } from '../transport/transport';
 
 /**
  * Verification-zone configuration, parsed once per function (src/verification/wiring.ts turns it
- * into each function's options). The execution agent (TRANSPORT, EXECUTION_PROTOCOL, …) is
+ * into each function's options), with zod/mini: slack-events parses it on every cold start. The execution agent (TRANSPORT, EXECUTION_PROTOCOL, …) is
  * parsed by src/protocols/agent-config.ts.
  */
 export const VerificationConfigSchema = z.object({
-  SLACK_SIGNING_SECRET: z.string().optional(),
-  SLACK_SIGNING_SECRET_ARN: z.string().optional(),
-  SLACK_BOT_TOKEN: z.string().optional(),
-  SLACK_BOT_TOKEN_ARN: z.string().optional(),
-  SLACK_API_URL: z.string().url().optional(),
-  SLACK_BOT_USER_ID: z.string().optional(),
+  SLACK_SIGNING_SECRET: z.optional(z.string()),
+  SLACK_SIGNING_SECRET_ARN: z.optional(z.string()),
+  SLACK_BOT_TOKEN: z.optional(z.string()),
+  SLACK_BOT_TOKEN_ARN: z.optional(z.string()),
+  SLACK_API_URL: z.optional(z.url()),
+  SLACK_BOT_USER_ID: z.optional(z.string()),
   ALLOWED_TEAM_IDS: envList(),
   ALLOWED_USER_IDS: envList(),
   ALLOWED_CHANNEL_IDS: envList(),
   RATE_LIMIT_PER_MINUTE: envInt(20),
   MAX_TEXT_LENGTH: envInt(4000, 1),
   EVENT_CLAIM_TTL_SECONDS: envInt(3600, 60),
-  STATE_TABLE_NAME: z.string().optional(),
-  TASK_QUEUE_URL: z.string().optional(),
-  POLL_QUEUE_URL: z.string().optional(),
-  REPLY_QUEUE_URL: z.string().optional(),
+  STATE_TABLE_NAME: z.optional(z.string()),
+  TASK_QUEUE_URL: z.optional(z.string()),
+  POLL_QUEUE_URL: z.optional(z.string()),
+  REPLY_QUEUE_URL: z.optional(z.string()),
   TASK_MAX_RECEIVE_COUNT: envInt(QUEUE_SETTINGS.tasks.maxReceiveCount, 1),
   POLL_MAX_RECEIVE_COUNT: envInt(QUEUE_SETTINGS.polls.maxReceiveCount, 1),
   REPLY_MAX_RECEIVE_COUNT: envInt(QUEUE_SETTINGS.replies.maxReceiveCount, 1),
@@ -37,7 +37,7 @@ export const VerificationConfigSchema = z.object({
   SLACK_REACTIONS: envBool(false),
   /** Opt-in: send the bot token to the execution zone as `bot_token` (it is never logged). */
   EXECUTION_SEND_BOT_TOKEN: envBool(false),
-  USER_MESSAGES_JSON: z.string().optional(),
+  USER_MESSAGES_JSON: z.optional(z.string()),
   /** Earlier thread messages sent with a task (0: none); the newest are kept (docs/contract.md, "Thread context"). */
   THREAD_CONTEXT_MAX_MESSAGES: envInt(50, 0, 1000),
   /** Characters of earlier messages sent with a task, at most. */
@@ -54,7 +54,7 @@ export const VerificationConfigSchema = z.object({
   ATTACHMENT_MAX_DOCUMENTS: envInt(DEFAULT_ATTACHMENT_LIMITS.maxDocuments, 0),
   ATTACHMENT_MAX_DOCUMENT_BYTES: envInt(DEFAULT_ATTACHMENT_LIMITS.maxDocumentBytes, 0),
   /** Bytes of files in one task, before base64; unset: what the transport carries (4 MB over https, 32 MB otherwise). */
-  ATTACHMENT_MAX_TOTAL_BYTES: z.coerce.number().int().min(0).optional(),
+  ATTACHMENT_MAX_TOTAL_BYTES: envOptionalInt(0),
   /**
    * Live answers: a sign of life when a task is picked up, and the answer shown in Slack while it
    * is produced (docs/architecture.md §2.5).

@@ -1,4 +1,5 @@
-import type { z } from 'zod';
+import type * as core from 'zod/v4/core';
+import * as z from '../config/zod-mini';
 
 /**
  * A queue message that can never be processed (not JSON, or not the expected shape). Consumers
@@ -11,14 +12,14 @@ export class PoisonMessageError extends Error {
 }
 
 /** Parses a queue body against its schema; anything unreadable is a PoisonMessageError. */
-export function parseQueueMessage<S extends z.ZodType>(schema: S, body: string, what: string): z.infer<S> {
+export function parseQueueMessage<S extends core.$ZodType>(schema: S, body: string, what: string): core.output<S> {
   let json: unknown;
   try {
     json = JSON.parse(body);
   } catch (error) {
     throw new PoisonMessageError(`${what} is not JSON`, { cause: error });
   }
-  const parsed = schema.safeParse(json);
+  const parsed = z.safeParse(schema, json);
   if (!parsed.success) throw new PoisonMessageError(`${what} is malformed: ${parsed.error.issues.map((issue) => issue.path.join('.') || '(root)').join(', ')}`);
   return parsed.data;
 }

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../config/zod-mini';
 
 /**
  * The verification zone's three queue message shapes: tasks (slack-events → agent-invoker),
@@ -8,11 +8,11 @@ import { z } from 'zod';
 /** Where in Slack the reply belongs, and which message to react to. */
 export const SlackThreadSchema = z.object({
   team_id: z.string(),
-  channel: z.string().min(1),
+  channel: z.string().check(z.minLength(1)),
   /** The user's message. */
-  ts: z.string().min(1),
+  ts: z.string().check(z.minLength(1)),
   /** The thread the user's message is in, if any. Replies go to `thread_ts ?? ts`. */
-  thread_ts: z.string().optional(),
+  thread_ts: z.optional(z.string()),
 });
 export type SlackThread = z.infer<typeof SlackThreadSchema>;
 
@@ -21,64 +21,64 @@ export type SlackThread = z.infer<typeof SlackThreadSchema>;
  * verification zone: the execution zone receives the bytes (docs/contract.md, "Attachments").
  */
 export const TaskFileSchema = z.object({
-  id: z.string().min(1),
+  id: z.string().check(z.minLength(1)),
   name: z.string(),
   /** As Slack declared it; the invoker checks the bytes against it. */
   mimetype: z.string(),
-  filetype: z.string().optional(),
-  size: z.number().nonnegative(),
+  filetype: z.optional(z.string()),
+  size: z.number().check(z.nonnegative()),
   /** Absent for a file Slack no longer serves (deleted, hidden by the plan's limits). */
-  url: z.string().optional(),
+  url: z.optional(z.string()),
 });
 export type TaskFile = z.infer<typeof TaskFileSchema>;
 
 /** More file references than this in one task message are cut (Slack attaches at most 10 to a message). */
 export const MAX_TASK_FILES = 50;
 
-export const TaskMessageSchema = SlackThreadSchema.extend({
+export const TaskMessageSchema = z.extend(SlackThreadSchema, {
   /** UUID v4 made once when the event was accepted; the JSON-RPC id of execute_task on every retry. */
   request_id: z.uuid(),
-  event_id: z.string().min(1),
+  event_id: z.string().check(z.minLength(1)),
   user_id: z.string(),
-  text: z.string().min(1),
+  text: z.string().check(z.minLength(1)),
   /** Epoch ms when slack-events accepted the event. */
   received_at: z.number(),
-  files: z.array(TaskFileSchema).max(MAX_TASK_FILES).optional(),
+  files: z.optional(z.array(TaskFileSchema).check(z.maxLength(MAX_TASK_FILES))),
   /** The bot's user id, when the event named it: the invoker tells the bot's own replies by it. */
-  bot_user_id: z.string().optional(),
+  bot_user_id: z.optional(z.string()),
   /** A thread reply without a mention, taken because the bot answered in that thread before. */
-  follow_up: z.boolean().optional(),
+  follow_up: z.optional(z.boolean()),
 });
 export type TaskMessage = z.infer<typeof TaskMessageSchema>;
 
-export const PollMessageSchema = SlackThreadSchema.extend({
+export const PollMessageSchema = z.extend(SlackThreadSchema, {
   request_id: z.uuid(),
   event_id: z.string(),
   user_id: z.string(),
   /** The protocol's pending handle (task id and extras). */
-  handle: z.object({ taskId: z.string().min(1) }).catchall(z.string()),
+  handle: z.catchall(z.object({ taskId: z.string().check(z.minLength(1)) }), z.string()),
   /** Polls made so far. */
-  attempt: z.number().int().nonnegative(),
+  attempt: z.int().check(z.nonnegative()),
   /** Epoch ms when the task was accepted: the poll deadline counts from here. */
   accepted_at: z.number(),
   received_at: z.number(),
   /** Notes for the user about what the task was sent without (files skipped, thread not read), added under the answer. */
-  notes: z.array(z.string()).optional(),
+  notes: z.optional(z.array(z.string())),
   /** A task that streams: characters of its text received so far (docs/contract.md, "Streaming"). */
-  streamed: z.number().int().nonnegative().optional(),
+  streamed: z.optional(z.int().check(z.nonnegative())),
   /** A task that streams: polls since its text last grew (the backoff counts from there). */
-  since_text: z.number().int().nonnegative().optional(),
+  since_text: z.optional(z.int().check(z.nonnegative())),
 });
 export type PollMessage = z.infer<typeof PollMessageSchema>;
 
 export const ReplyKindSchema = z.enum(['answer', 'error', 'notice']);
 
-export const ReplyMessageSchema = SlackThreadSchema.extend({
-  request_id: z.string().min(1),
-  text: z.string().min(1),
+export const ReplyMessageSchema = z.extend(SlackThreadSchema, {
+  request_id: z.string().check(z.minLength(1)),
+  text: z.string().check(z.minLength(1)),
   /** answer: the task's result; error: a safe failure message; notice: refusals and hints. */
   kind: ReplyKindSchema,
-  received_at: z.number().optional(),
+  received_at: z.optional(z.number()),
 });
 export type ReplyMessage = z.infer<typeof ReplyMessageSchema>;
 

@@ -1,54 +1,48 @@
-import { z } from 'zod';
+import * as z from '../config/zod-mini';
 
 /**
  * A file shared with a message, as message and app_mention events carry it. A file hidden by the
  * workspace's plan or deleted (`mode: "hidden_by_limit"` / `"tombstone"`) has no download URL.
  */
-export const SlackFileSchema = z
-  .object({
+export const SlackFileSchema = z.looseObject({
     id: z.string(),
-    name: z.string().optional(),
-    title: z.string().optional(),
-    mimetype: z.string().optional(),
-    filetype: z.string().optional(),
-    size: z.number().optional(),
-    mode: z.string().optional(),
-    url_private_download: z.string().optional(),
-    url_private: z.string().optional(),
-  })
-  .loose();
+    name: z.optional(z.string()),
+    title: z.optional(z.string()),
+    mimetype: z.optional(z.string()),
+    filetype: z.optional(z.string()),
+    size: z.optional(z.number()),
+    mode: z.optional(z.string()),
+    url_private_download: z.optional(z.string()),
+    url_private: z.optional(z.string()),
+  });
 export type SlackFile = z.infer<typeof SlackFileSchema>;
 
 /** The parts of Slack's Events API payloads the ingress reads (docs/architecture.md §10.1); everything else passes through. */
-export const SlackInnerEventSchema = z
-  .object({
+export const SlackInnerEventSchema = z.looseObject({
     type: z.string(),
-    subtype: z.string().optional(),
-    user: z.string().optional(),
-    bot_id: z.string().optional(),
-    text: z.string().optional(),
-    ts: z.string().optional(),
-    thread_ts: z.string().optional(),
-    channel: z.string().optional(),
-    channel_type: z.string().optional(),
-    team: z.string().optional(),
-    files: z.array(SlackFileSchema).optional(),
-  })
-  .loose();
+    subtype: z.optional(z.string()),
+    user: z.optional(z.string()),
+    bot_id: z.optional(z.string()),
+    text: z.optional(z.string()),
+    ts: z.optional(z.string()),
+    thread_ts: z.optional(z.string()),
+    channel: z.optional(z.string()),
+    channel_type: z.optional(z.string()),
+    team: z.optional(z.string()),
+    files: z.optional(z.array(SlackFileSchema)),
+  });
 export type SlackInnerEvent = z.infer<typeof SlackInnerEventSchema>;
 
 export const SlackEnvelopeSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('url_verification'), challenge: z.string() }).loose(),
-  z
-    .object({
+  z.looseObject({ type: z.literal('url_verification'), challenge: z.string() }),
+  z.looseObject({
       type: z.literal('event_callback'),
       team_id: z.string(),
       event_id: z.string(),
-      event_time: z.number().optional(),
+      event_time: z.optional(z.number()),
       event: SlackInnerEventSchema,
-      authorizations: z.array(z.object({ user_id: z.string().optional(), is_bot: z.boolean().optional() }).loose()).optional(),
-    })
-    .loose(),
+      authorizations: z.optional(z.array(z.looseObject({ user_id: z.optional(z.string()), is_bot: z.optional(z.boolean()) }))),
+    }),
 ]);
 export type SlackEnvelope = z.infer<typeof SlackEnvelopeSchema>;
 export type SlackEventCallback = Extract<SlackEnvelope, { type: 'event_callback' }>;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { newRequestId } from '../contract';
+import { newRequestId } from '../contract/request-id';
 import { taskLogger, type Log } from '../observability/logger';
 import type { PipelineMetrics } from '../observability/metrics';
 import type { Queue } from '../queue/queue';

@@ -1,4 +1,5 @@
-import { ATTACHMENT_TYPES, attachmentTypeOf, type Attachment, type AttachmentKind, type AttachmentType } from '../contract';
+import type { Attachment } from '../contract';
+import { ATTACHMENT_TYPES, attachmentTypeOf, type AttachmentKind, type AttachmentType } from '../contract/attachments';
 import type { Log } from '../observability/logger';
 import type { SlackCallOptions } from '../slack/slack-replies';
 import { FileDownloadError, type SlackConversations } from '../slack/slack-conversations';

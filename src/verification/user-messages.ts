@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../config/zod-mini';
 
 /**
  * Every text the verification zone writes to a Slack user, in one table (English). None carries
@@ -32,7 +32,7 @@ export const DEFAULT_USER_MESSAGES = {
 export type UserMessageKey = keyof typeof DEFAULT_USER_MESSAGES;
 export type UserMessages = Record<UserMessageKey, string>;
 
-const OverridesSchema = z.partialRecord(z.enum(Object.keys(DEFAULT_USER_MESSAGES) as [UserMessageKey, ...UserMessageKey[]]), z.string().min(1));
+const OverridesSchema = z.partialRecord(z.enum(Object.keys(DEFAULT_USER_MESSAGES) as [UserMessageKey, ...UserMessageKey[]]), z.string().check(z.minLength(1)));
 
 /** The table with operator overrides applied; unknown keys in the overrides are refused. */
 export function userMessages(overridesJson?: string): UserMessages {

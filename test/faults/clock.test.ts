@@ -1,11 +1,10 @@
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { boundedClientConfig } from '../../src/aws/bounded-client';
+import { SqsQueue, sqsClient } from '../../src/queue/sqs-queue';
 import { installDateClock, type DateClock } from '../support/date-clock';
 import { startFakeSqs, type FakeSqs } from '../support/fake-sqs';
 
 /**
  * The fault suite replays minutes in milliseconds by faking Date alone. That is only honest if
- * nothing else is faked: timers, sockets, the SDK's request timeouts and abort signals must keep
+ * nothing else is faked: timers, sockets, the AWS client's request timeouts and abort signals must keep
  * real time, or a "bounded" call would be bounded by a clock the test moves.
  */
 let clock: DateClock;
@@ -35,22 +34,19 @@ describe('a Date-only fake clock', () => {
     expect(() => clock.at(0)).toThrow(/does not go back/);
   });
 
-  it('leaves sockets, the SDK request timeout and AbortSignal.timeout on real time', async () => {
+  it("leaves sockets, the AWS client's request timeout and AbortSignal.timeout on real time", async () => {
     clock.begin();
-    const client = new SQSClient({ ...boundedClientConfig({ connectionTimeoutMs: 500, requestTimeoutMs: 300, maxAttempts: 1 }), endpoint: sqs.endpoint });
-    try {
-      await client.send(new SendMessageCommand({ QueueUrl: sqs.queueUrl('tasks'), MessageBody: 'over a real socket' }));
-      expect(sqs.messages('tasks').map((m) => m.body)).toEqual(['over a real socket']);
+    const client = sqsClient({ bounds: { connectionTimeoutMs: 500, requestTimeoutMs: 300, maxAttempts: 1 }, endpoint: sqs.endpoint });
+    const queue = new SqsQueue<string>({ client, queueUrl: sqs.queueUrl('tasks') });
+    await queue.send('over a real socket');
+    expect(sqs.messages('tasks').map((m) => m.body)).toEqual(['"over a real socket"']);
 
-      sqs.failNext({ stall: true });
-      const realStart = performance.now();
-      await expect(client.send(new SendMessageCommand({ QueueUrl: sqs.queueUrl('tasks'), MessageBody: 'stalled' }))).rejects.toMatchObject({ name: 'TimeoutError' });
-      expect(performance.now() - realStart).toBeGreaterThanOrEqual(250);
+    sqs.failNext({ stall: true });
+    const realStart = performance.now();
+    await expect(queue.send('stalled')).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(performance.now() - realStart).toBeGreaterThanOrEqual(250);
 
-      const aborted = await new Promise<unknown>((resolve) => AbortSignal.timeout(20).addEventListener('abort', (event) => resolve((event.target as AbortSignal).reason)));
-      expect(aborted).toMatchObject({ name: 'TimeoutError' });
-    } finally {
-      client.destroy();
-    }
+    const aborted = await new Promise<unknown>((resolve) => AbortSignal.timeout(20).addEventListener('abort', (event) => resolve((event.target as AbortSignal).reason)));
+    expect(aborted).toMatchObject({ name: 'TimeoutError' });
   });
 });

@@ -1,21 +1,20 @@
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEvent, SQSEvent } from 'aws-lambda';
-import { mockClient } from 'aws-sdk-client-mock';
 import { appMentionEnvelope } from '../../src/local/slack-event-builder';
 import { slackSignatureHeaders } from '../../src/verification/slack-signature';
 import { createTable, startLocalDynamoDb, type LocalDynamoDb } from '../support/dynalite';
 import { startExecutionRuntime, type RunningRuntime } from '../support/execution-runtime';
 import { startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
 import { startFakeSecretsManager } from '../support/fake-secrets-manager';
+import { startFakeSqs, type FakeSqs } from '../support/fake-sqs';
 import { lambdaContext } from '../support/lambda-context';
 
 /**
- * The Lambda handlers as deployed: configuration from the environment, DynamoDB through the real
- * SDK against dynalite, the execution zone over the https transport on loopback, Slack through
- * @slack/web-api against the fake Slack API. Only SQS sends are stubbed (no local SQS exists);
- * what the handlers send is asserted.
+ * The Lambda handlers as deployed: configuration from the environment, DynamoDB against dynalite,
+ * SQS against the fake SQS endpoint (both over HTTP, signed), the execution zone over the https
+ * transport on loopback, Slack through @slack/web-api against the fake Slack API. What the
+ * handlers send is asserted.
  */
-const sqs = mockClient(SQSClient);
+let sqs: FakeSqs;
 let db: LocalDynamoDb;
 let runtime: RunningRuntime;
 let slack: FakeSlackApi;
@@ -27,12 +26,13 @@ beforeAll(async () => {
   await createTable(db.client, 'state', 'pk', 'expires_at');
   runtime = await startExecutionRuntime({ SYNC_BUDGET_MS: '1000' });
   slack = await startFakeSlackApi();
+  sqs = await startFakeSqs();
   Object.assign(process.env, {
     AWS_ENDPOINT_URL_DYNAMODB: db.endpoint,
     STATE_TABLE_NAME: 'state',
-    TASK_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/tasks',
-    POLL_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/polls',
-    REPLY_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/replies',
+    TASK_QUEUE_URL: sqs.queueUrl('tasks'),
+    POLL_QUEUE_URL: sqs.queueUrl('polls'),
+    REPLY_QUEUE_URL: sqs.queueUrl('replies'),
     SLACK_SIGNING_SECRET: SECRET,
     SLACK_BOT_TOKEN: slack.token,
     SLACK_API_URL: slack.apiUrl,
@@ -42,15 +42,11 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   process.env = saved;
-  await Promise.all([db.close(), runtime.close(), slack.close()]);
+  await Promise.all([db.close(), runtime.close(), slack.close(), sqs.close()]);
 });
-beforeEach(() => {
-  sqs.reset();
-  sqs.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
-});
+beforeEach(() => sqs.reset());
 
-const sentTo = (queue: string) =>
-  sqs.commandCalls(SendMessageCommand).filter((call) => call.args[0].input.QueueUrl?.endsWith(`/${queue}`)).map((call) => JSON.parse(call.args[0].input.MessageBody!));
+const sentTo = (queue: string) => sqs.messages(queue).map((message) => JSON.parse(message.body));
 
 function apiGatewayEvent(body: string, headers: Record<string, string>): APIGatewayProxyEvent {
   return { body, headers, isBase64Encoded: false, httpMethod: 'POST', path: '/slack/events' } as unknown as APIGatewayProxyEvent;
@@ -117,10 +113,10 @@ describe('lambdas/verification/agent-invoker', () => {
     const slow = task('slow #sleep=1500');
     const result = await handler(sqsEvent([slow]), lambdaContext());
     expect(result.batchItemFailures).toEqual([]);
-    const polls = sqs.commandCalls(SendMessageCommand).filter((c) => c.args[0].input.QueueUrl?.endsWith('/polls'));
+    const polls = sqs.messages('polls');
     expect(polls).toHaveLength(1);
-    expect(polls[0]!.args[0].input.DelaySeconds).toBe(2);
-    expect(JSON.parse(polls[0]!.args[0].input.MessageBody!)).toMatchObject({ request_id: slow.request_id, attempt: 0, handle: { taskId: expect.stringMatching(/^task-/) } });
+    expect(polls[0]!.delaySeconds).toBe(2);
+    expect(JSON.parse(polls[0]!.body)).toMatchObject({ request_id: slow.request_id, attempt: 0, handle: { taskId: expect.stringMatching(/^task-/) } });
   });
 });
 

@@ -1,33 +1,45 @@
-import { SendMessageBatchCommand, SendMessageCommand, SQSClient, type SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
+import { createHash } from 'node:crypto';
+import type { SendMessageBatchRequest, SendMessageRequest } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
-import { mockClient } from 'aws-sdk-client-mock';
-import { deliveryFromSqsRecord, SqsBatchSendError, SqsQueue } from '../../src/queue/sqs-queue';
+import { deliveryFromSqsRecord, SqsBatchSendError, SqsQueue, sqsClient } from '../../src/queue/sqs-queue';
+import { startScriptedAws, type ScriptedAws, type ScriptedRequest } from '../support/scripted-aws';
 
-// A unit test of one adapter: the SQS wire is stubbed so the exact requests can be asserted.
-const QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/tasks-queue';
-const sqs = mockClient(SQSClient);
-const makeQueue = () => new SqsQueue<{ n: number; text?: string }>({ client: new SQSClient({}), queueUrl: QUEUE_URL });
-const batchInputs = () => sqs.commandCalls(SendMessageBatchCommand).map((call) => call.args[0].input as SendMessageBatchCommandInput);
+// SqsQueue over real HTTP to a scripted SQS endpoint, so the exact requests can be asserted and
+// answers SQS gives only under load (some entries of a batch refused) can be produced.
+const md5 = (text: string) => createHash('md5').update(text).digest('hex');
+const allSucceed = (request: ScriptedRequest) => {
+  if (request.operation === 'SendMessage') return { body: { MessageId: 'm-1', MD5OfMessageBody: md5(String(request.input.MessageBody)) } };
+  const entries = (request.input as unknown as SendMessageBatchRequest).Entries!;
+  return { body: { Successful: entries.map((e) => ({ Id: e.Id, MessageId: `m-${e.Id}`, MD5OfMessageBody: md5(e.MessageBody!) })), Failed: [] } };
+};
 
-const allSucceed = (input: SendMessageBatchCommandInput) => ({ Successful: input.Entries!.map((e) => ({ Id: e.Id })), Failed: [] });
-
-beforeEach(() => {
-  sqs.reset();
-  sqs.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
-  sqs.on(SendMessageBatchCommand).callsFake(allSucceed);
+let sqs: ScriptedAws;
+let queueUrl: string;
+beforeEach(async () => {
+  sqs = await startScriptedAws(allSucceed);
+  // As in AWS, the queue URL's host is where its calls go (no endpoint is configured here).
+  queueUrl = `${sqs.endpoint}/123456789012/tasks-queue`;
 });
+afterEach(() => sqs.close());
+
+const client = () => sqsClient({ region: 'us-east-1', credentials: { accessKeyId: 'AKIDTEST', secretAccessKey: 'secret' }, env: {} });
+const makeQueue = () => new SqsQueue<{ n: number; text?: string }>({ client: client(), queueUrl });
+const sendInputs = () => sqs.requests.filter((r) => r.operation === 'SendMessage').map((r) => r.input as unknown as SendMessageRequest);
+const batchInputs = () => sqs.requests.filter((r) => r.operation === 'SendMessageBatch').map((r) => r.input as unknown as SendMessageBatchRequest);
 
 describe('SqsQueue', () => {
   it('is named after its queue URL', () => {
     expect(makeQueue().name).toBe('tasks-queue');
   });
 
-  it('sends the JSON body with a clamped per-message delay and string attributes', async () => {
+  it('sends the JSON body with a clamped per-message delay and string attributes, signed, to the queue URL\'s host', async () => {
     await makeQueue().send({ n: 1, text: 'hi' }, { delaySeconds: 1200, attributes: { request_id: 'r-1', event_id: 'Ev1' } });
 
-    expect(sqs.commandCalls(SendMessageCommand).map((call) => call.args[0].input)).toEqual([
+    expect(sqs.requests[0]!.target).toBe('AmazonSQS.SendMessage');
+    expect(sqs.requests[0]!.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDTEST\/\d{8}\/us-east-1\/sqs\/aws4_request, /);
+    expect(sendInputs()).toEqual([
       {
-        QueueUrl: QUEUE_URL,
+        QueueUrl: queueUrl,
         MessageBody: '{"n":1,"text":"hi"}',
         DelaySeconds: 900, // SQS refuses anything above 15 minutes
         MessageAttributes: {
@@ -40,13 +52,12 @@ describe('SqsQueue', () => {
 
   it('leaves DelaySeconds out when none is asked for, so the queue default applies', async () => {
     await makeQueue().send({ n: 2 }, { attributes: { empty: '' } });
-    const input = sqs.commandCalls(SendMessageCommand)[0]!.args[0].input;
-    expect(input).toEqual({ QueueUrl: QUEUE_URL, MessageBody: '{"n":2}' });
+    expect(sendInputs()).toEqual([{ QueueUrl: queueUrl, MessageBody: '{"n":2}' }]);
   });
 
   it('rounds a fractional delay to whole seconds', async () => {
     await makeQueue().send({ n: 3 }, { delaySeconds: 2.6 });
-    expect(sqs.commandCalls(SendMessageCommand)[0]!.args[0].input.DelaySeconds).toBe(3);
+    expect(sendInputs()[0]!.DelaySeconds).toBe(3);
   });
 
   it('sends a batch in calls of at most 10 entries, in order, with per-entry options', async () => {
@@ -59,7 +70,7 @@ describe('SqsQueue', () => {
     expect(entries.map((entry) => entry.MessageBody)).toEqual(messages.map(({ message }) => JSON.stringify(message)));
     expect(entries[12]).toEqual({ Id: expect.any(String), MessageBody: '{"n":12}', DelaySeconds: 12, MessageAttributes: { i: { DataType: 'String', StringValue: '12' } } });
     for (const input of inputs) {
-      expect(input.QueueUrl).toBe(QUEUE_URL);
+      expect(input.QueueUrl).toBe(queueUrl);
       expect(new Set(input.Entries!.map((entry) => entry.Id)).size).toBe(input.Entries!.length);
     }
   });
@@ -72,17 +83,16 @@ describe('SqsQueue', () => {
 
   it('makes no call for an empty batch', async () => {
     await makeQueue().sendBatch([]);
-    expect(sqs.calls()).toHaveLength(0);
+    expect(sqs.requests).toHaveLength(0);
   });
 
   it('retries only the failed entries, once, and succeeds if they go through', async () => {
-    sqs
-      .on(SendMessageBatchCommand)
-      .callsFakeOnce((input: SendMessageBatchCommandInput) => ({
-        Successful: input.Entries!.filter((_, i) => i !== 1 && i !== 3).map((e) => ({ Id: e.Id })),
-        Failed: [input.Entries![1]!, input.Entries![3]!].map((e) => ({ Id: e.Id, Code: 'InternalError', SenderFault: false })),
-      }))
-      .callsFake(allSucceed);
+    sqs.next({
+      body: {
+        Successful: [0, 2, 4].map((n) => ({ Id: `m${n}`, MessageId: `id-${n}`, MD5OfMessageBody: md5(`{"n":${n}}`) })),
+        Failed: [1, 3].map((n) => ({ Id: `m${n}`, Code: 'InternalError', SenderFault: false })),
+      },
+    });
     await makeQueue().sendBatch([0, 1, 2, 3, 4].map((n) => ({ message: { n } })));
 
     const inputs = batchInputs();
@@ -91,15 +101,18 @@ describe('SqsQueue', () => {
   });
 
   it('throws an error listing the entries that failed twice, and does not retry sender faults', async () => {
-    sqs.on(SendMessageBatchCommand).callsFake((input: SendMessageBatchCommandInput) => ({
-      Successful: [],
-      Failed: input.Entries!.filter((e) => e.MessageBody !== '{"n":0}').map((e) => ({
-        Id: e.Id,
-        Code: e.MessageBody === '{"n":2}' ? 'InvalidParameterValue' : 'ServiceUnavailable',
-        Message: 'nope',
-        SenderFault: e.MessageBody === '{"n":2}',
-      })),
-    }));
+    const refuse = (request: ScriptedRequest) => {
+      const entries = (request.input as unknown as SendMessageBatchRequest).Entries!;
+      return {
+        body: {
+          Successful: entries.filter((e) => e.MessageBody === '{"n":0}').map((e) => ({ Id: e.Id, MessageId: 'id', MD5OfMessageBody: md5(e.MessageBody!) })),
+          Failed: entries
+            .filter((e) => e.MessageBody !== '{"n":0}')
+            .map((e) => ({ Id: e.Id, Code: e.MessageBody === '{"n":2}' ? 'InvalidParameterValue' : 'ServiceUnavailable', Message: 'nope', SenderFault: e.MessageBody === '{"n":2}' })),
+        },
+      };
+    };
+    sqs.next(refuse, refuse);
 
     const error = await makeQueue()
       .sendBatch([0, 1, 2].map((n) => ({ message: { n } })))
@@ -115,9 +128,26 @@ describe('SqsQueue', () => {
     expect(batchInputs().map((input) => input.Entries!.map((entry) => entry.MessageBody))).toEqual([['{"n":0}', '{"n":1}', '{"n":2}'], ['{"n":1}']]);
   });
 
-  it('lets an SDK error surface', async () => {
-    sqs.on(SendMessageCommand).rejects(new Error('throttled'));
-    await expect(makeQueue().send({ n: 1 })).rejects.toThrow('throttled');
+  it("lets SQS's error surface with its code", async () => {
+    sqs.next({ status: 400, body: { __type: 'com.amazonaws.sqs#QueueDoesNotExist', message: 'The specified queue does not exist.' } });
+    await expect(makeQueue().send({ n: 1 })).rejects.toMatchObject({ name: 'QueueDoesNotExist', message: 'The specified queue does not exist.' });
+    expect(sqs.requests).toHaveLength(1);
+  });
+
+  it('sends again after a throttle, and the message is queued once', async () => {
+    sqs.next({ status: 400, body: { __type: 'com.amazonaws.sqs#ThrottlingException', message: 'Rate exceeded' } });
+    await makeQueue().send({ n: 1 });
+    expect(sendInputs().map((input) => input.MessageBody)).toEqual(['{"n":1}', '{"n":1}']);
+  });
+
+  it('refuses an answer whose MD5 does not match the body sent (damaged on the way)', async () => {
+    sqs.next({ body: { MessageId: 'm-1', MD5OfMessageBody: md5('something else') } });
+    await expect(makeQueue().send({ n: 1 })).rejects.toThrow(/MD5 of the message body does not match/);
+  });
+
+  it('sends a serialized body as it is (the execution zone hand-off)', async () => {
+    await makeQueue().sendBody('{"task_id":"t-1"}');
+    expect(sendInputs()).toEqual([{ QueueUrl: queueUrl, MessageBody: '{"task_id":"t-1"}' }]);
   });
 });
 

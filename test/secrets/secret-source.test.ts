@@ -126,26 +126,18 @@ describe('staticSecret and secretFromEnv', () => {
     expect(() => secretFromEnv('', '', 'the Slack bot token')).toThrow(/not configured/);
   });
 
-  it('loads the Secrets Manager client only when a secret is read from Secrets Manager', async () => {
-    let loaded = false;
-    await jest.isolateModulesAsync(async () => {
-      jest.doMock('@aws-sdk/client-secrets-manager', () => {
-        loaded = true;
-        return jest.requireActual('@aws-sdk/client-secrets-manager');
-      });
-      const source = await import('../../src/secrets/secret-source');
-      await source.secretFromEnv('direct', undefined, 'x').get();
-      const fromArn = source.secretFromEnv(undefined, ARN, 'x');
-      expect(loaded).toBe(false);
-      const sm = await startFakeSecretsManager();
-      try {
-        sm.setSecret(ARN, 'from-secrets-manager');
-        await expect(fromArn.get()).resolves.toBe('from-secrets-manager');
-      } finally {
-        await sm.close();
-      }
-      expect(loaded).toBe(true);
-    });
+  it('calls Secrets Manager only when a secret named by ARN is first read', async () => {
+    const sm = await startFakeSecretsManager();
+    try {
+      sm.setSecret(ARN, 'from-secrets-manager');
+      await secretFromEnv('direct', ARN, 'x').get();
+      const fromArn = secretFromEnv(undefined, ARN, 'x');
+      expect(sm.requests).toHaveLength(0);
+      await expect(fromArn.get()).resolves.toBe('from-secrets-manager');
+      expect(sm.requests).toHaveLength(1);
+    } finally {
+      await sm.close();
+    }
   });
 });
 

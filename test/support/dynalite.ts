@@ -1,19 +1,29 @@
 import { CreateTableCommand, DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import type { AddressInfo } from 'node:net';
+import { DynamoDb } from '../../src/aws/dynamodb';
 // dynalite ships no types; it is a real DynamoDB API implementation on top of LevelDB (in memory here).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const dynalite = require('dynalite') as (options: { createTableMs: number; deleteTableMs: number; updateTableMs: number }) => import('node:http').Server;
 
-export type LocalDynamoDb = { client: DynamoDBClient; endpoint: string; close(): Promise<void> };
+export type LocalDynamoDb = {
+  /** The SDK's client: tables, and the execution zone's task store. */
+  client: DynamoDBClient;
+  /** The verification zone's client (src/aws/dynamodb.ts), on the same endpoint. */
+  dynamodb: DynamoDb;
+  endpoint: string;
+  close(): Promise<void>;
+};
 
-/** Starts dynalite on loopback and returns a real DynamoDB client pointed at it. */
+/** Starts dynalite on loopback and returns real DynamoDB clients pointed at it. */
 export async function startLocalDynamoDb(): Promise<LocalDynamoDb> {
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const dynamodb = new DynamoDb({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   return {
     client,
+    dynamodb,
     endpoint,
     close: async () => {
       client.destroy();

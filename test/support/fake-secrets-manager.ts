@@ -2,8 +2,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { closeServer, listenOnLoopback } from './http';
 
 /**
- * A loopback fake of Secrets Manager's GetSecretValue, for the real
- * `@aws-sdk/client-secrets-manager` client. While it runs, `AWS_ENDPOINT_URL_SECRETS_MANAGER`
+ * A loopback fake of Secrets Manager's GetSecretValue, for the verification zone's client
+ * (src/aws/aws-json-client.ts) and the SDK's. While it runs, `AWS_ENDPOINT_URL_SECRETS_MANAGER`
  * points at it (restored by `close`), so clients built the default way reach it. It speaks the service's JSON protocol
  * (`X-Amz-Target: secretsmanager.GetSecretValue`, `application/x-amz-json-1.1`), answers errors
  * as the service does (HTTP 4xx with `__type`), and records which secret each request asked for

@@ -9,7 +9,7 @@
  * dead Lambda never swallows the work it claimed; a live one tells other callers to come back.
  *
  * Calls are idempotent for the same token: a write that was applied but whose response was lost
- * (and that the SDK sent again) finds the caller's own claim and counts as claimed.
+ * (and that the client retried) finds the caller's own claim and counts as claimed.
  */
 export type ClaimState =
   /** The caller owns a pending claim: do the work, then `complete` or `release`. */

@@ -1,8 +1,8 @@
-import { GetItemCommand, PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDb } from '../../aws/dynamodb';
 import { botThreadKey, type BotThread, type BotThreads } from './bot-threads';
 
 export type DynamoDbBotThreadsOptions = {
-  client: DynamoDBClient;
+  dynamodb: DynamoDb;
   /** The state table: string partition key `pk`, TTL on `expires_at` (shared with claims and counters). */
   tableName: string;
   now?: () => number;
@@ -22,17 +22,13 @@ export class DynamoDbBotThreads implements BotThreads {
 
   async remember(thread: BotThread, ttlSeconds: number): Promise<void> {
     const expiresAt = Math.floor(this.now() / 1000) + Math.ceil(ttlSeconds);
-    await this.options.client.send(
-      new PutItemCommand({ TableName: this.options.tableName, Item: { pk: { S: botThreadKey(thread) }, expires_at: { N: String(expiresAt) } } }),
-    );
+    await this.options.dynamodb.putItem({ TableName: this.options.tableName, Item: { pk: { S: botThreadKey(thread) }, expires_at: { N: String(expiresAt) } } });
   }
 
   async has(thread: BotThread): Promise<boolean> {
     // An eventually consistent read: a record written a moment ago by the poster is rarely missed,
     // and the next reply in the thread finds it.
-    const output = await this.options.client.send(
-      new GetItemCommand({ TableName: this.options.tableName, Key: { pk: { S: botThreadKey(thread) } }, ProjectionExpression: 'expires_at' }),
-    );
+    const output = await this.options.dynamodb.getItem({ TableName: this.options.tableName, Key: { pk: { S: botThreadKey(thread) } }, ProjectionExpression: 'expires_at' });
     const expiresAt = Number(output.Item?.expires_at?.N ?? 0);
     return expiresAt > Math.floor(this.now() / 1000);
   }

@@ -1,24 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import {
-  ConditionalCheckFailedException,
-  GetItemCommand,
-  PutItemCommand,
-  UpdateItemCommand,
-  type AttributeValue,
-  type DynamoDBClient,
-} from '@aws-sdk/client-dynamodb';
+import { isConditionCheckFailure, itemMetBy, type DynamoDb, type Item } from '../../aws/dynamodb';
 import type { AcquireOptions, ClaimState, ClaimStore } from './claim-store';
 
 export type DynamoDbClaimStoreOptions = {
-  client: DynamoDBClient;
+  dynamodb: DynamoDb;
   /** A table with string partition key `pk` and TTL on `expires_at`; counters may share it. */
   tableName: string;
   /** Prepended to every key, to keep claims apart from other items in a shared table. */
   keyPrefix?: string;
   now?: () => number;
 };
-
-type Item = Record<string, AttributeValue>;
 
 const STATE_AND_OWNER = { '#state': 'claim_state', '#owner': 'owner' };
 const WITH_VALUE = { ...STATE_AND_OWNER, '#value': 'claim_value' };
@@ -31,7 +22,7 @@ const namesFor = (usesValue: boolean) => (usesValue ? WITH_VALUE : STATE_AND_OWN
  * DynamoDB deletes expired items only eventually (often hours later), so every condition treats an
  * item past its `expires_at` as absent.
  *
- * `acquire` succeeds for its own token too, so the SDK re-sending a write whose response was lost
+ * `acquire` succeeds for its own token too, so a retry re-sending a write whose response was lost
  * finds its own claim and counts it as claimed; a refused write returns the item it met
  * (ReturnValuesOnConditionCheckFailure), which tells "done" from "busy" without a second read.
  */
@@ -52,33 +43,31 @@ export class DynamoDbClaimStore implements ClaimStore {
     // its identity (an event keeps its request id). Only until the item is deleted by TTL.
     const setValue = options.value !== undefined ? ', #value = if_not_exists(#value, :value)' : '';
     try {
-      const output = await this.options.client.send(
-        new UpdateItemCommand({
-          TableName: this.options.tableName,
-          Key: this.key(key),
-          ConditionExpression: 'attribute_not_exists(pk) OR expires_at <= :now OR (#state = :pending AND (lease_until <= :now OR #owner = :token))',
-          UpdateExpression: `SET #state = :pending, #owner = :token, lease_until = :lease, expires_at = :expires${setValue}`,
-          ExpressionAttributeNames: namesFor(options.value !== undefined),
-          ExpressionAttributeValues: {
-            ':now': { N: String(now) },
-            ':pending': { S: 'pending' },
-            ':token': { S: options.token },
-            ':lease': { N: String(leaseUntil) },
-            ':expires': { N: String(expiresAt) },
-            ...(options.value !== undefined ? { ':value': { S: options.value } } : {}),
-          },
-          ReturnValues: 'ALL_OLD',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
+      const output = await this.options.dynamodb.updateItem({
+        TableName: this.options.tableName,
+        Key: this.key(key),
+        ConditionExpression: 'attribute_not_exists(pk) OR expires_at <= :now OR (#state = :pending AND (lease_until <= :now OR #owner = :token))',
+        UpdateExpression: `SET #state = :pending, #owner = :token, lease_until = :lease, expires_at = :expires${setValue}`,
+        ExpressionAttributeNames: namesFor(options.value !== undefined),
+        ExpressionAttributeValues: {
+          ':now': { N: String(now) },
+          ':pending': { S: 'pending' },
+          ':token': { S: options.token },
+          ':lease': { N: String(leaseUntil) },
+          ':expires': { N: String(expiresAt) },
+          ...(options.value !== undefined ? { ':value': { S: options.value } } : {}),
+        },
+        ReturnValues: 'ALL_OLD',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
       const old = output.Attributes;
       const value = old?.claim_value?.S ?? options.value;
       const takenOver = old?.owner?.S !== undefined && old.owner.S !== options.token && Number(old.expires_at?.N ?? 0) > now;
       return { status: 'claimed', token: options.token, takenOver, ...(value !== undefined ? { value } : {}) };
     } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      if (!isConditionCheckFailure(error)) throw error;
       // DynamoDB returns the item it met; an emulator that does not gets one strongly consistent read.
-      const item = error.Item ?? (await this.read(key));
+      const item = itemMetBy(error) ?? (await this.read(key));
       if (item.claim_state?.S === 'done') return { status: 'done', ...valueOf(item) };
       return { status: 'busy', leaseEndsAt: Number(item.lease_until?.N ?? now) * 1000 };
     }
@@ -87,24 +76,22 @@ export class DynamoDbClaimStore implements ClaimStore {
   async complete(key: string, token: string, options: { ttlSeconds: number; value?: string }): Promise<boolean> {
     const now = this.nowSeconds();
     try {
-      await this.options.client.send(
-        new UpdateItemCommand({
-          TableName: this.options.tableName,
-          Key: this.key(key),
-          ConditionExpression: '#owner = :token',
-          UpdateExpression: `SET #state = :done, expires_at = :expires${options.value !== undefined ? ', #value = :value' : ''} REMOVE lease_until`,
-          ExpressionAttributeNames: namesFor(options.value !== undefined),
-          ExpressionAttributeValues: {
-            ':token': { S: token },
-            ':done': { S: 'done' },
-            ':expires': { N: String(now + Math.ceil(options.ttlSeconds)) },
-            ...(options.value !== undefined ? { ':value': { S: options.value } } : {}),
-          },
-        }),
-      );
+      await this.options.dynamodb.updateItem({
+        TableName: this.options.tableName,
+        Key: this.key(key),
+        ConditionExpression: '#owner = :token',
+        UpdateExpression: `SET #state = :done, expires_at = :expires${options.value !== undefined ? ', #value = :value' : ''} REMOVE lease_until`,
+        ExpressionAttributeNames: namesFor(options.value !== undefined),
+        ExpressionAttributeValues: {
+          ':token': { S: token },
+          ':done': { S: 'done' },
+          ':expires': { N: String(now + Math.ceil(options.ttlSeconds)) },
+          ...(options.value !== undefined ? { ':value': { S: options.value } } : {}),
+        },
+      });
       return true;
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
+      if (isConditionCheckFailure(error)) return false;
       throw error;
     }
   }
@@ -113,45 +100,41 @@ export class DynamoDbClaimStore implements ClaimStore {
     try {
       // Freed, not deleted: the next attempt may take it at once, and keeps its value (an event's
       // request id), in case the work did happen after all — a send whose answer was lost.
-      await this.options.client.send(
-        new UpdateItemCommand({
-          TableName: this.options.tableName,
-          Key: this.key(key),
-          ConditionExpression: '#owner = :token AND #state = :pending',
-          UpdateExpression: 'SET lease_until = :zero REMOVE #owner',
-          ExpressionAttributeNames: STATE_AND_OWNER,
-          ExpressionAttributeValues: { ':token': { S: token }, ':pending': { S: 'pending' }, ':zero': { N: '0' } },
-        }),
-      );
+      await this.options.dynamodb.updateItem({
+        TableName: this.options.tableName,
+        Key: this.key(key),
+        ConditionExpression: '#owner = :token AND #state = :pending',
+        UpdateExpression: 'SET lease_until = :zero REMOVE #owner',
+        ExpressionAttributeNames: STATE_AND_OWNER,
+        ExpressionAttributeValues: { ':token': { S: token }, ':pending': { S: 'pending' }, ':zero': { N: '0' } },
+      });
     } catch (error) {
       // Not ours any more (taken over, or already gone): nothing to give back.
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      if (!isConditionCheckFailure(error)) throw error;
     }
   }
 
   async mark(key: string, ttlSeconds: number): Promise<boolean> {
     const now = this.nowSeconds();
-    // Its own token, so the SDK re-sending a write whose answer was lost still counts as set.
+    // Its own token, so a retry re-sending a write whose answer was lost still counts as set.
     const token = randomUUID();
     try {
-      await this.options.client.send(
-        new PutItemCommand({
-          TableName: this.options.tableName,
-          Item: { ...this.key(key), claim_state: { S: 'done' }, owner: { S: token }, expires_at: { N: String(now + Math.ceil(ttlSeconds)) } },
-          ConditionExpression: 'attribute_not_exists(pk) OR expires_at <= :now OR #owner = :token',
-          ExpressionAttributeNames: { '#owner': STATE_AND_OWNER['#owner'] },
-          ExpressionAttributeValues: { ':now': { N: String(now) }, ':token': { S: token } },
-        }),
-      );
+      await this.options.dynamodb.putItem({
+        TableName: this.options.tableName,
+        Item: { ...this.key(key), claim_state: { S: 'done' }, owner: { S: token }, expires_at: { N: String(now + Math.ceil(ttlSeconds)) } },
+        ConditionExpression: 'attribute_not_exists(pk) OR expires_at <= :now OR #owner = :token',
+        ExpressionAttributeNames: { '#owner': STATE_AND_OWNER['#owner'] },
+        ExpressionAttributeValues: { ':now': { N: String(now) }, ':token': { S: token } },
+      });
       return true;
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
+      if (isConditionCheckFailure(error)) return false;
       throw error;
     }
   }
 
   private async read(key: string): Promise<Item> {
-    const output = await this.options.client.send(new GetItemCommand({ TableName: this.options.tableName, Key: this.key(key), ConsistentRead: true }));
+    const output = await this.options.dynamodb.getItem({ TableName: this.options.tableName, Key: this.key(key), ConsistentRead: true });
     return output.Item ?? {};
   }
 

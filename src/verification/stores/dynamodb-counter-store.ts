@@ -1,8 +1,8 @@
-import { ConditionalCheckFailedException, PutItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type DynamoDb, isConditionCheckFailure, type Item } from '../../aws/dynamodb';
 import type { CounterStore } from './counter-store';
 
 export type DynamoDbCounterStoreOptions = {
-  client: DynamoDBClient;
+  dynamodb: DynamoDb;
   /** A table with string partition key `pk` and TTL on `expires_at`; claims may share it. */
   tableName: string;
   /** Prepended to every key, to keep counters apart from other items in a shared table. */
@@ -35,35 +35,31 @@ export class DynamoDbCounterStore implements CounterStore {
       const now = { N: String(nowSeconds) };
       const expiresAt = { N: String(nowSeconds + Math.ceil(ttlSeconds)) };
       try {
-        const { Attributes } = await this.options.client.send(
-          new UpdateItemCommand({
-            TableName: this.options.tableName,
-            Key: { pk },
-            // The TTL is set on creation only: a fixed window must not slide with each hit.
-            UpdateExpression: 'ADD #count :one SET expires_at = if_not_exists(expires_at, :exp)',
-            ConditionExpression: 'attribute_not_exists(pk) OR expires_at > :now',
-            ExpressionAttributeNames: { '#count': 'count' },
-            ExpressionAttributeValues: { ':one': { N: '1' }, ':exp': expiresAt, ':now': now },
-            ReturnValues: 'UPDATED_NEW',
-          }),
-        );
+        const { Attributes } = await this.options.dynamodb.updateItem({
+          TableName: this.options.tableName,
+          Key: { pk },
+          // The TTL is set on creation only: a fixed window must not slide with each hit.
+          UpdateExpression: 'ADD #count :one SET expires_at = if_not_exists(expires_at, :exp)',
+          ConditionExpression: 'attribute_not_exists(pk) OR expires_at > :now',
+          ExpressionAttributeNames: { '#count': 'count' },
+          ExpressionAttributeValues: { ':one': { N: '1' }, ':exp': expiresAt, ':now': now },
+          ReturnValues: 'UPDATED_NEW',
+        });
         return Number(Attributes?.count?.N);
       } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        if (!isConditionCheckFailure(error)) throw error;
       }
       // The item exists but has expired: replace it, unless another writer already did.
       try {
-        await this.options.client.send(
-          new PutItemCommand({
-            TableName: this.options.tableName,
-            Item: { pk, count: { N: '1' }, expires_at: expiresAt },
-            ConditionExpression: 'expires_at <= :now',
-            ExpressionAttributeValues: { ':now': now },
-          }),
-        );
+        await this.options.dynamodb.putItem({
+          TableName: this.options.tableName,
+          Item: { pk, count: { N: '1' }, expires_at: expiresAt },
+          ConditionExpression: 'expires_at <= :now',
+          ExpressionAttributeValues: { ':now': now },
+        });
         return 1;
       } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        if (!isConditionCheckFailure(error)) throw error;
       }
     }
     throw new Error(`could not increment counter ${key}: the item kept changing under contention`);

@@ -1,8 +1,8 @@
-import { ConditionalCheckFailedException, GetItemCommand, PutItemCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type DynamoDb, isConditionCheckFailure, itemMetBy, type Item } from '../../aws/dynamodb';
 import { liveReplyKey, type LiveReplies, type LiveReply } from './live-replies';
 
 export type DynamoDbLiveRepliesOptions = {
-  client: DynamoDBClient;
+  dynamodb: DynamoDb;
   /** The state table: string partition key `pk`, TTL on `expires_at` (shared with claims). */
   tableName: string;
   now?: () => number;
@@ -21,63 +21,59 @@ export class DynamoDbLiveReplies implements LiveReplies {
   }
 
   async get(requestId: string): Promise<LiveReply | undefined> {
-    const output = await this.options.client.send(new GetItemCommand({ TableName: this.options.tableName, Key: this.key(requestId), ConsistentRead: true }));
+    const output = await this.options.dynamodb.getItem({ TableName: this.options.tableName, Key: this.key(requestId), ConsistentRead: true });
     return this.live(output.Item);
   }
 
   async create(requestId: string, reply: LiveReply, ttlSeconds: number): Promise<LiveReply> {
     const now = this.nowSeconds();
     try {
-      await this.options.client.send(
-        new PutItemCommand({
-          TableName: this.options.tableName,
-          Item: { ...this.key(requestId), ...this.attributes(reply, now + Math.ceil(ttlSeconds)) },
-          ConditionExpression: 'attribute_not_exists(pk) OR expires_at <= :now',
-          ExpressionAttributeValues: { ':now': { N: String(now) } },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
+      await this.options.dynamodb.putItem({
+        TableName: this.options.tableName,
+        Item: { ...this.key(requestId), ...this.attributes(reply, now + Math.ceil(ttlSeconds)) },
+        ConditionExpression: 'attribute_not_exists(pk) OR expires_at <= :now',
+        ExpressionAttributeValues: { ':now': { N: String(now) } },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
       return reply;
     } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      return this.live(error.Item) ?? (await this.get(requestId)) ?? reply;
+      if (!isConditionCheckFailure(error)) throw error;
+      return this.live(itemMetBy(error)) ?? (await this.get(requestId)) ?? reply;
     }
   }
 
   async advance(requestId: string, from: number, next: LiveReply, ttlSeconds: number): Promise<boolean> {
     const now = this.nowSeconds();
     try {
-      await this.options.client.send(
-        new UpdateItemCommand({
-          TableName: this.options.tableName,
-          Key: this.key(requestId),
-          ConditionExpression: 'shown = :from AND expires_at > :now',
-          UpdateExpression: 'SET live = :live, shown = :shown, expires_at = :expires',
-          ExpressionAttributeValues: {
-            ':from': { N: String(from) },
-            ':now': { N: String(now) },
-            ':live': { S: JSON.stringify(next) },
-            ':shown': { N: String(next.shown) },
-            ':expires': { N: String(now + Math.ceil(ttlSeconds)) },
-          },
-        }),
-      );
+      await this.options.dynamodb.updateItem({
+        TableName: this.options.tableName,
+        Key: this.key(requestId),
+        ConditionExpression: 'shown = :from AND expires_at > :now',
+        UpdateExpression: 'SET live = :live, shown = :shown, expires_at = :expires',
+        ExpressionAttributeValues: {
+          ':from': { N: String(from) },
+          ':now': { N: String(now) },
+          ':live': { S: JSON.stringify(next) },
+          ':shown': { N: String(next.shown) },
+          ':expires': { N: String(now + Math.ceil(ttlSeconds)) },
+        },
+      });
       return true;
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
+      if (isConditionCheckFailure(error)) return false;
       throw error;
     }
   }
 
-  private key(requestId: string): Record<string, AttributeValue> {
+  private key(requestId: string): Item {
     return { pk: { S: liveReplyKey(requestId) } };
   }
 
-  private attributes(reply: LiveReply, expiresAt: number): Record<string, AttributeValue> {
+  private attributes(reply: LiveReply, expiresAt: number): Item {
     return { live: { S: JSON.stringify(reply) }, shown: { N: String(reply.shown) }, expires_at: { N: String(expiresAt) } };
   }
 
-  private live(item: Record<string, AttributeValue> | undefined): LiveReply | undefined {
+  private live(item: Item | undefined): LiveReply | undefined {
     if (!item?.live?.S || Number(item.expires_at?.N ?? 0) <= this.nowSeconds()) return undefined;
     return JSON.parse(item.live.S) as LiveReply;
   }

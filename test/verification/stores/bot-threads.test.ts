@@ -19,7 +19,7 @@ const advance = (ms: number) => {
 };
 
 const stores: Array<[string, () => BotThreads]> = [
-  ['DynamoDbBotThreads (dynalite)', () => new DynamoDbBotThreads({ client: db.client, tableName: 'state', now })],
+  ['DynamoDbBotThreads (dynalite)', () => new DynamoDbBotThreads({ dynamodb: db.dynamodb, tableName: 'state', now })],
   ['MemoryBotThreads', () => new MemoryBotThreads(now)],
 ];
 
@@ -80,7 +80,7 @@ describe.each(stores)('%s', (name, makeStore) => {
 
 describe('DynamoDbBotThreads item shape', () => {
   it('writes pk as the thread key and expires_at in epoch seconds', async () => {
-    const store = new DynamoDbBotThreads({ client: db.client, tableName: 'state', now });
+    const store = new DynamoDbBotThreads({ dynamodb: db.dynamodb, tableName: 'state', now });
     const t: BotThread = { team_id: 'T9', channel: 'C9', thread_ts: '1700000000.000900' };
     await store.remember(t, 120);
     const item = (await db.client.send(new GetItemCommand({ TableName: 'state', Key: { pk: { S: botThreadKey(t) } }, ConsistentRead: true }))).Item;
@@ -89,12 +89,12 @@ describe('DynamoDbBotThreads item shape', () => {
 
   it('shares what one instance remembered with another over the same table (another Lambda)', async () => {
     const t: BotThread = { team_id: 'T9', channel: 'C9', thread_ts: '1700000000.000902' };
-    await new DynamoDbBotThreads({ client: db.client, tableName: 'state', now }).remember(t, 3600);
-    expect(await new DynamoDbBotThreads({ client: db.client, tableName: 'state', now }).has(t)).toBe(true);
+    await new DynamoDbBotThreads({ dynamodb: db.dynamodb, tableName: 'state', now }).remember(t, 3600);
+    expect(await new DynamoDbBotThreads({ dynamodb: db.dynamodb, tableName: 'state', now }).has(t)).toBe(true);
   });
 
   it('counts an item past its expires_at as absent though DynamoDB has not deleted it yet', async () => {
-    const store = new DynamoDbBotThreads({ client: db.client, tableName: 'state', now });
+    const store = new DynamoDbBotThreads({ dynamodb: db.dynamodb, tableName: 'state', now });
     const t: BotThread = { team_id: 'T9', channel: 'C9', thread_ts: '1700000000.000901' };
     const seconds = Math.floor(clock / 1000);
     await db.client.send(new PutItemCommand({ TableName: 'state', Item: { pk: { S: botThreadKey(t) }, expires_at: { N: String(seconds - 1) } } }));
@@ -106,7 +106,7 @@ describe('DynamoDbBotThreads item shape', () => {
   });
 
   it('surfaces a missing table rather than answering no', async () => {
-    const store = new DynamoDbBotThreads({ client: db.client, tableName: 'no-such-table', now });
+    const store = new DynamoDbBotThreads({ dynamodb: db.dynamodb, tableName: 'no-such-table', now });
     await expect(store.has({ team_id: 'T', channel: 'C', thread_ts: '1.0' })).rejects.toThrow();
     await expect(store.remember({ team_id: 'T', channel: 'C', thread_ts: '1.0' }, 60)).rejects.toThrow();
   });

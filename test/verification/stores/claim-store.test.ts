@@ -1,4 +1,4 @@
-import { GetItemCommand, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import type { ClaimStore } from '../../../src/verification/stores/claim-store';
 import { DynamoDbClaimStore } from '../../../src/verification/stores/dynamodb-claim-store';
 import { MemoryClaimStore } from '../../../src/verification/stores/memory-claim-store';
@@ -20,7 +20,7 @@ const advance = (ms: number) => {
 
 // `peer` is a second handle on the same state: another instance over the same table for DynamoDB
 // (as another Lambda would have), the same instance for memory (one process shares one store).
-const dynamo = () => new DynamoDbClaimStore({ client: db.client, tableName: 'state', keyPrefix: 'claim#', now });
+const dynamo = () => new DynamoDbClaimStore({ dynamodb: db.dynamodb, tableName: 'state', keyPrefix: 'claim#', now });
 const stores: Array<[string, () => ClaimStore, (store: ClaimStore) => ClaimStore]> = [
   ['DynamoDbClaimStore (dynalite)', dynamo, () => dynamo()],
   ['MemoryClaimStore', () => new MemoryClaimStore({ now }), (store) => store],
@@ -104,7 +104,7 @@ describe.each(stores)('%s', (name, makeStore, peer) => {
 
 describe('DynamoDbClaimStore item shape', () => {
   it('writes pk with the prefix and times in epoch seconds; complete marks it done; release frees it and keeps its value', async () => {
-    const store = new DynamoDbClaimStore({ client: db.client, tableName: 'state', keyPrefix: 'claim#', now });
+    const store = new DynamoDbClaimStore({ dynamodb: db.dynamodb, tableName: 'state', keyPrefix: 'claim#', now });
     const seconds = Math.floor(clock / 1000);
     await store.acquire('shape-1', { token: 'tok', leaseSeconds: 30, ttlSeconds: 120, value: 'req' });
     const read = () => db.client.send(new GetItemCommand({ TableName: 'state', Key: { pk: { S: 'claim#shape-1' } }, ConsistentRead: true }));
@@ -131,8 +131,8 @@ describe('DynamoDbClaimStore item shape', () => {
   });
 
   it('surfaces errors other than a failed condition', async () => {
-    const store = new DynamoDbClaimStore({ client: db.client, tableName: 'no-such-table', now });
+    const store = new DynamoDbClaimStore({ dynamodb: db.dynamodb, tableName: 'no-such-table', now });
     // A missing table must not read as "already claimed", or every event would be dropped as a duplicate.
-    await expect(store.acquire('x', { token: 't', leaseSeconds: 30, ttlSeconds: 60 })).rejects.toBeInstanceOf(ResourceNotFoundException);
+    await expect(store.acquire('x', { token: 't', leaseSeconds: 30, ttlSeconds: 60 })).rejects.toMatchObject({ name: 'ResourceNotFoundException', statusCode: 400 });
   });
 });

@@ -21,7 +21,7 @@ const advance = (ms: number) => {
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 // `peer` is a second handle on the same state (see claim-store.test.ts).
-const dynamo = () => new DynamoDbCounterStore({ client: db.client, tableName: 'state', keyPrefix: 'count#', now });
+const dynamo = () => new DynamoDbCounterStore({ dynamodb: db.dynamodb, tableName: 'state', keyPrefix: 'count#', now });
 const stores: Array<[string, () => CounterStore, (store: CounterStore) => CounterStore]> = [
   ['DynamoDbCounterStore (dynalite)', dynamo, () => dynamo()],
   ['MemoryCounterStore', () => new MemoryCounterStore({ now }), (store) => store],
@@ -79,8 +79,8 @@ describe.each(stores)('%s', (name, makeStore, peer) => {
 
 describe('DynamoDbCounterStore item shape', () => {
   it('stores count and expires_at (epoch seconds) under the prefixed pk, in a table claims can share', async () => {
-    const counters = new DynamoDbCounterStore({ client: db.client, tableName: 'state', keyPrefix: 'count#', now });
-    const claims = new DynamoDbClaimStore({ client: db.client, tableName: 'state', keyPrefix: 'claim#', now });
+    const counters = new DynamoDbCounterStore({ dynamodb: db.dynamodb, tableName: 'state', keyPrefix: 'count#', now });
+    const claims = new DynamoDbClaimStore({ dynamodb: db.dynamodb, tableName: 'state', keyPrefix: 'claim#', now });
     await counters.increment('shape', 120);
     await counters.increment('shape', 120);
     expect(await claims.mark('shape', 120)).toBe(true); // same key, other prefix: no clash

@@ -1,0 +1,265 @@
+import http from 'node:http';
+import https from 'node:https';
+import { crc32 } from 'node:zlib';
+import { QUICK_CALL, type ClientBounds } from './bounded-client';
+import { signRequest, type AwsCredentials } from './sigv4';
+
+/**
+ * One small client for the AWS services the verification zone calls — DynamoDB, SQS and Secrets
+ * Manager all speak the AWS JSON protocol: a signed POST of the operation's input as JSON, named
+ * by `X-Amz-Target`, answered with the output as JSON or an error whose `__type` names it. It
+ * replaces three SDK clients, whose loading was most of slack-events' cold start (bench part 1,
+ * README "Dependencies"); inputs and outputs keep the SDK's shapes, so its types still describe them.
+ *
+ * What the SDK's clients gave and this keeps: SigV4 (src/aws/sigv4.ts), the standard endpoints and
+ * the `AWS_ENDPOINT_URL_<SERVICE>` / `AWS_ENDPOINT_URL` overrides, keep-alive connections, a
+ * connection and a request timeout on every attempt and a bounded number of attempts
+ * (src/aws/bounded-client.ts), retries with jittered backoff on throttling, 5xx and broken
+ * connections — never past the caller's signal — and DynamoDB's CRC32 check of each answer.
+ * Credentials are the environment's (Lambda sets them from the function's role).
+ */
+export type AwsJsonService = {
+  /** SigV4 signing name. */
+  signingName: string;
+  /** `https://<prefix>.<region>.amazonaws.com` */
+  endpointPrefix: string;
+  /** Its `AWS_ENDPOINT_URL_<SERVICE>` override, as the SDKs read it. */
+  endpointOverride(env: NodeJS.ProcessEnv): string | undefined;
+  targetPrefix: string;
+  jsonVersion: '1.0' | '1.1';
+};
+
+export const DYNAMODB: AwsJsonService = {
+  signingName: 'dynamodb',
+  endpointPrefix: 'dynamodb',
+  endpointOverride: (env) => env.AWS_ENDPOINT_URL_DYNAMODB,
+  targetPrefix: 'DynamoDB_20120810',
+  jsonVersion: '1.0',
+};
+export const SQS: AwsJsonService = { signingName: 'sqs', endpointPrefix: 'sqs', endpointOverride: (env) => env.AWS_ENDPOINT_URL_SQS, targetPrefix: 'AmazonSQS', jsonVersion: '1.0' };
+export const SECRETS_MANAGER: AwsJsonService = {
+  signingName: 'secretsmanager',
+  endpointPrefix: 'secretsmanager',
+  endpointOverride: (env) => env.AWS_ENDPOINT_URL_SECRETS_MANAGER,
+  targetPrefix: 'secretsmanager',
+  jsonVersion: '1.1',
+};
+
+export type AwsJsonClientOptions = {
+  service: AwsJsonService;
+  /** @default AWS_REGION, else AWS_DEFAULT_REGION */
+  region?: string;
+  /** @default AWS_ENDPOINT_URL_<SERVICE>, else AWS_ENDPOINT_URL, else the service's regional endpoint */
+  endpoint?: string;
+  /** @default AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN, read at each call */
+  credentials?: AwsCredentials;
+  bounds?: ClientBounds;
+  /** Where the defaults above are read; injected by tests. */
+  env?: NodeJS.ProcessEnv;
+};
+
+export type CallOptions = {
+  /** Ends the call (and any retry wait) when it aborts. */
+  signal?: AbortSignal;
+  /**
+   * The operation's own host (SQS: the queue URL's), used instead of the regional endpoint unless
+   * an endpoint is configured (option or environment), as the SDK does.
+   */
+  endpoint?: string;
+};
+
+/** An error AWS answered with: `name` is its code (`ConditionalCheckFailedException`), `body` the whole answer. */
+export class AwsServiceError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly statusCode: number,
+    readonly body: Record<string, unknown>,
+    readonly requestId: string | undefined,
+  ) {
+    super(message);
+    this.name = code;
+  }
+}
+
+/** The call could not get an answer in time (a stalled connection or endpoint). */
+export class AwsTimeoutError extends Error {
+  override name = 'TimeoutError';
+}
+
+export function isAwsError(error: unknown, code: string): error is AwsServiceError {
+  return error instanceof AwsServiceError && error.code === code;
+}
+
+const THROTTLING = new Set([
+  'ThrottlingException',
+  'Throttling',
+  'ThrottledException',
+  'RequestThrottledException',
+  'TooManyRequestsException',
+  'ProvisionedThroughputExceededException',
+  'TransactionInProgressException',
+  'RequestLimitExceeded',
+  'RequestThrottled',
+  'LimitExceededException',
+  'SlowDown',
+]);
+const TRANSIENT_NETWORK = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN']);
+const BASE_DELAY_MS = 100;
+const THROTTLED_BASE_DELAY_MS = 500;
+const MAX_DELAY_MS = 20_000;
+
+// Keep-alive connections, shared by every client of the process: a warm function reuses them.
+const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 50 }), https: new https.Agent({ keepAlive: true, maxSockets: 50 }) };
+
+export class AwsJsonClient {
+  private readonly service: AwsJsonService;
+  private readonly bounds: ClientBounds;
+  private readonly env: NodeJS.ProcessEnv;
+  private resolved?: { region: string; configured: string | undefined; regional: string };
+
+  constructor(private readonly options: AwsJsonClientOptions) {
+    this.service = options.service;
+    this.bounds = options.bounds ?? QUICK_CALL;
+    this.env = options.env ?? process.env;
+  }
+
+  /** Calls `operation` (e.g. `UpdateItem`) with `input`; resolves with its output, or rejects with AwsServiceError. */
+  async call<O = Record<string, unknown>>(operation: string, input: object, options: CallOptions = {}): Promise<O> {
+    const { region, configured, regional } = this.where();
+    const url = new URL('/', configured ?? options.endpoint ?? regional);
+    const body = JSON.stringify(input);
+    for (let attempt = 1; ; attempt += 1) {
+      options.signal?.throwIfAborted();
+      try {
+        const headers = signRequest(
+          {
+            method: 'POST',
+            url,
+            headers: { 'content-type': `application/x-amz-json-${this.service.jsonVersion}`, 'x-amz-target': `${this.service.targetPrefix}.${operation}` },
+            body,
+          },
+          { service: this.service.signingName, region, credentials: this.credentials() },
+        );
+        headers['content-length'] = String(Buffer.byteLength(body));
+        headers['user-agent'] = 'slack-zone-bridge';
+        return (await this.send(url, headers, body, options.signal)) as O;
+      } catch (error) {
+        // Cut short by the caller: its reason (e.g. AbortSignal.timeout's TimeoutError), not Node's AbortError.
+        if (options.signal?.aborted) throw options.signal.reason;
+        if (attempt >= this.bounds.maxAttempts || !isRetryable(error)) throw error;
+        await sleep(backoffMs(attempt, error), options.signal);
+      }
+    }
+  }
+
+  private where(): { region: string; configured: string | undefined; regional: string } {
+    if (this.resolved) return this.resolved;
+    // An empty variable counts as unset, as the SDKs read it.
+    const region = this.options.region || this.env.AWS_REGION || this.env.AWS_DEFAULT_REGION;
+    if (!region) throw new Error(`no AWS region for ${this.service.signingName}: AWS_REGION is not set (Lambda sets it)`);
+    const configured = this.options.endpoint || this.service.endpointOverride(this.env) || this.env.AWS_ENDPOINT_URL;
+    const regional = `https://${this.service.endpointPrefix}.${region}.amazonaws.com${region.startsWith('cn-') ? '.cn' : ''}`;
+    return (this.resolved = { region, configured: configured || undefined, regional });
+  }
+
+  private credentials(): AwsCredentials {
+    if (this.options.credentials) return this.options.credentials;
+    const accessKeyId = this.env.AWS_ACCESS_KEY_ID;
+    const secretAccessKey = this.env.AWS_SECRET_ACCESS_KEY;
+    if (!accessKeyId || !secretAccessKey) throw new Error('no AWS credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set (Lambda sets them from the function role)');
+    const sessionToken = this.env.AWS_SESSION_TOKEN;
+    return sessionToken ? { accessKeyId, secretAccessKey, sessionToken } : { accessKeyId, secretAccessKey };
+  }
+
+  /** One attempt: a connection within connectionTimeoutMs, the whole answer within requestTimeoutMs. */
+  private send(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal | undefined): Promise<unknown> {
+    const { connectionTimeoutMs, requestTimeoutMs } = this.bounds;
+    const secure = url.protocol === 'https:';
+    return new Promise((resolve, reject) => {
+      let connectTimer: NodeJS.Timeout | undefined;
+      const settle = (error: Error | undefined, value?: unknown) => {
+        clearTimeout(connectTimer);
+        clearTimeout(requestTimer);
+        if (error) reject(error);
+        else resolve(value);
+      };
+      const request = (secure ? https : http).request(url, { method: 'POST', headers, agent: secure ? agents.https : agents.http, ...(signal ? { signal } : {}) });
+      const requestTimer = setTimeout(() => request.destroy(new AwsTimeoutError(`${this.service.signingName} did not answer within ${requestTimeoutMs} ms`)), requestTimeoutMs);
+      request.once('socket', (socket) => {
+        if (!socket.connecting) return;
+        connectTimer = setTimeout(() => request.destroy(new AwsTimeoutError(`no connection to ${url.host} within ${connectionTimeoutMs} ms`)), connectionTimeoutMs);
+        socket.once(secure ? 'secureConnect' : 'connect', () => clearTimeout(connectTimer));
+      });
+      request.once('error', (error) => settle(error));
+      request.once('response', (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.once('error', (error) => settle(error));
+        response.once('end', () => {
+          try {
+            settle(undefined, this.answer(response, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+          } catch (error) {
+            settle(error as Error);
+          }
+        });
+      });
+      request.end(body);
+    });
+  }
+
+  private answer(response: http.IncomingMessage, bytes: Buffer): unknown {
+    const status = response.statusCode ?? 0;
+    const expectedCrc = response.headers['x-amz-crc32'];
+    if (typeof expectedCrc === 'string' && crc32(bytes) !== Number(expectedCrc)) {
+      throw new AwsServiceError('CorruptedAnswer', `${this.service.signingName}: the answer's CRC32 does not match (damaged in transit)`, status, {}, undefined);
+    }
+    const text = bytes.toString('utf8');
+    let parsed: Record<string, unknown> = {};
+    try {
+      if (text) parsed = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      if (status < 300) throw new AwsServiceError('UnreadableAnswer', `${this.service.signingName} answered HTTP ${status} with a body that is not JSON`, status, {}, undefined);
+    }
+    if (status >= 200 && status < 300) return parsed;
+    const requestId = header(response, 'x-amzn-requestid') ?? header(response, 'x-amz-request-id');
+    const type = header(response, 'x-amzn-errortype') ?? (typeof parsed.__type === 'string' ? parsed.__type : undefined) ?? (typeof parsed.code === 'string' ? parsed.code : undefined);
+    // `com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException`, `Code:http://…` → the code alone.
+    const code = type ? type.slice(type.lastIndexOf('#') + 1).split(':')[0]! : `Http${status}`;
+    const message = typeof parsed.message === 'string' ? parsed.message : typeof parsed.Message === 'string' ? parsed.Message : `HTTP ${status}`;
+    throw new AwsServiceError(code, message, status, parsed, requestId);
+  }
+}
+
+function header(response: http.IncomingMessage, name: string): string | undefined {
+  const value = response.headers[name];
+  return typeof value === 'string' && value ? value : undefined;
+}
+
+function isRetryable(error: unknown): boolean {
+  if (error instanceof AwsTimeoutError) return true;
+  if (error instanceof AwsServiceError) return error.statusCode >= 500 || error.statusCode === 429 || THROTTLING.has(error.code) || error.code === 'CorruptedAnswer';
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' && (TRANSIENT_NETWORK.has(code) || code === 'ECONNABORTED' || (error as Error).message === 'socket hang up');
+}
+
+/** Full jitter over an exponential ceiling, as AWS's SDKs back off (longer for throttling). */
+function backoffMs(attempt: number, error: unknown): number {
+  const base = error instanceof AwsServiceError && (THROTTLING.has(error.code) || error.statusCode === 429) ? THROTTLED_BASE_DELAY_MS : BASE_DELAY_MS;
+  return Math.random() * Math.min(MAX_DELAY_MS, base * 2 ** (attempt - 1));
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      signal?.removeEventListener('abort', aborted);
+      resolve();
+    }
+    function aborted() {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    }
+    signal?.addEventListener('abort', aborted, { once: true });
+  });
+}
