@@ -1,6 +1,5 @@
-import http from 'node:http';
-import https from 'node:https';
-import { crc32 } from 'node:zlib';
+import type http from 'node:http';
+import type https from 'node:https';
 import { QUICK_CALL, type ClientBounds } from './bounded-client';
 import { signRequest, type AwsCredentials } from './sigv4';
 
@@ -109,8 +108,25 @@ const BASE_DELAY_MS = 100;
 const THROTTLED_BASE_DELAY_MS = 500;
 const MAX_DELAY_MS = 20_000;
 
-// Keep-alive connections, shared by every client of the process: a warm function reuses them.
-const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 50 }), https: new https.Agent({ keepAlive: true, maxSockets: 50 }) };
+/**
+ * node:http, node:https and node:zlib are loaded at the first call that needs them, not with the
+ * module: a cold start that answers Slack without calling AWS (url_verification, an ignored
+ * event) does not pay for them (several ms each, bench part 1). The keep-alive agents are shared
+ * by every client of the process, so a warm function reuses its connections.
+ */
+type Transport = { module: typeof http | typeof https; agent: http.Agent };
+const transports: { 'http:'?: Transport; 'https:'?: Transport } = {};
+function transportFor(protocol: string): Transport {
+  const secure = protocol === 'https:';
+  const key = secure ? 'https:' : 'http:';
+  let transport = transports[key];
+  if (!transport) {
+    const module = secure ? process.getBuiltinModule('node:https') : process.getBuiltinModule('node:http');
+    transport = transports[key] = { module, agent: new module.Agent({ keepAlive: true, maxSockets: 50 }) };
+  }
+  return transport;
+}
+const crc32 = (bytes: Buffer) => process.getBuiltinModule('node:zlib').crc32(bytes);
 
 export class AwsJsonClient {
   private readonly service: AwsJsonService;
@@ -184,7 +200,8 @@ export class AwsJsonClient {
         if (error) reject(error);
         else resolve(value);
       };
-      const request = (secure ? https : http).request(url, { method: 'POST', headers, agent: secure ? agents.https : agents.http, ...(signal ? { signal } : {}) });
+      const transport = transportFor(url.protocol);
+      const request = transport.module.request(url, { method: 'POST', headers, agent: transport.agent, ...(signal ? { signal } : {}) });
       const requestTimer = setTimeout(() => request.destroy(new AwsTimeoutError(`${this.service.signingName} did not answer within ${requestTimeoutMs} ms`)), requestTimeoutMs);
       request.once('socket', (socket) => {
         if (!socket.connecting) return;

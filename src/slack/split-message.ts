@@ -42,8 +42,12 @@ const PROTECTED = /<[^<>\n]*>|&(?:amp|lt|gt);/g;
 /** A fence line's language tag (```python): kept on the first piece only; Slack does not render it. */
 const FENCE_TAG = /^\s*[\w+#.-]{0,30}\s*$/;
 
-const words = new Intl.Segmenter(undefined, { granularity: 'word' });
-const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+/**
+ * Made at the first split that needs one, not with the module: a segmenter loads ICU's break
+ * data (~10 ms), and slack-events bundles this file without ever splitting (bench part 1).
+ */
+let segmenters: { word: Intl.Segmenter; grapheme: Intl.Segmenter } | undefined;
+const segmenter = (granularity: 'word' | 'grapheme') => (segmenters ??= { word: new Intl.Segmenter(undefined, { granularity: 'word' }), grapheme: new Intl.Segmenter(undefined, { granularity: 'grapheme' }) })[granularity];
 
 export function splitForSlack(text: string, limit = SLACK_CHUNK_LIMIT): string[] {
   if (!Number.isInteger(limit) || limit < MIN_LIMIT) throw new RangeError(`limit must be an integer of at least ${MIN_LIMIT}, got ${limit}`);
@@ -319,13 +323,13 @@ class Cutter {
   cut(start: number, room: number): number {
     const fresh = room >= this.limit;
     const at = start + room;
-    const word = this.segmentAt(words, at, this.limit + 1);
+    const word = this.segmentAt(segmenter('word'), at, this.limit + 1);
     const candidates: number[] = [];
     if (word.whole && word.end - word.start <= this.limit) {
       candidates.push(word.start);
     }
     if (!candidates.length || fresh) {
-      const grapheme = this.segmentAt(graphemes, at, this.limit + 1);
+      const grapheme = this.segmentAt(segmenter('grapheme'), at, this.limit + 1);
       if (grapheme.whole && grapheme.end - grapheme.start <= this.limit) candidates.push(grapheme.start);
       else candidates.push(this.codeUnitCut(at));
     }

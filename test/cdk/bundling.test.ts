@@ -86,7 +86,7 @@ describe('AgentCore code bundle', () => {
 });
 
 describe('Lambda bundles', () => {
-  it.each([['slack-events'], ['agent-invoker'], ['async-result'], ['slack-poster']])('%s: minified index.js, its SDK clients inside, with a linked source map', (prefix) => {
+  it.each([['slack-events'], ['agent-invoker'], ['async-result'], ['slack-poster']])('%s: minified index.js with every package it uses inside (none left to require), with a linked source map', (prefix) => {
     const fn = synth.verification!.toJSON().Resources[functionId(synth.verification!, prefix)];
     const dir = assetDir(fn.Properties.Code.S3Key);
     expect(fs.readdirSync(dir).sort()).toEqual(['index.js', 'index.js.map']);
@@ -95,6 +95,19 @@ describe('Lambda bundles', () => {
     expect(code.trimEnd().endsWith('//# sourceMappingURL=index.js.map')).toBe(true);
     // Minified: a handful of very long lines (the rest are newlines inside template literals).
     expect(code.length / code.split('\n').length).toBeGreaterThan(2_000);
+  });
+
+  it('slack-events, the ack path, carries no AWS SDK client and no full zod, and loads no network module when it loads', () => {
+    const fn = synth.verification!.toJSON().Resources[functionId(synth.verification!, 'slack-events')];
+    const dir = assetDir(fn.Properties.Code.S3Key);
+    const sources: string[] = JSON.parse(fs.readFileSync(path.join(dir, 'index.js.map'), 'utf8')).sources;
+    expect(sources.filter((source) => /@aws-sdk\/client-|@smithy\//.test(source))).toEqual([]);
+    expect(sources.filter((source) => /zod\/v4\/classic\//.test(source))).toEqual([]);
+    expect(sources.some((source) => /zod\/v4\/mini\//.test(source))).toBe(true);
+    // node:http(s), node:net and node:zlib come with the first AWS call, not with the module (src/aws/aws-json-client.ts).
+    const code = fs.readFileSync(path.join(dir, 'index.js'), 'utf8');
+    expect([...code.matchAll(/require\("(?:node:)?(https?|net|tls|zlib)"\)/g)].map((m) => m[1])).toEqual([]);
+    expect(fs.statSync(path.join(dir, 'index.js')).size).toBeLessThan(200 * 1024);
   });
 });
 
