@@ -12,6 +12,7 @@ import {
 import type { Log } from '../observability/logger';
 import { DeadlineQueue, type Deadline } from './deadlines';
 import type { Executor, ExecutorContext, ExecutorOutput } from './executors/executor';
+import { ParamsFingerprint } from './params-fingerprint';
 import { PartialTextWriter } from './partial-text';
 import { RpcError } from './rpc-error';
 import { TaskStoreFullError, type CreateOutcome, type TaskRecord, type TaskStore } from './stores/task-store';
@@ -111,11 +112,11 @@ export class TaskService {
 
   async executeTask(params: ExecuteTaskParams, requestId: JsonRpcId): Promise<ExecuteTaskResult> {
     const requestKey = requestId === null ? undefined : this.requestKeyOf(requestId);
-    const paramsHash = paramsHashOf(params);
+    const fingerprint = new ParamsFingerprint(params);
     if (!this.reserveSlot()) {
       // At capacity nothing new starts, but a repeated id still learns where its task stands.
       const existing = requestKey === undefined ? undefined : await this.options.store.getByRequest(requestKey);
-      if (existing && !isTransientFailure(existing)) return answerRepeat(existing, paramsHash, params, TaskLog.of(this.options.log, params, requestId, existing.task_id));
+      if (existing && !isTransientFailure(existing)) return answerRepeat(existing, fingerprint, params, TaskLog.of(this.options.log, params, requestId, existing.task_id));
       throw this.overCapacity('concurrent_tasks', this.options.maxConcurrentTasks!, requestFields(params, requestId));
     }
     let slotHandedOver = false;
@@ -125,14 +126,13 @@ export class TaskService {
       const record: TaskRecord = {
         task_id: newTaskId(),
         status: 'accepted',
-        params_hash: paramsHash,
         created_at: now,
         updated_at: now,
         expires_at: Math.floor(now / 1000) + this.options.ttlSeconds,
       };
       let created: CreateOutcome;
       try {
-        created = await this.options.store.create(record, requestKey);
+        created = await this.options.store.create(record, requestKey, fingerprint);
       } catch (error) {
         if (error instanceof TaskStoreFullError) throw this.overCapacity('task_store', error.maxRecords, requestFields(params, requestId));
         throw error;
@@ -142,10 +142,10 @@ export class TaskService {
       const log = TaskLog.of(this.options.log, params, requestId, taskId);
       if (!created.created) {
         const retried =
-          sameParams(created.record, paramsHash) &&
+          sameParams(created.record, fingerprint) &&
           isTransientFailure(created.record) &&
           (await this.options.store.transition(taskId, ['failed'], { status: 'accepted', partial: null }));
-        if (!retried) return answerRepeat(created.record, paramsHash, params, log);
+        if (!retried) return answerRepeat(created.record, fingerprint, params, log);
         // The caller retries a task that failed for a passing reason (model throttled): run it again.
         log.info('repeated execute_task id of a transiently failed task: running it again', { code: created.record.error?.code });
       }
@@ -436,81 +436,9 @@ export function requestKeyOf(requestId: string | number): string {
   return hash('sha256', `${typeof requestId}:${requestId}`, 'hex');
 }
 
-/**
- * SHA-256 of the params in canonical JSON (object keys sorted at every depth, arrays in order),
- * so the same params in another key order hash alike. Left out:
- * - `bot_token`: it is a credential, not part of the task, and a token rotated between two
- *   attempts does not make the retry another task.
- * - `messages` and `attachments`: the task's context, not the task. The verification zone reads
- *   the thread and downloads the files afresh on every SQS retry, so a retry of the same task may
- *   carry a slightly different context (a reply posted meanwhile, a file re-encoded) and must not
- *   be refused with -32005; and hashing megabytes of attachments on every request would cost
- *   time for nothing. The text, channel, thread and asker still tell one task from another.
- * - `stream`: how the caller shows the answer, not what the task is; a retry that asks for the
- *   text as it is produced (or no longer does) is the same task.
- */
-export function paramsHashOf(params: ExecuteTaskParams): string {
-  return hash('sha256', canonicalObject(params as Record<string, unknown>, NOT_HASHED), 'hex');
-}
-
-/** The params left out of paramsHashOf. */
-const NOT_HASHED: ReadonlySet<string> = new Set(['bot_token', 'messages', 'attachments', 'stream']);
-const NOTHING_LEFT_OUT: ReadonlySet<string> = new Set();
-
-/** JSON with object keys sorted at every depth and undefined members left out (array holes stay empty). */
-function canonicalJson(value: unknown): string {
-  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
-  if (Array.isArray(value)) {
-    let out = '[';
-    for (let index = 0; index < value.length; index += 1) {
-      if (index > 0) out += ',';
-      if (index in value) out += canonicalJson(value[index] ?? null);
-    }
-    return `${out}]`;
-  }
-  return canonicalObject(value as Record<string, unknown>, NOTHING_LEFT_OUT);
-}
-
-/**
- * Keys the one-call path below leaves to the general one: those JSON.stringify would not write in
- * insertion order (array indices come first: any key starting with a digit, to keep the test
- * cheap) and `__proto__`, which an assignment would not make a key.
- */
-const outOfOrder = (key: string): boolean => {
-  const first = key.charCodeAt(0);
-  return (first >= 48 && first <= 57) || key === '__proto__';
-};
-
-function canonicalObject(value: Record<string, unknown>, leftOut: ReadonlySet<string>): string {
-  const keys = Object.keys(value).sort();
-  // The usual case, every member a string, number, boolean or null: one JSON.stringify of the
-  // members in sorted order writes exactly what the general case below would, piece by piece.
-  const sorted: Record<string, unknown> = {};
-  let flat = true;
-  for (const key of keys) {
-    const member = value[key];
-    if (member === undefined || leftOut.has(key)) continue;
-    if ((typeof member === 'object' && member !== null) || typeof member === 'function' || typeof member === 'symbol' || outOfOrder(key)) {
-      flat = false;
-      break;
-    }
-    sorted[key] = member;
-  }
-  if (flat) return JSON.stringify(sorted);
-  let out = '{';
-  let first = true;
-  for (const key of keys) {
-    const member = value[key];
-    if (member === undefined || leftOut.has(key)) continue;
-    out += `${first ? '' : ','}${JSON.stringify(key)}:${canonicalJson(member)}`;
-    first = false;
-  }
-  return `${out}}`;
-}
-
 /** A repeated id must carry the params it started its task with; records kept before hashes were pass. */
-function sameParams(record: TaskRecord, paramsHash: string): boolean {
-  return record.params_hash === undefined || record.params_hash === paramsHash;
+function sameParams(record: TaskRecord, params: ParamsFingerprint): boolean {
+  return record.params_hash === undefined || record.params_hash === params.hash;
 }
 
 /**
@@ -518,8 +446,8 @@ function sameParams(record: TaskRecord, paramsHash: string): boolean {
  * A repeat with `stream: true` of a task that is still pending gets the text it has produced so
  * far, from the start (the caller did not get the first answer).
  */
-function answerRepeat(record: TaskRecord, paramsHash: string, params: ExecuteTaskParams, log: Log): ExecuteTaskResult {
-  if (!sameParams(record, paramsHash)) {
+function answerRepeat(record: TaskRecord, fingerprint: ParamsFingerprint, params: ExecuteTaskParams, log: Log): ExecuteTaskResult {
+  if (!sameParams(record, fingerprint)) {
     log.warn('repeated execute_task id with different params: refused');
     throw new RpcError(ErrorCode.RequestIdConflict, 'Request id reused with different params: a repeated execute_task id must carry the params of its first request', {
       retryable: false,

@@ -9,7 +9,8 @@ import { isPlainExecuteTaskParams, isPlainTaskIdParams } from '../../src/executi
 import { createExecutionRuntime } from '../../src/execution/runtime';
 import { MemoryTaskStore } from '../../src/execution/stores/memory-task-store';
 import { TaskControl, TaskLog } from '../../src/execution/task-control';
-import { TaskService, paramsHashOf } from '../../src/execution/task-service';
+import { paramsHashOf } from '../../src/execution/params-fingerprint';
+import { TaskService } from '../../src/execution/task-service';
 import type { Log } from '../../src/observability/logger';
 
 /**

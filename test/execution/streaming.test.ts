@@ -4,7 +4,7 @@ import { loadExecutionConfig } from '../../src/execution/config';
 import type { Executor, ExecutorContext, ExecutorOutput } from '../../src/execution/executors/executor';
 import { RpcError } from '../../src/execution/rpc-error';
 import { createExecutionRuntime, type ExecutionRuntime } from '../../src/execution/runtime';
-import { paramsHashOf } from '../../src/execution/task-service';
+import { paramsHashOf } from '../../src/execution/params-fingerprint';
 
 /**
  * Streaming through the runtime with the memory store (docs/contract.md, "Streaming"): an

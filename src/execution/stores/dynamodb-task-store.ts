@@ -8,6 +8,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { createHash } from 'node:crypto';
 import type { TaskStatus } from '../../contract';
+import type { ParamsFingerprint } from '../params-fingerprint';
 import type { CreateOutcome, PartialTextPolicy, TaskRecord, TaskStore, TaskUpdate } from './task-store';
 
 export type DynamoDbTaskStoreOptions = {
@@ -70,8 +71,9 @@ export class DynamoDbTaskStore implements TaskStore {
     this.partialText = options.partialText ?? DYNAMODB_PARTIAL_TEXT;
   }
 
-  async create(record: TaskRecord, requestKey?: string): Promise<CreateOutcome> {
-    const created = await this.putTask(record);
+  async create(record: TaskRecord, requestKey?: string, params?: ParamsFingerprint): Promise<CreateOutcome> {
+    // Another process may be the one a repeated id comes back to: the hash is written with the task.
+    const created = await this.putTask(params ? { ...record, params_hash: params.hash } : record);
     if (!created.created || requestKey === undefined) return created;
     return this.claimRequest(requestKey, record);
   }

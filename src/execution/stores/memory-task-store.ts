@@ -1,4 +1,5 @@
 import { PENDING_STATUSES, type TaskStatus } from '../../contract';
+import type { ParamsFingerprint } from '../params-fingerprint';
 import { TaskStoreFullError, type CreateOutcome, type TaskRecord, type TaskStore, type TaskUpdate } from './task-store';
 
 export type MemoryTaskStoreOptions = {
@@ -10,8 +11,12 @@ export type MemoryTaskStoreOptions = {
   now?: () => number;
 };
 
-/** A record and its place in creation order (a list, so the oldest are found without walking past dropped ones). */
-type Entry = { record: TaskRecord; requestKey?: string; older?: Entry; newer?: Entry };
+/**
+ * A record, the fingerprint of the params that started its task (its hash is worked out only if
+ * the request key comes back), and its place in creation order (a list, so the oldest are found
+ * without walking past dropped ones).
+ */
+type Entry = { record: TaskRecord; requestKey?: string; fingerprint?: ParamsFingerprint; older?: Entry; newer?: Entry };
 
 /**
  * A bounded in-memory task store for local runs, tests and single-session AgentCore hosts. A
@@ -27,8 +32,8 @@ export class MemoryTaskStore implements TaskStore {
    */
   private oldest: Entry | undefined;
   private newest: Entry | undefined;
-  /** Request key → task id, for the entries created with one. */
-  private readonly requests = new Map<string, string>();
+  /** Request key → the entry created with it (the entry itself: one lookup, not two). */
+  private readonly requests = new Map<string, Entry>();
   /** Params kept for a handoff, by task id; dropped with their task, at expiry, or by deleteParams. */
   private readonly params = new Map<string, { json: string; expiresAt: number }>();
   private readonly maxRecords: number;
@@ -44,19 +49,19 @@ export class MemoryTaskStore implements TaskStore {
     return `${typeof requestId}:${requestId}`;
   }
 
-  async create(record: TaskRecord, requestKey?: string): Promise<CreateOutcome> {
+  async create(record: TaskRecord, requestKey?: string, params?: ParamsFingerprint): Promise<CreateOutcome> {
     const existing = (requestKey === undefined ? undefined : this.liveByRequest(requestKey)) ?? this.live(record.task_id);
-    if (existing) return { created: false, record: { ...existing.record } };
+    if (existing) return { created: false, record: withParamsHash(existing) };
     this.makeRoom();
     // The store keeps a copy; the caller gets its own record back (nothing the store holds). The
     // copy is made by assignment, not by a spread: V8 adds a property (the result, later) to a
     // spread copy ~30× slower than to an object built up key by key.
-    const entry: Entry = { record: Object.assign({}, record), requestKey, older: this.newest, newer: undefined };
+    const entry: Entry = { record: Object.assign({}, record), requestKey, fingerprint: params, older: this.newest, newer: undefined };
     if (this.newest) this.newest.newer = entry;
     else this.oldest = entry;
     this.newest = entry;
     this.entries.set(record.task_id, entry);
-    if (requestKey !== undefined) this.requests.set(requestKey, record.task_id);
+    if (requestKey !== undefined) this.requests.set(requestKey, entry);
     return { created: true, record };
   }
 
@@ -67,7 +72,7 @@ export class MemoryTaskStore implements TaskStore {
 
   async getByRequest(requestKey: string): Promise<TaskRecord | undefined> {
     const entry = this.liveByRequest(requestKey);
-    return entry && { ...entry.record };
+    return entry && withParamsHash(entry);
   }
 
   async transition(taskId: string, from: readonly TaskStatus[], update: TaskUpdate): Promise<TaskRecord | undefined> {
@@ -125,11 +130,14 @@ export class MemoryTaskStore implements TaskStore {
     return entry;
   }
 
+  /** The entry a request key was created with, while it lives (a dropped entry leaves `requests` with it). */
   private liveByRequest(requestKey: string): Entry | undefined {
-    const taskId = this.requests.get(requestKey);
-    if (taskId === undefined) return undefined;
-    const entry = this.live(taskId);
-    if (!entry) this.requests.delete(requestKey);
+    const entry = this.requests.get(requestKey);
+    if (!entry) return undefined;
+    if (this.expired(entry)) {
+      this.drop(entry.record.task_id, entry);
+      return undefined;
+    }
     return entry;
   }
 
@@ -162,6 +170,13 @@ export class MemoryTaskStore implements TaskStore {
     if (entry.newer) entry.newer.older = entry.older;
     else this.newest = entry.older;
     entry.older = entry.newer = undefined;
-    if (entry.requestKey !== undefined && this.requests.get(entry.requestKey) === taskId) this.requests.delete(entry.requestKey);
+    if (entry.requestKey !== undefined && this.requests.get(entry.requestKey) === entry) this.requests.delete(entry.requestKey);
   }
+}
+
+/** A copy of the entry's record for a repeated request key: with the hash of its params, the one time it is needed. */
+function withParamsHash(entry: Entry): TaskRecord {
+  const record = { ...entry.record };
+  if (entry.fingerprint) record.params_hash = entry.fingerprint.hash;
+  return record;
 }
