@@ -55,7 +55,7 @@ const INLINE_COMMANDS: Record<string, { run: string } | { notRun: string }> = {
   'npm run soak': { notRun: 'minutes of injected faults, its own npm script; its judge and a 10-event run are tested in test/bench/soak.test.ts' },
   'npx cdk deploy --all -c transport=https': { notRun: 'needs an AWS account; what it deploys is synthesized by test/cdk' },
   'npx cdk deploy --all -c transport=agentcore': { notRun: 'needs an AWS account; what it deploys is synthesized by test/cdk' },
-  'npm run bench': { notRun: 'six minutes of benchmarks, its own npm script; its parts are unit-tested in test/bench' },
+  'npm run bench': { notRun: 'eight minutes of benchmarks, its own npm script; its parts are unit-tested in test/bench' },
   'npm run bench -- --quick': { notRun: 'a minute of benchmarks, its own npm script; its parts are unit-tested in test/bench' },
 };
 
