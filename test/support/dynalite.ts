@@ -48,3 +48,21 @@ export async function createTable(client: DynamoDBClient, tableName: string, key
       .catch(() => undefined); // dynalite does not implement TTL settings; expiry is enforced by the stores themselves.
   }
 }
+
+/**
+ * A dynalite with the verification zone's state table (`state`: key `pk`, TTL on `expires_at`) for
+ * the whole test file: started before its tests, closed after. Returns a getter (the database
+ * exists only once beforeAll has run).
+ */
+export function useStateTable(): () => LocalDynamoDb {
+  let db: LocalDynamoDb | undefined;
+  beforeAll(async () => {
+    db = await startLocalDynamoDb();
+    await createTable(db.client, 'state', 'pk', 'expires_at');
+  });
+  afterAll(() => db?.close());
+  return () => {
+    if (!db) throw new Error('the state table is started in beforeAll');
+    return db;
+  };
+}

@@ -2,24 +2,15 @@ import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { botThreadKey, type BotThread, type BotThreads } from '../../../src/verification/stores/bot-threads';
 import { DynamoDbBotThreads } from '../../../src/verification/stores/dynamodb-bot-threads';
 import { MemoryBotThreads } from '../../../src/verification/stores/memory-bot-threads';
-import { createTable, startLocalDynamoDb, type LocalDynamoDb } from '../../support/dynalite';
+import { useStateTable } from '../../support/dynalite';
+import { manualClock } from '../../support/manual-clock';
 
 // The same cases run against memory and against DynamoDB (dynalite), so local runs behave as deployed.
-let db: LocalDynamoDb;
-beforeAll(async () => {
-  db = await startLocalDynamoDb();
-  await createTable(db.client, 'state', 'pk', 'expires_at');
-});
-afterAll(() => db.close());
-
-let clock = 1_800_000_000_000; // a whole second, so TTL edges fall on exact boundaries
-const now = () => clock;
-const advance = (ms: number) => {
-  clock += ms;
-};
+const stateTable = useStateTable();
+const { now, advance } = manualClock();
 
 const stores: Array<[string, () => BotThreads]> = [
-  ['DynamoDbBotThreads (dynalite)', () => new DynamoDbBotThreads({ dynamodb: db.dynamodb, tableName: 'state', now })],
+  ['DynamoDbBotThreads (dynalite)', () => new DynamoDbBotThreads({ dynamodb: stateTable().dynamodb, tableName: 'state', now })],
   ['MemoryBotThreads', () => new MemoryBotThreads(now)],
 ];
 
@@ -80,33 +71,33 @@ describe.each(stores)('%s', (name, makeStore) => {
 
 describe('DynamoDbBotThreads item shape', () => {
   it('writes pk as the thread key and expires_at in epoch seconds', async () => {
-    const store = new DynamoDbBotThreads({ dynamodb: db.dynamodb, tableName: 'state', now });
+    const store = new DynamoDbBotThreads({ dynamodb: stateTable().dynamodb, tableName: 'state', now });
     const t: BotThread = { team_id: 'T9', channel: 'C9', thread_ts: '1700000000.000900' };
     await store.remember(t, 120);
-    const item = (await db.client.send(new GetItemCommand({ TableName: 'state', Key: { pk: { S: botThreadKey(t) } }, ConsistentRead: true }))).Item;
-    expect(item).toEqual({ pk: { S: 'thread#T9#C9#1700000000.000900' }, expires_at: { N: String(Math.floor(clock / 1000) + 120) } });
+    const item = (await stateTable().client.send(new GetItemCommand({ TableName: 'state', Key: { pk: { S: botThreadKey(t) } }, ConsistentRead: true }))).Item;
+    expect(item).toEqual({ pk: { S: 'thread#T9#C9#1700000000.000900' }, expires_at: { N: String(Math.floor(now() / 1000) + 120) } });
   });
 
   it('shares what one instance remembered with another over the same table (another Lambda)', async () => {
     const t: BotThread = { team_id: 'T9', channel: 'C9', thread_ts: '1700000000.000902' };
-    await new DynamoDbBotThreads({ dynamodb: db.dynamodb, tableName: 'state', now }).remember(t, 3600);
-    expect(await new DynamoDbBotThreads({ dynamodb: db.dynamodb, tableName: 'state', now }).has(t)).toBe(true);
+    await new DynamoDbBotThreads({ dynamodb: stateTable().dynamodb, tableName: 'state', now }).remember(t, 3600);
+    expect(await new DynamoDbBotThreads({ dynamodb: stateTable().dynamodb, tableName: 'state', now }).has(t)).toBe(true);
   });
 
   it('counts an item past its expires_at as absent though DynamoDB has not deleted it yet', async () => {
-    const store = new DynamoDbBotThreads({ dynamodb: db.dynamodb, tableName: 'state', now });
+    const store = new DynamoDbBotThreads({ dynamodb: stateTable().dynamodb, tableName: 'state', now });
     const t: BotThread = { team_id: 'T9', channel: 'C9', thread_ts: '1700000000.000901' };
-    const seconds = Math.floor(clock / 1000);
-    await db.client.send(new PutItemCommand({ TableName: 'state', Item: { pk: { S: botThreadKey(t) }, expires_at: { N: String(seconds - 1) } } }));
+    const seconds = Math.floor(now() / 1000);
+    await stateTable().client.send(new PutItemCommand({ TableName: 'state', Item: { pk: { S: botThreadKey(t) }, expires_at: { N: String(seconds - 1) } } }));
     expect(await store.has(t)).toBe(false);
-    await db.client.send(new PutItemCommand({ TableName: 'state', Item: { pk: { S: botThreadKey(t) }, expires_at: { N: String(seconds) } } }));
+    await stateTable().client.send(new PutItemCommand({ TableName: 'state', Item: { pk: { S: botThreadKey(t) }, expires_at: { N: String(seconds) } } }));
     expect(await store.has(t)).toBe(false);
-    await db.client.send(new PutItemCommand({ TableName: 'state', Item: { pk: { S: botThreadKey(t) }, expires_at: { N: String(seconds + 1) } } }));
+    await stateTable().client.send(new PutItemCommand({ TableName: 'state', Item: { pk: { S: botThreadKey(t) }, expires_at: { N: String(seconds + 1) } } }));
     expect(await store.has(t)).toBe(true);
   });
 
   it('surfaces a missing table rather than answering no', async () => {
-    const store = new DynamoDbBotThreads({ dynamodb: db.dynamodb, tableName: 'no-such-table', now });
+    const store = new DynamoDbBotThreads({ dynamodb: stateTable().dynamodb, tableName: 'no-such-table', now });
     await expect(store.has({ team_id: 'T', channel: 'C', thread_ts: '1.0' })).rejects.toThrow();
     await expect(store.remember({ team_id: 'T', channel: 'C', thread_ts: '1.0' }, 60)).rejects.toThrow();
   });

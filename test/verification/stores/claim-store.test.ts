@@ -2,25 +2,16 @@ import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import type { ClaimStore } from '../../../src/verification/stores/claim-store';
 import { DynamoDbClaimStore } from '../../../src/verification/stores/dynamodb-claim-store';
 import { MemoryClaimStore } from '../../../src/verification/stores/memory-claim-store';
-import { createTable, startLocalDynamoDb, type LocalDynamoDb } from '../../support/dynalite';
+import { useStateTable } from '../../support/dynalite';
+import { manualClock } from '../../support/manual-clock';
 
 // The same cases run against memory and against DynamoDB (dynalite), so local runs behave as deployed.
-let db: LocalDynamoDb;
-beforeAll(async () => {
-  db = await startLocalDynamoDb();
-  await createTable(db.client, 'state', 'pk', 'expires_at');
-});
-afterAll(() => db.close());
-
-let clock = 1_800_000_000_000; // a whole second, so TTL edges fall on exact boundaries
-const now = () => clock;
-const advance = (ms: number) => {
-  clock += ms;
-};
+const stateTable = useStateTable();
+const { now, advance } = manualClock();
 
 // `peer` is a second handle on the same state: another instance over the same table for DynamoDB
 // (as another Lambda would have), the same instance for memory (one process shares one store).
-const dynamo = () => new DynamoDbClaimStore({ dynamodb: db.dynamodb, tableName: 'state', keyPrefix: 'claim#', now });
+const dynamo = () => new DynamoDbClaimStore({ dynamodb: stateTable().dynamodb, tableName: 'state', keyPrefix: 'claim#', now });
 const stores: Array<[string, () => ClaimStore, (store: ClaimStore) => ClaimStore]> = [
   ['DynamoDbClaimStore (dynalite)', dynamo, () => dynamo()],
   ['MemoryClaimStore', () => new MemoryClaimStore({ now }), (store) => store],
@@ -41,7 +32,7 @@ describe.each(stores)('%s', (name, makeStore, peer) => {
   it('gives a key to one owner; others find it busy until it is done, then done with its value', async () => {
     const k = key();
     expect(await acquire(store, k, 'first', { value: 'req-1' })).toEqual({ status: 'claimed', token: 'first', takenOver: false, value: 'req-1' });
-    expect(await acquire(peer(store), k, 'second')).toEqual({ status: 'busy', leaseEndsAt: clock + 30_000 });
+    expect(await acquire(peer(store), k, 'second')).toEqual({ status: 'busy', leaseEndsAt: now() + 30_000 });
     expect(await store.complete(k, 'first', { ttlSeconds: 3600, value: '1700000000.000100' })).toBe(true);
     expect(await acquire(peer(store), k, 'third')).toEqual({ status: 'done', value: '1700000000.000100' });
   });
@@ -104,10 +95,10 @@ describe.each(stores)('%s', (name, makeStore, peer) => {
 
 describe('DynamoDbClaimStore item shape', () => {
   it('writes pk with the prefix and times in epoch seconds; complete marks it done; release frees it and keeps its value', async () => {
-    const store = new DynamoDbClaimStore({ dynamodb: db.dynamodb, tableName: 'state', keyPrefix: 'claim#', now });
-    const seconds = Math.floor(clock / 1000);
+    const store = new DynamoDbClaimStore({ dynamodb: stateTable().dynamodb, tableName: 'state', keyPrefix: 'claim#', now });
+    const seconds = Math.floor(now() / 1000);
     await store.acquire('shape-1', { token: 'tok', leaseSeconds: 30, ttlSeconds: 120, value: 'req' });
-    const read = () => db.client.send(new GetItemCommand({ TableName: 'state', Key: { pk: { S: 'claim#shape-1' } }, ConsistentRead: true }));
+    const read = () => stateTable().client.send(new GetItemCommand({ TableName: 'state', Key: { pk: { S: 'claim#shape-1' } }, ConsistentRead: true }));
     expect((await read()).Item).toEqual({
       pk: { S: 'claim#shape-1' },
       claim_state: { S: 'pending' },
@@ -121,7 +112,7 @@ describe('DynamoDbClaimStore item shape', () => {
     await store.acquire('shape-2', { token: 'tok', leaseSeconds: 30, ttlSeconds: 120, value: 'req-2' });
     await store.release('shape-2', 'tok');
     // Freed, not deleted: no owner, no lease, and the value kept for the next attempt.
-    expect((await db.client.send(new GetItemCommand({ TableName: 'state', Key: { pk: { S: 'claim#shape-2' } }, ConsistentRead: true }))).Item).toEqual({
+    expect((await stateTable().client.send(new GetItemCommand({ TableName: 'state', Key: { pk: { S: 'claim#shape-2' } }, ConsistentRead: true }))).Item).toEqual({
       pk: { S: 'claim#shape-2' },
       claim_state: { S: 'pending' },
       lease_until: { N: '0' },
@@ -131,7 +122,7 @@ describe('DynamoDbClaimStore item shape', () => {
   });
 
   it('surfaces errors other than a failed condition', async () => {
-    const store = new DynamoDbClaimStore({ dynamodb: db.dynamodb, tableName: 'no-such-table', now });
+    const store = new DynamoDbClaimStore({ dynamodb: stateTable().dynamodb, tableName: 'no-such-table', now });
     // A missing table must not read as "already claimed", or every event would be dropped as a duplicate.
     await expect(store.acquire('x', { token: 't', leaseSeconds: 30, ttlSeconds: 60 })).rejects.toMatchObject({ name: 'ResourceNotFoundException', statusCode: 400 });
   });

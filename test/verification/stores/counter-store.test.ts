@@ -3,25 +3,16 @@ import type { CounterStore } from '../../../src/verification/stores/counter-stor
 import { DynamoDbClaimStore } from '../../../src/verification/stores/dynamodb-claim-store';
 import { DynamoDbCounterStore } from '../../../src/verification/stores/dynamodb-counter-store';
 import { MemoryCounterStore } from '../../../src/verification/stores/memory-counter-store';
-import { createTable, startLocalDynamoDb, type LocalDynamoDb } from '../../support/dynalite';
+import { useStateTable } from '../../support/dynalite';
+import { manualClock } from '../../support/manual-clock';
 
 // The same cases run against memory and against DynamoDB (dynalite), so local runs behave as deployed.
-let db: LocalDynamoDb;
-beforeAll(async () => {
-  db = await startLocalDynamoDb();
-  await createTable(db.client, 'state', 'pk', 'expires_at');
-});
-afterAll(() => db.close());
-
-let clock = 1_800_000_000_000;
-const now = () => clock;
-const advance = (ms: number) => {
-  clock += ms;
-};
+const stateTable = useStateTable();
+const { now, advance } = manualClock();
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 // `peer` is a second handle on the same state (see claim-store.test.ts).
-const dynamo = () => new DynamoDbCounterStore({ dynamodb: db.dynamodb, tableName: 'state', keyPrefix: 'count#', now });
+const dynamo = () => new DynamoDbCounterStore({ dynamodb: stateTable().dynamodb, tableName: 'state', keyPrefix: 'count#', now });
 const stores: Array<[string, () => CounterStore, (store: CounterStore) => CounterStore]> = [
   ['DynamoDbCounterStore (dynalite)', dynamo, () => dynamo()],
   ['MemoryCounterStore', () => new MemoryCounterStore({ now }), (store) => store],
@@ -79,13 +70,13 @@ describe.each(stores)('%s', (name, makeStore, peer) => {
 
 describe('DynamoDbCounterStore item shape', () => {
   it('stores count and expires_at (epoch seconds) under the prefixed pk, in a table claims can share', async () => {
-    const counters = new DynamoDbCounterStore({ dynamodb: db.dynamodb, tableName: 'state', keyPrefix: 'count#', now });
-    const claims = new DynamoDbClaimStore({ dynamodb: db.dynamodb, tableName: 'state', keyPrefix: 'claim#', now });
+    const counters = new DynamoDbCounterStore({ dynamodb: stateTable().dynamodb, tableName: 'state', keyPrefix: 'count#', now });
+    const claims = new DynamoDbClaimStore({ dynamodb: stateTable().dynamodb, tableName: 'state', keyPrefix: 'claim#', now });
     await counters.increment('shape', 120);
     await counters.increment('shape', 120);
     expect(await claims.mark('shape', 120)).toBe(true); // same key, other prefix: no clash
 
-    const { Item } = await db.client.send(new GetItemCommand({ TableName: 'state', Key: { pk: { S: 'count#shape' } }, ConsistentRead: true }));
-    expect(Item).toEqual({ pk: { S: 'count#shape' }, count: { N: '2' }, expires_at: { N: String(Math.floor(clock / 1000) + 120) } });
+    const { Item } = await stateTable().client.send(new GetItemCommand({ TableName: 'state', Key: { pk: { S: 'count#shape' } }, ConsistentRead: true }));
+    expect(Item).toEqual({ pk: { S: 'count#shape' }, count: { N: '2' }, expires_at: { N: String(Math.floor(now() / 1000) + 120) } });
   });
 });
