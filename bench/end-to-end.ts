@@ -1,20 +1,17 @@
 import { runChildMeasure } from './support/child-entry';
-import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { loadExecutionConfig } from '../src/execution/config';
-import { createExecutionHttpServer } from '../src/execution/hosts/http-host';
 import { createExecutionRuntime } from '../src/execution/runtime';
-import { startAgentCoreEmulator } from '../src/local/agentcore-emulator';
 import { createLocalPipeline, type LocalPipeline } from '../src/local/local-pipeline';
 import { appMentionEnvelope } from '../src/local/slack-event-builder';
 import { createLogger } from '../src/observability/logger';
-import { executionAgentsFrom } from '../src/protocols/agent-config';
 import { createSlackWebClient, WebApiSlackReplies } from '../src/slack/slack-replies';
 import { slackSignatureHeaders } from '../src/verification/slack-signature';
 import { startFakeSlackApi } from '../test/support/fake-slack-api';
 import { percentile, rotate, summarize, type Summary } from './stats';
-import { PLACEHOLDER_AWS_ENV, RUNTIME_ARN, close, listen } from './support/net';
+import { PLACEHOLDER_AWS_ENV } from './support/net';
 import { bundleProgram, measuredEnv, spawnTracked } from './support/processes';
+import { TRANSPORTS, serveBehindEveryTransport, type TransportName } from './support/transport-targets';
 
 /**
  * Part 4: a signed Slack event in, the reply at a fake Slack Web API out, through the local
@@ -27,8 +24,7 @@ import { bundleProgram, measuredEnv, spawnTracked } from './support/processes';
  */
 const ROOT = join(__dirname, '..');
 const SIGNING_SECRET = 'bench-e2e-signing-secret-0123456789';
-export const TRANSPORTS = ['in-process', 'https', 'agentcore'] as const;
-export type TransportName = (typeof TRANSPORTS)[number];
+export { TRANSPORTS, type TransportName } from './support/transport-targets';
 
 export type EndToEndOptions = { eventsPerTransport: number; warmupEvents: number; chunk: number };
 
@@ -46,24 +42,12 @@ export async function measureEndToEnd(options: EndToEndOptions): Promise<EndToEn
   Object.assign(process.env, PLACEHOLDER_AWS_ENV);
   const slack = await startFakeSlackApi();
   const runtime = createExecutionRuntime({ config: loadExecutionConfig({}), log: createLogger('execution') });
-  const server: Server = createExecutionHttpServer(runtime);
-  const runtimeUrl = await listen(server);
-  const emulator = await startAgentCoreEmulator({ runtimes: { [RUNTIME_ARN]: runtimeUrl } });
-  // The SDK reads its endpoint override from the process environment, as in a deployment.
-  process.env.AWS_ENDPOINT_URL_BEDROCK_AGENTCORE = emulator.endpoint;
-
-  const transportEnv: Record<TransportName, Record<string, string>> = {
-    'in-process': { TRANSPORT: 'in-process' },
-    https: { TRANSPORT: 'https', EXECUTION_URL: `${runtimeUrl}/invocations` },
-    agentcore: { TRANSPORT: 'agentcore', AGENTCORE_RUNTIME_ARN: RUNTIME_ARN },
-  };
+  const targets = await serveBehindEveryTransport(runtime);
   const replies = new WebApiSlackReplies(createSlackWebClient({ token: slack.token, apiUrl: slack.apiUrl }));
   const pipelines = new Map<TransportName, LocalPipeline>();
   try {
     for (const name of TRANSPORTS) {
-      const agent = executionAgentsFrom({ env: { ...process.env, ...transportEnv[name] } }, { inProcess: (body) => runtime.dispatch(body), log: createLogger('transport') }).default;
-      if (agent.transport !== name) throw new Error(`configured ${name}, got ${agent.transport}`);
-      pipelines.set(name, createLocalPipeline({ agent, slack: replies, signingSecret: SIGNING_SECRET, env: { RATE_LIMIT_PER_MINUTE: '100000000' }, log: createLogger('verification') }));
+      pipelines.set(name, createLocalPipeline({ agent: targets.agentFor(name), slack: replies, signingSecret: SIGNING_SECRET, env: { RATE_LIMIT_PER_MINUTE: '100000000' }, log: createLogger('verification') }));
     }
 
     const oneEvent = async (name: TransportName, n: number): Promise<{ ackMs: number; replyMs: number }> => {
@@ -114,8 +98,7 @@ export async function measureEndToEnd(options: EndToEndOptions): Promise<EndToEn
     };
   } finally {
     for (const pipeline of pipelines.values()) await pipeline.stop();
-    await emulator.close();
-    await close(server);
+    await targets.close();
     await slack.close();
   }
 }

@@ -4,23 +4,21 @@ import { join } from 'node:path';
 import { loadExecutionConfig } from '../src/execution/config';
 import { EchoExecutor } from '../src/execution/executors/echo-executor';
 import type { Executor } from '../src/execution/executors/executor';
-import { createExecutionHttpServer, readBody } from '../src/execution/hosts/http-host';
+import { readBody } from '../src/execution/hosts/http-host';
 import { createExecutionRuntime } from '../src/execution/runtime';
-import { startAgentCoreEmulator } from '../src/local/agentcore-emulator';
 import { createLocalPipeline, type LocalPipeline } from '../src/local/local-pipeline';
 import { postSignedEvent, slackEventEnvelope } from '../src/local/slack-event-builder';
 import { createLogger } from '../src/observability/logger';
-import { executionAgentsFrom } from '../src/protocols/agent-config';
 import { createSlackWebClient, WebApiSlackReplies } from '../src/slack/slack-replies';
 import { loadVerificationConfig, pollScheduleOf } from '../src/verification/config';
 import type { PipelineQueue } from '../src/verification/pipeline-settings';
 import { pollTimeline, type PollSchedule } from '../src/verification/poll-schedule';
 import { FAKE_BOT_USER_ID, fakeSlackNow, startFakeSlackApi, type FakeSlackRequest } from '../test/support/fake-slack-api';
-import { TRANSPORTS, type TransportName } from './end-to-end';
 import { taskCost, type TaskCost } from './poll-cost';
 import { percentile, rotate, summarize, type Summary } from './stats';
-import { PLACEHOLDER_AWS_ENV, RUNTIME_ARN, close, listen } from './support/net';
+import { PLACEHOLDER_AWS_ENV, close, listen } from './support/net';
 import { bundleProgram, measuredEnv, spawnTracked } from './support/processes';
+import { TRANSPORTS, serveBehindEveryTransport, type TransportName } from './support/transport-targets';
 
 /**
  * Part 7: live answers (docs/architecture.md §2.5), in real time (timeScale 1), for each transport.
@@ -373,16 +371,8 @@ export async function measureLiveAnswers(options: LiveAnswersOptions): Promise<L
     },
   };
   const runtime = createExecutionRuntime({ config, executor, log: createLogger('execution') });
-  const server: Server = createExecutionHttpServer(runtime);
-  const runtimeUrl = await listen(server);
-  const emulator = await startAgentCoreEmulator({ runtimes: { [RUNTIME_ARN]: runtimeUrl } });
-  process.env.AWS_ENDPOINT_URL_BEDROCK_AGENTCORE = emulator.endpoint;
+  const targets = await serveBehindEveryTransport(runtime);
 
-  const transportEnv: Record<TransportName, Record<string, string>> = {
-    'in-process': { TRANSPORT: 'in-process' },
-    https: { TRANSPORT: 'https', EXECUTION_URL: `${runtimeUrl}/invocations` },
-    agentcore: { TRANSPORT: 'agentcore', AGENTCORE_RUNTIME_ARN: RUNTIME_ARN },
-  };
   const replies = new WebApiSlackReplies(createSlackWebClient({ token: slack.token, apiUrl: slack.apiUrl }), { apiUrl: slack.apiUrl });
   const verificationEnv = { RATE_LIMIT_PER_MINUTE: '100000000' };
   const pollDelaySeconds = loadVerificationConfig(verificationEnv).STREAM_POLL_DELAY_S;
@@ -392,8 +382,7 @@ export async function measureLiveAnswers(options: LiveAnswersOptions): Promise<L
   const deliveries: Array<{ queue: PipelineQueue; ms: number; endedAt: number }> = [];
   try {
     for (const name of TRANSPORTS) {
-      const agent = executionAgentsFrom({ env: { ...process.env, ...transportEnv[name] } }, { inProcess: (body) => runtime.dispatch(body), log: createLogger('transport') }).default;
-      if (agent.transport !== name) throw new Error(`configured ${name}, got ${agent.transport}`);
+      const agent = targets.agentFor(name);
       const pipeline = createLocalPipeline({ agent, slack: replies, signingSecret: SIGNING_SECRET, env: verificationEnv, log: createLogger('verification') });
       pipelines.set(name, pipeline);
       // Handler time from the queue's own events: 'delivered' just before the handler starts, 'succeeded'/'failed' just after it settles.
@@ -475,8 +464,7 @@ export async function measureLiveAnswers(options: LiveAnswersOptions): Promise<L
   } finally {
     for (const pipeline of pipelines.values()) await pipeline.stop();
     for (const { server: ingress } of ingresses.values()) await close(ingress);
-    await emulator.close();
-    await close(server);
+    await targets.close();
     await slack.close();
   }
 }

@@ -1,9 +1,10 @@
 /**
- * Every AWS SDK client here is built with a timeout on each request and a bounded number of
- * attempts (docs/architecture.md §6): an SDK client's defaults wait forever for a connection or an
- * answer, so one stalled endpoint would hold a Lambda until it is killed — with the cleanup in its
- * `catch` never run. Worst case per call: `maxAttempts × (connection + request timeout)` plus the
- * SDK's short backoff, which must stay below the calling function's time.
+ * Every AWS client here — the SDK's (boundedClientConfig) and the project's JSON client
+ * (src/aws/aws-json-client.ts) — has a timeout on each request and a bounded number of attempts
+ * (docs/architecture.md §6): an SDK client's defaults wait forever for a connection or an answer,
+ * so one stalled endpoint would hold a Lambda until it is killed — with the cleanup in its `catch`
+ * never run. Worst case per call: `maxAttempts × (connection + request timeout)` plus a short
+ * backoff, which must stay below the calling function's time.
  */
 export type ClientBounds = {
   /** Time to open a connection. */

@@ -7,7 +7,7 @@ import type {
   UpdateItemCommandInput,
   UpdateItemCommandOutput,
 } from '@aws-sdk/client-dynamodb';
-import { AwsJsonClient, AwsServiceError, DYNAMODB, type AwsJsonClientOptions, type CallOptions } from './aws-json-client';
+import { AwsJsonClient, DYNAMODB, isAwsError, type AwsJsonClientOptions, type AwsServiceError, type CallOptions } from './aws-json-client';
 
 /**
  * The DynamoDB operations the verification zone's stores use, on the small JSON client
@@ -38,7 +38,7 @@ export class DynamoDb {
 }
 
 export function isConditionCheckFailure(error: unknown): error is AwsServiceError {
-  return error instanceof AwsServiceError && error.code === 'ConditionalCheckFailedException';
+  return isAwsError(error, 'ConditionalCheckFailedException');
 }
 
 /** What a refused write met, when it asked for it with ReturnValuesOnConditionCheckFailure: ALL_OLD. */

@@ -10,7 +10,7 @@ import { installDateClock, type DateClock } from '../support/date-clock';
 import { startDynamoDbFaultProxy, type DynamoDbFaultProxy } from '../support/dynamodb-fault-proxy';
 import { createTable, startLocalDynamoDb, type LocalDynamoDb } from '../support/dynalite';
 import { startExecutionRuntime, type RunningRuntime } from '../support/execution-runtime';
-import { startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
+import { slackAppEnv, startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
 import { startFakeSqs, type FakeSqs } from '../support/fake-sqs';
 import { lambdaContext } from '../support/lambda-context';
 
@@ -82,9 +82,7 @@ export async function startFaultPipeline(options: { syncBudgetMs?: number; env?:
     TASK_QUEUE_URL: sqs.queueUrl('tasks'),
     POLL_QUEUE_URL: sqs.queueUrl('polls'),
     REPLY_QUEUE_URL: sqs.queueUrl('replies'),
-    SLACK_SIGNING_SECRET: SECRET,
-    SLACK_BOT_TOKEN: slack.token,
-    SLACK_API_URL: slack.apiUrl,
+    ...slackAppEnv(slack, SECRET),
     TRANSPORT: 'https',
     EXECUTION_URL: runtime.invocationsUrl,
     ...options.env,

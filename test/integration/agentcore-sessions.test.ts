@@ -4,7 +4,7 @@ import { createLogger } from '../../src/observability/logger';
 import { runtimeSessionId } from '../../src/transport/session-id';
 import { conversationKey } from '../../src/verification/queue-messages';
 import { DEFAULT_USER_MESSAGES } from '../../src/verification/user-messages';
-import { FAKE_BOT_USER_ID, startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
+import { FAKE_BOT_USER_ID, slackAppEnv, startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
 
 /**
  * AgentCore sessions sized for chat (docs/operations.md, "AgentCore sessions"): one session per
@@ -24,9 +24,7 @@ beforeAll(async () => {
   stack = await startLocalStack({
     env: {
       POWERTOOLS_LOG_LEVEL: 'SILENT',
-      SLACK_SIGNING_SECRET: SIGNING_SECRET,
-      SLACK_BOT_TOKEN: slack.token,
-      SLACK_API_URL: slack.apiUrl,
+      ...slackAppEnv(slack, SIGNING_SECRET),
       TRANSPORT: 'agentcore',
       SYNC_BUDGET_MS: '300',
       POLL_FIRST_DELAY_S: '1',

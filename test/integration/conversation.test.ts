@@ -7,7 +7,7 @@ import { createExecutionRuntime } from '../../src/execution/runtime';
 import { startLocalStack, type LocalStack } from '../../src/local/local-stack';
 import { postSignedEvent, slackEventEnvelope, type SlackEventKind } from '../../src/local/slack-event-builder';
 import { createLogger } from '../../src/observability/logger';
-import { FAKE_BOT_USER_ID, startFakeSlackApi, type FakeSlackApi, type FakeSlackFile } from '../support/fake-slack-api';
+import { FAKE_BOT_USER_ID, slackAppEnv, startFakeSlackApi, type FakeSlackApi, type FakeSlackFile } from '../support/fake-slack-api';
 
 /**
  * A conversation-aware assistant end to end (docs/contract.md, "Thread context", "Attachments"):
@@ -57,9 +57,7 @@ beforeAll(async () => {
   stack = await startLocalStack({
     env: {
       POWERTOOLS_LOG_LEVEL: 'SILENT',
-      SLACK_SIGNING_SECRET: SIGNING_SECRET,
-      SLACK_BOT_TOKEN: slack.token,
-      SLACK_API_URL: slack.apiUrl,
+      ...slackAppEnv(slack, SIGNING_SECRET),
       TRANSPORT: 'https',
       EXECUTION_URL: `http://127.0.0.1:${(recorder.address() as AddressInfo).port}/invocations`,
       POLL_FIRST_DELAY_S: '1',

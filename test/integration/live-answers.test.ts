@@ -1,7 +1,7 @@
 import { startLocalStack, type LocalStack } from '../../src/local/local-stack';
 import { postSignedEvent, slackEventEnvelope } from '../../src/local/slack-event-builder';
 import { createLogger } from '../../src/observability/logger';
-import { FAKE_BOT_USER_ID, startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
+import { FAKE_BOT_USER_ID, slackAppEnv, startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
 
 /**
  * Live answers end to end (docs/architecture.md §2.5, docs/contract.md "Streaming"): the local
@@ -20,9 +20,7 @@ beforeAll(async () => {
   stack = await startLocalStack({
     env: {
       POWERTOOLS_LOG_LEVEL: 'SILENT',
-      SLACK_SIGNING_SECRET: SIGNING_SECRET,
-      SLACK_BOT_TOKEN: slack.token,
-      SLACK_API_URL: slack.apiUrl,
+      ...slackAppEnv(slack, SIGNING_SECRET),
       TRANSPORT: 'https',
       SYNC_BUDGET_MS: '5000',
       STREAM_FIRST_TEXT_MS: '100',

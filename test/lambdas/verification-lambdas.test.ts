@@ -3,7 +3,7 @@ import { appMentionEnvelope } from '../../src/local/slack-event-builder';
 import { slackSignatureHeaders } from '../../src/verification/slack-signature';
 import { createTable, startLocalDynamoDb, type LocalDynamoDb } from '../support/dynalite';
 import { startExecutionRuntime, type RunningRuntime } from '../support/execution-runtime';
-import { startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
+import { slackAppEnv, startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
 import { startFakeSecretsManager } from '../support/fake-secrets-manager';
 import { startFakeSqs, type FakeSqs } from '../support/fake-sqs';
 import { lambdaContext } from '../support/lambda-context';
@@ -33,9 +33,7 @@ beforeAll(async () => {
     TASK_QUEUE_URL: sqs.queueUrl('tasks'),
     POLL_QUEUE_URL: sqs.queueUrl('polls'),
     REPLY_QUEUE_URL: sqs.queueUrl('replies'),
-    SLACK_SIGNING_SECRET: SECRET,
-    SLACK_BOT_TOKEN: slack.token,
-    SLACK_API_URL: slack.apiUrl,
+    ...slackAppEnv(slack, SECRET),
     TRANSPORT: 'https',
     EXECUTION_URL: runtime.invocationsUrl,
   });

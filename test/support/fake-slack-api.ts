@@ -755,3 +755,8 @@ async function readBody(request: IncomingMessage): Promise<string> {
   for await (const chunk of request) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
 }
+
+/** The verification zone's Slack settings for an app on this fake workspace: its signing secret, bot token and API URL. */
+export function slackAppEnv(slack: Pick<FakeSlackApi, 'token' | 'apiUrl'>, signingSecret: string): Record<'SLACK_SIGNING_SECRET' | 'SLACK_BOT_TOKEN' | 'SLACK_API_URL', string> {
+  return { SLACK_SIGNING_SECRET: signingSecret, SLACK_BOT_TOKEN: slack.token, SLACK_API_URL: slack.apiUrl };
+}
