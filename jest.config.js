@@ -12,6 +12,7 @@ module.exports = {
     '^.+\\.(t|j|mj)s$': '<rootDir>/test/support/esbuild-jest-transform.js',
   },
   transformIgnorePatterns: ['/node_modules/(?!(@middy|jose)/)'],
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
   setupFiles: ['<rootDir>/test/support/jest-env.ts'],
   testTimeout: 30000,
 };

@@ -1,8 +1,8 @@
 import { chromium, type Browser } from 'playwright-core';
 import { startLocalStack, type LocalStack } from '../../src/local/local-stack';
-import { CHROMIUM_ARGS, CHROMIUM_PATH, describeWithChromium } from '../support/chromium';
+import { CHROMIUM_ARGS, chromiumExecutable } from '../support/chromium';
 
-describeWithChromium('the playground page in a real browser (Debian Chromium, playwright-core)', () => {
+describe('the playground page in a real browser (Chromium, playwright-core)', () => {
   let stack: LocalStack;
   let browser: Browser;
   beforeAll(async () => {
@@ -13,7 +13,7 @@ describeWithChromium('the playground page in a real browser (Debian Chromium, pl
       timeScale: 0.3,
       replyWriter: () => undefined,
     });
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+    browser = await chromium.launch({ executablePath: (await chromiumExecutable()).path, args: CHROMIUM_ARGS });
   }, 60_000);
   afterAll(async () => {
     await browser?.close();

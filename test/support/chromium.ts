@@ -1,7 +1,13 @@
 import { accessSync, constants } from 'node:fs';
 
-/** Debian's Chromium; `CHROMIUM_PATH` points the browser tests at another Chromium build. */
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+/**
+ * Where the browser tests get Chromium. `CHROMIUM_PATH` names a system Chromium (Debian's
+ * `/usr/bin/chromium`, say); without it they use the Chromium that `npm ci` installed:
+ * `@sparticuz/chromium` carries a headless Chromium build inside its npm package and unpacks it
+ * into the temp folder on first use (about 1.5 s, then cached there), so a bare machine with only
+ * Node runs them too (README, "Dependencies").
+ */
+export type ChromiumSource = { path: string; from: 'CHROMIUM_PATH' | '@sparticuz/chromium' };
 
 /** Flags for a headless Chromium on a machine with a closed network (no background calls home). */
 export const CHROMIUM_ARGS = [
@@ -15,37 +21,26 @@ export const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
-/** `CI` set to anything but `false` or `0` (GitHub Actions, GitLab and .ci/run set `CI=true`). */
-export function inCi(env: NodeJS.ProcessEnv = process.env): boolean {
-  const value = env.CI?.trim().toLowerCase();
-  return value !== undefined && value !== '' && value !== 'false' && value !== '0';
-}
-
 /**
- * Why Debian's Chromium cannot be used here, or undefined when it can. Nothing is installed from a
- * test: `.ci/run` installs it (`apt-get install chromium`), and so can a developer.
+ * The Chromium to drive: the configured one, else the npm package's (unpacked on first use; jest's
+ * global setup does that once, before the workers start, so two suites never unpack it at once).
+ * Throws with what is missing — a browser test that cannot run fails, it is never skipped.
  */
-export function chromiumUnavailable(): string | undefined {
-  try {
-    accessSync(CHROMIUM_PATH, constants.X_OK);
-    return undefined;
-  } catch {
-    return `${CHROMIUM_PATH} is missing: install Debian's Chromium (apt-get install chromium; .ci/run does) or set CHROMIUM_PATH to run the browser tests`;
+export async function chromiumExecutable(env: NodeJS.ProcessEnv = process.env): Promise<ChromiumSource> {
+  const configured = env.CHROMIUM_PATH?.trim();
+  if (configured) {
+    try {
+      accessSync(configured, constants.X_OK);
+    } catch {
+      throw new Error(`CHROMIUM_PATH=${configured} is not an executable file: point it at a Chromium build, or unset it to use the Chromium npm ci installed (@sparticuz/chromium)`);
+    }
+    return { path: configured, from: 'CHROMIUM_PATH' };
   }
-}
-
-/**
- * A describe block that needs Chromium. With it, the tests run. Without it, the block is one
- * failing test that says what is missing: a browser test that does not run is never a pass, nor a
- * silent skip (`.ci/run` installs Debian's Chromium; elsewhere, `apt-get install chromium` or
- * CHROMIUM_PATH).
- */
-export function describeWithChromium(name: string, body: () => void): void {
-  const unavailable = chromiumUnavailable();
-  if (!unavailable) return describe(name, body);
-  describe(name, () => {
-    it('has Chromium to run in', () => {
-      throw new Error(`${unavailable}. The browser tests must run, so their absence fails here${inCi() ? ' (CI)' : ''}.`);
-    });
-  });
+  try {
+    // Loaded only here: the package sets up its library path when it loads.
+    const { default: packaged } = await import('@sparticuz/chromium');
+    return { path: await packaged.executablePath(), from: '@sparticuz/chromium' };
+  } catch (error) {
+    throw new Error(`the Chromium from @sparticuz/chromium could not be unpacked (${(error as Error).message}); run npm ci, or set CHROMIUM_PATH to a system Chromium`);
+  }
 }

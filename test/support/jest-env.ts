@@ -7,3 +7,7 @@ process.env.AWS_EC2_METADATA_DISABLED = 'true';
 // Keep test output readable; tests that assert on logs raise the level themselves.
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+// The AWS SDK warns once per process that its releases after January 2027 need Node 22: with a
+// worker per core and the CLI tests' child processes, that is dozens of copies of one notice. The
+// global setup says it once (test/support/global-setup.ts); children inherit this variable.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
