@@ -2,13 +2,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { newRequestId } from '../contract';
 import { runtimeFromEnv } from '../execution/runtime-from-env';
-import { executionAgentsFrom, type ExecutionAgents } from '../protocols/agent-config';
+import { agentSettingsFrom, buildExecutionAgents, type ExecutionAgents } from '../protocols/agent-config';
 import { PROTOCOL_NAMES } from '../protocols/factory';
 import type { ProtocolName } from '../protocols/protocol';
-import { isTransportKind, type TransportValues } from '../transport/config';
+import type { TransportValues } from '../transport/config';
 import { TRANSPORT_KINDS } from '../transport/transport';
 import type { Outcome } from '../protocols/outcome';
-import type { Command } from './command';
+import { transportFlag, type Command } from './command';
 
 export const callCommand: Command = {
   name: 'call',
@@ -78,22 +78,21 @@ type CallFlags = { transport?: string; protocol?: string; url?: string; arn?: st
 
 /** The agents the environment describes, with the flags as typed overrides. */
 function agentsFor(flags: CallFlags): ExecutionAgents {
-  if (flags.transport !== undefined && !isTransportKind(flags.transport)) throw new Error(`--transport must be one of ${TRANSPORT_KINDS.join(', ')}, not ${JSON.stringify(flags.transport)}`);
+  const kind = transportFlag(flags.transport);
   if (flags.protocol !== undefined && !(PROTOCOL_NAMES as readonly string[]).includes(flags.protocol)) throw new Error(`--protocol must be one of ${PROTOCOL_NAMES.join(', ')}, not ${JSON.stringify(flags.protocol)}`);
   const transport: TransportValues = {
-    ...(flags.transport ? { kind: flags.transport } : flags.url ? { kind: 'https' as const } : flags.arn ? { kind: 'agentcore' as const } : {}),
+    ...(kind ? { kind } : flags.url ? { kind: 'https' as const } : flags.arn ? { kind: 'agentcore' as const } : {}),
     ...(flags.url ? { https: { url: flags.url } } : {}),
     ...(flags.arn ? { agentcore: { runtimeArn: flags.arn } } : {}),
   };
   const flagged = Object.keys(transport).length > 0 || flags.protocol !== undefined;
-  const kind = transport.kind ?? process.env.TRANSPORT;
-  return executionAgentsFrom(
-    {
-      env: process.env,
-      transportDefaults: { kind: 'https', https: { url: LOCAL_RUNTIME_URL } },
-      ...(flagged ? { overrides: { transport, ...(flags.protocol ? { protocol: flags.protocol as ProtocolName } : {}) } } : {}),
-    },
-    // In-process: this command hosts the execution runtime itself, as `zone start` does.
-    kind === 'in-process' ? { inProcess: runtimeFromEnv(process.env).dispatch } : {},
-  );
+  // Which transport is the configuration's to say (src/transport/config.ts): parsed there, read here.
+  const settings = agentSettingsFrom({
+    env: process.env,
+    transportDefaults: { kind: 'https', https: { url: LOCAL_RUNTIME_URL } },
+    ...(flagged ? { overrides: { transport, ...(flags.protocol ? { protocol: flags.protocol as ProtocolName } : {}) } } : {}),
+  });
+  // In-process: this command hosts the execution runtime itself, as `zone start` does.
+  const inProcess = settings.agents.some((agent) => agent.transport.kind === 'in-process');
+  return buildExecutionAgents(settings, inProcess ? { inProcess: runtimeFromEnv(process.env).dispatch } : {});
 }

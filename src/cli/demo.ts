@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { startLocalStack } from '../local/local-stack';
 import type { RequestTrace } from '../local/trace-recorder';
-import type { Command } from './command';
+import { transportEnvironment } from '../transport/config';
+import { transportFlag, type Command } from './command';
 
 const SCENARIOS = [
   { name: 'quick answer', text: 'hello, zones', expect: 'answer' },
@@ -20,7 +21,9 @@ and exits 0 only if each got exactly one reply.`,
   async run(args) {
     const { values } = parseArgs({ args, options: { transport: { type: 'string' } } });
     process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
-    const env = { ...process.env, TRANSPORT: values.transport ?? process.env.TRANSPORT ?? 'https', SYNC_BUDGET_MS: '1000', POLL_FIRST_DELAY_S: '1', POLL_MAX_DELAY_S: '2' };
+    // The flag is written as the configuration it stands for; the local stack reads it (default: https to its own runtime).
+    const kind = transportFlag(values.transport);
+    const env = { ...process.env, ...(kind ? transportEnvironment(kind, {}) : {}), SYNC_BUDGET_MS: '1000', POLL_FIRST_DELAY_S: '1', POLL_MAX_DELAY_S: '2' };
     const stack = await startLocalStack({ env, verificationPort: 0, executionPort: 0, replyWriter: () => undefined });
     try {
       process.stdout.write(`local stack: ingress ${stack.ingressUrl} · transport ${stack.agent.transport} · protocol ${stack.agent.protocol}\n\n`);

@@ -48,6 +48,14 @@ describe('zone call', () => {
     expect(output).toMatch(/echo: inside #sleep=300/);
   });
 
+  it('hosts the execution runtime itself for an in-process agent listed in EXECUTION_AGENTS', async () => {
+    const agents = JSON.stringify([{ name: 'inside', protocol: 'execute-task', transport: 'in-process' }]);
+    const { code, output } = await runZone(['call', '--text', 'listed'], { EXECUTION_AGENTS: agents });
+    expect(code).toBe(0);
+    expect(output).toMatch(/agent inside: protocol execute-task over in-process/);
+    expect(output).toMatch(/echo: listed/);
+  });
+
   it('refuses an unknown --transport or --protocol, naming the choices', async () => {
     const transport = await runZone(['call', '--text', 'x', '--transport', 'pigeon']);
     const protocol = await runZone(['call', '--text', 'x', '--protocol', 'soap']);

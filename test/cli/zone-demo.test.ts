@@ -9,4 +9,11 @@ describe('npm run demo (zone demo)', () => {
     expect(output).toMatch(/All three got exactly one reply/);
     expect(code).toBe(0);
   });
+
+  it('refuses an unknown --transport, naming the choices, before starting anything', async () => {
+    const { code, output } = await runZone(['demo', '--transport', 'pigeon']);
+    expect(code).toBe(1);
+    expect(output).toMatch(/--transport must be one of agentcore, https, in-process/);
+    expect(output).not.toMatch(/local stack:/);
+  });
 });
