@@ -7,7 +7,8 @@ import type { FollowUpOptions } from './follow-up-options';
 import { withLastReceiveApology } from './last-receive';
 import { pollDelaySeconds } from './poll-schedule';
 import { parseQueueMessage } from './poison-message';
-import { TaskMessageSchema, conversationKey, replyThreadTs, type ReplyMessage, type SlackThread, type TaskMessage } from './queue-messages';
+import { TaskMessageSchema, conversationKey, replyThreadTs, threadOf, type ReplyMessage, type SlackThread, type TaskMessage } from './queue-messages';
+import { liveTargetOf } from './live-reply';
 import type { SecretSource } from '../secrets/secret-source';
 import type { TaskInputs } from './task-inputs';
 import { noTrace } from './trace';
@@ -48,9 +49,8 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
   const invoke: DeliveryHandler = async (delivery, { signal, deadline }) => {
     const task = parseQueueMessage(TaskMessageSchema, delivery.body, 'task message');
     const log = taskLogger(options.log, { request_id: task.request_id, correlation_id: task.request_id, event_id: task.event_id });
-    const thread: SlackThread = { team_id: task.team_id, channel: task.channel, ts: task.ts, ...(task.thread_ts ? { thread_ts: task.thread_ts } : {}) };
-
-    const target = { ...thread, request_id: task.request_id, user_id: task.user_id };
+    const thread = threadOf(task);
+    const target = liveTargetOf(task);
     if (delivery.receiveCount === 1) {
       // A sign of life first, before anything slow: the status under the thread, or the live message.
       if (options.live) {

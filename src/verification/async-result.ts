@@ -6,7 +6,8 @@ import type { FollowUpOptions } from './follow-up-options';
 import { withLastReceiveApology } from './last-receive';
 import { pollDelaySeconds } from './poll-schedule';
 import { parseQueueMessage } from './poison-message';
-import { PollMessageSchema, conversationKey, type PollMessage, type ReplyMessage } from './queue-messages';
+import { PollMessageSchema, conversationKey, threadOf, type PollMessage, type ReplyMessage } from './queue-messages';
+import { liveTargetOf } from './live-reply';
 import { noTrace } from './trace';
 
 export type AsyncResultOptions = FollowUpOptions;
@@ -50,8 +51,7 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
     const streamedBefore = message.streamed ?? 0;
     const partial = outcome.kind === 'pending' ? (outcome.partial ?? '') : '';
     if (partial && options.live) {
-      const target = { team_id: message.team_id, channel: message.channel, ts: message.ts, ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}), request_id: message.request_id, user_id: message.user_id };
-      await options.live.reply.show(target, streamedBefore, partial, { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) });
+      await options.live.reply.show(liveTargetOf(message), streamedBefore, partial, { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) });
       trace({ requestId: message.request_id, hop: 'streamed', at: now(), detail: { chars: streamedBefore + partial.length } });
     }
     const streaming = streamedBefore + partial.length > 0;
@@ -80,8 +80,7 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
   };
 
   async function reply(message: PollMessage, kind: ReplyMessage['kind'], text: string): Promise<void> {
-    const { team_id, channel, ts, thread_ts } = message;
-    await options.replies.send({ team_id, channel, ts, ...(thread_ts ? { thread_ts } : {}), request_id: message.request_id, kind, text, received_at: message.received_at });
+    await options.replies.send({ ...threadOf(message), request_id: message.request_id, kind, text, received_at: message.received_at });
     trace({ requestId: message.request_id, hop: 'reply-queued', at: now(), detail: { kind } });
   }
 

@@ -4,7 +4,7 @@ import type { LiveTask, SlackLive } from '../slack/slack-live';
 import type { SlackCallOptions, SlackReplies } from '../slack/slack-replies';
 import { toSafeMrkdwn } from '../slack/safe-mrkdwn';
 import { SLACK_CHUNK_LIMIT } from '../slack/split-message';
-import { replyThreadTs, type SlackThread } from './queue-messages';
+import { replyThreadTs, threadOf, type SlackThread } from './queue-messages';
 import type { LiveReplies, LiveReply } from './stores/live-replies';
 
 /**
@@ -31,6 +31,11 @@ export type LiveReplyOptions = {
 
 /** Where a task's answer goes, and who asked (streams outside DMs name their recipient). */
 export type LiveTarget = SlackThread & { request_id: string; user_id: string };
+
+/** The live target of a task or poll message: its thread, its request and who asked. */
+export function liveTargetOf(message: LiveTarget): LiveTarget {
+  return { ...threadOf(message), request_id: message.request_id, user_id: message.user_id };
+}
 
 /** A live message shows at most one Slack message of the answer; the rest follows at the end, as chunks. */
 export const LIVE_TEXT_LIMIT = SLACK_CHUNK_LIMIT;

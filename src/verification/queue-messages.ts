@@ -83,13 +83,30 @@ export const ReplyMessageSchema = z.extend(SlackThreadSchema, {
 export type ReplyMessage = z.infer<typeof ReplyMessageSchema>;
 
 /**
+ * The Slack thread a message is about, as one value: its four coordinates and nothing else of the
+ * message (a task, poll or reply message carries them flat, beside its own fields).
+ */
+export function threadOf(message: SlackThread): SlackThread {
+  return { team_id: message.team_id, channel: message.channel, ts: message.ts, ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}) };
+}
+
+/** A conversation: the thread the replies go to, in a channel of a team (no matter which message in it). */
+export type Conversation = { team_id: string; channel: string; thread_ts: string };
+
+/** The conversation a message's reply goes to: its thread, or the new one under the message. */
+export function conversationOf(thread: SlackThread): Conversation {
+  return { team_id: thread.team_id, channel: thread.channel, thread_ts: replyThreadTs(thread) };
+}
+
+/**
  * The conversation a message belongs to — team, channel and the thread its reply goes to — as the
  * execution agent's session key: every task of one Slack thread shares an AgentCore session (a
  * warm microVM), and no two threads, channels or teams ever do (docs/operations.md, "AgentCore
  * sessions"). The transport hashes it into the session id.
  */
 export function conversationKey(thread: SlackThread): string {
-  return `slack:${thread.team_id}:${thread.channel}:${replyThreadTs(thread)}`;
+  const { team_id, channel, thread_ts } = conversationOf(thread);
+  return `slack:${team_id}:${channel}:${thread_ts}`;
 }
 
 /** Replies go in the user's thread: the thread it was in, or a new one under the message. */

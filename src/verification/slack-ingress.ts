@@ -3,7 +3,7 @@ import { newRequestId } from '../contract/request-id';
 import { taskLogger, type Log } from '../observability/logger';
 import type { PipelineMetrics } from '../observability/metrics';
 import type { Queue } from '../queue/queue';
-import { MAX_TASK_FILES, type ReplyMessage, type TaskFile, type TaskMessage } from './queue-messages';
+import { MAX_TASK_FILES, conversationOf, threadOf, type ReplyMessage, type TaskFile, type TaskMessage } from './queue-messages';
 import type { RateLimiter } from './rate-limiter';
 import type { SecretSource } from '../secrets/secret-source';
 import { classifyEvent, SlackEnvelopeSchema, type SlackFile } from './slack-event';
@@ -106,6 +106,7 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
       log.debug('ignored event', { reason: decision.reason, type: envelope.event.type });
       return OK();
     }
+    const thread = threadOf({ team_id: envelope.team_id, ...decision });
     if (decision.followUp) {
       if (!options.threads) {
         log.debug('ignored event', { reason: 'follow-ups-off', type: envelope.event.type });
@@ -113,7 +114,8 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
       }
       let answeredThere: boolean;
       try {
-        answeredThere = await options.threads.has({ team_id: envelope.team_id, channel: decision.channel, thread_ts: decision.thread_ts! });
+        // A follow-up is a reply in a thread: its conversation is that thread.
+        answeredThere = await options.threads.has(conversationOf(thread));
       } catch (error) {
         log.error('could not look up the thread; asking Slack to retry', { error: error as Error });
         return text(500, 'temporarily unavailable');
@@ -153,7 +155,6 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
     const files = decision.files?.slice(0, MAX_TASK_FILES).map(taskFileOf);
     // A message of files alone is still a question about them.
     const taskText = decision.text || (files?.length ? options.messages.filesWithoutText : '');
-    const thread = { team_id: envelope.team_id, channel: decision.channel, ts: decision.ts, ...(decision.thread_ts ? { thread_ts: decision.thread_ts } : {}) };
     const taskLog = taskLogger(log, { request_id: requestId, correlation_id: requestId });
     trace({ requestId, hop: 'ingress', at: started, detail: { event_id: envelope.event_id, user: decision.user, channel: decision.channel, ts: decision.ts, thread_ts: decision.thread_ts } });
 

@@ -7,7 +7,7 @@ import type { ReplyMarker, SlackReplies } from '../slack/slack-replies';
 import { toSafeMrkdwn } from '../slack/safe-mrkdwn';
 import { SLACK_CHUNK_LIMIT, splitForSlack } from '../slack/split-message';
 import { parseQueueMessage } from './poison-message';
-import { ReplyMessageSchema, replyThreadTs, type ReplyMessage, type SlackThread } from './queue-messages';
+import { ReplyMessageSchema, conversationOf, replyThreadTs, type ReplyMessage, type SlackThread } from './queue-messages';
 import type { LiveReplyService } from './live-reply';
 import type { BotThreads } from './stores/bot-threads';
 import type { ClaimStore } from './stores/claim-store';
@@ -100,8 +100,7 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
     const message = parseQueueMessage(ReplyMessageSchema, delivery.body, 'reply message');
     const log = taskLogger(options.log, { request_id: message.request_id, correlation_id: message.request_id });
     const chunks = splitForSlack(toSafeMrkdwn(message.text), limit);
-    const threadTs = replyThreadTs(message);
-    const target = { channel: message.channel, threadTs };
+    const target = { channel: message.channel, threadTs: replyThreadTs(message) };
     if (chunks.length === 0) {
       // Slack refuses a message with no visible text; retrying would not change that. The
       // functions that write replies never send one (answerReply), so this is a bug upstream: the
@@ -140,7 +139,7 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
     // (refusals) do not count. Best effort: a lost record costs the next reply a mention, no more.
     if (options.threads && message.kind !== 'notice') {
       await options.threads.store
-        .remember({ team_id: message.team_id, channel: message.channel, thread_ts: threadTs }, options.threads.ttlSeconds)
+        .remember(conversationOf(message), options.threads.ttlSeconds)
         .catch((error: unknown) => log.warn('could not record the thread as one the bot answered in; a follow-up there needs a mention', { error: error as Error }));
     }
 
