@@ -1,5 +1,5 @@
 import { isLoopbackUrl } from '../net/loopback';
-import type { SlackCallOptions } from './slack-replies';
+import type { SlackCallOptions } from './slack-port';
 
 /**
  * Reading a conversation back: a thread's earlier messages and the files shared in it. Only the

@@ -2,12 +2,14 @@
  * The port for replies that show up while they are being written: a status under the thread
  * ("is thinking…"), a message streamed into the thread, or — where Slack refuses streaming — one
  * message edited in place. Types only, free of @slack/web-api: the pipeline depends on this, the
- * adapter (slack-replies.ts, WebApiSlackReplies and slackRepliesFromSecret) implements it.
+ * adapter (src/slack/web-api/live.ts) implements it.
  *
  * Every method rejects with a SlackApiError carrying Slack's code. Refusals that mean "not
  * available here, fall back" are listed in slack-api-error.ts (`isLiveReplyRefusal`).
  */
-import type { ReplyMarker, SlackCallOptions } from './slack-replies';
+import type { MessageBlock } from './feedback-blocks';
+import type { AgentSessionStatus } from './slack-agent';
+import type { ReplyMarker, SlackCallOptions } from './slack-port';
 
 /** A thread: the channel and the `ts` of its parent message. */
 export type LiveThread = { channel: string; threadTs: string };
@@ -58,12 +60,23 @@ export interface SlackLive {
    * `message_not_in_streaming_state`, the error's outcome is `unknown` (the first stop may have
    * landed, or the stream expired).
    */
-  stopStream(message: LiveMessage, options?: SlackCallOptions & { markdownText?: string; marker?: ReplyMarker; task?: LiveTask }): Promise<void>;
+  stopStream(
+    message: LiveMessage,
+    options?: SlackCallOptions & {
+      markdownText?: string;
+      marker?: ReplyMarker;
+      task?: LiveTask;
+      /** Under the final text: the feedback buttons (src/slack/feedback-blocks.ts). */
+      blocks?: readonly MessageBlock[];
+      /** Moves the thread's agent session out of `processing` in the same call. */
+      sessionStatus?: AgentSessionStatus;
+    },
+  ): Promise<void>;
   /**
    * `chat.update`: replaces the text of a message the app posted (the fallback where streaming is
    * refused: post once, then update at a bounded rate — the rate is the caller's). A `marker`
    * replaces the message's metadata; without one Slack keeps what the message had. Idempotent:
    * tried again after no answer.
    */
-  update(message: LiveMessage, text: string, options?: SlackCallOptions & { marker?: ReplyMarker }): Promise<void>;
+  update(message: LiveMessage, text: string, options?: SlackCallOptions & { marker?: ReplyMarker; blocks?: readonly MessageBlock[] }): Promise<void>;
 }

@@ -16,7 +16,8 @@ function sourceFiles(dir: string): string[] {
 
 function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  const specifiers = [...text.matchAll(/(?:from\s+|import\s*\(\s*|require\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g)].map((m) => m[1]!);
+  // `from '…'`, `import('…')`, `require('…')` and a bare side-effect `import '…'`.
+  const specifiers = [...text.matchAll(/(?:from\s+|import\s*\(\s*|require\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)].map((m) => m[1]!);
   return specifiers
     .map((specifier) => resolve(dirname(file), specifier))
     .map((base) => [`${base}.ts`, join(base, 'index.ts')].find(existsSync))
@@ -66,6 +67,30 @@ describe('architecture boundaries', () => {
     expect(graph.size).toBeGreaterThan(0);
     expect([...graph.keys()].some(inFolder(folder))).toBe(true);
     expect(offenders).toEqual([]);
+  });
+
+  it('the pipeline sees Slack only through its types-only ports, never the Web API adapter', () => {
+    // Prepare
+    const adapter = (path: string) => rel(path) === 'src/slack/slack-replies.ts' || inFolder('src/slack/web-api')(path);
+    const ports = ['slack-port.ts', 'slack-live.ts', 'slack-agent.ts', 'feedback-blocks.ts'].map((name) => join(ROOT, 'src', 'slack', name));
+    // Act
+    const offenders = [...graph.keys()].filter(inFolder('src/verification')).flatMap((file) => (graph.get(file) ?? []).filter(adapter).map((t) => `${rel(file)} → ${rel(t)}`));
+    const portValues = ports.flatMap((file) => (/^\s*import\s+(?!type\b)/m.test(readFileSync(file, 'utf8')) ? [rel(file)] : []));
+    const sdk = [...graph.keys()].filter(inFolder('src/verification')).filter((file) => /from\s+['"]@slack\/web-api['"]/.test(readFileSync(file, 'utf8'))).map(rel);
+    // Assess
+    expect(offenders).toEqual([]);
+    expect(portValues).toEqual([]);
+    expect(sdk).toEqual([]);
+  });
+
+  it('src/slack has no import circle', () => {
+    // Prepare
+    const files = [...graph.keys()].filter(inFolder('src/slack'));
+    // Act
+    const circles = files.filter((file) => reachable(file).has(file)).map(rel);
+    // Assess
+    expect(files.length).toBeGreaterThan(5);
+    expect(circles).toEqual([]);
   });
 
   it('src/contract imports nothing else of the project', () => {

@@ -1,0 +1,164 @@
+import type { WebClient } from '@slack/web-api';
+import { SlackApiError } from '../slack-api-error';
+import type { MessageBlock } from '../feedback-blocks';
+import type { AgentSessionStatus } from '../slack-agent';
+import { STREAM_MARKDOWN_LIMIT, type LiveMessage, type LiveTask, type LiveThread, type SlackLive } from '../slack-live';
+import type { ReplyMarker, SlackCallOptions } from '../slack-port';
+import { boundedCall, type SlackRepliesLog } from './bounded-call';
+import { replyMetadata, withTextSection } from './replies';
+import { toSlackApiError } from './slack-errors';
+
+/** SlackLive over a WebClient: a thread's status, a streamed message, a message edited in place. */
+export class WebApiLive implements SlackLive {
+  constructor(
+    private readonly client: WebClient,
+    private readonly log?: SlackRepliesLog,
+  ) {}
+
+  async setStatus(thread: LiveThread, status: string, options: SlackCallOptions & { loadingMessages?: readonly string[] } = {}): Promise<void> {
+    const { loadingMessages, ...callOptions } = options;
+    await boundedCall(
+      'assistant.threads.setStatus',
+      () =>
+        this.client.assistant.threads.setStatus({
+          channel_id: thread.channel,
+          thread_ts: thread.threadTs,
+          status,
+          // Slack refuses more than 10; the status is decoration, so the rest are dropped.
+          ...(loadingMessages?.length ? { loading_messages: loadingMessages.slice(0, MAX_LOADING_MESSAGES) } : {}),
+        }),
+      callOptions,
+      this.log,
+      // The same status twice is the same status: safe to try again after no answer.
+      { afterNoAnswer: true },
+    );
+  }
+
+  async startStream(
+    { channel, threadTs, recipientUserId, recipientTeamId, markdownText, task }: LiveThread & { recipientUserId?: string; recipientTeamId?: string; markdownText?: string; task?: LiveTask },
+    options: SlackCallOptions = {},
+  ): Promise<{ ts: string }> {
+    // Refused here as Slack would: a stream whose start failed half-way would leave the caller without its ts.
+    if (markdownText !== undefined && markdownText.length > STREAM_MARKDOWN_LIMIT) {
+      throw new SlackApiError(`chat.startStream refused: more than ${STREAM_MARKDOWN_LIMIT} characters of markdown; start with less and append the rest`, 'msg_too_long', false);
+    }
+    const result = await boundedCall(
+      'chat.startStream',
+      () =>
+        this.client.chat.startStream({
+          channel,
+          thread_ts: threadTs,
+          ...(recipientUserId ? { recipient_user_id: recipientUserId } : {}),
+          ...(recipientTeamId ? { recipient_team_id: recipientTeamId } : {}),
+          ...streamContent(markdownText, task),
+        }),
+      options,
+      this.log,
+    );
+    return { ts: result.ts ?? '' };
+  }
+
+  async appendStream(message: LiveMessage, markdownText: string, options: SlackCallOptions = {}): Promise<void> {
+    await this.appendPieces(message, splitMarkdown(markdownText, STREAM_MARKDOWN_LIMIT), options);
+  }
+
+  async stopStream(message: LiveMessage, options: SlackCallOptions & { markdownText?: string; marker?: ReplyMarker; task?: LiveTask; blocks?: readonly MessageBlock[]; sessionStatus?: AgentSessionStatus } = {}): Promise<void> {
+    const { markdownText, marker, task, blocks, sessionStatus, ...callOptions } = options;
+    const pieces = markdownText ? splitMarkdown(markdownText, STREAM_MARKDOWN_LIMIT) : [];
+    const last = pieces.pop();
+    // What does not fit the stop goes first, as appends.
+    await this.appendPieces(message, pieces, callOptions);
+    try {
+      await boundedCall(
+        'chat.stopStream',
+        () =>
+          this.client.chat.stopStream({
+            channel: message.channel,
+            ts: message.ts,
+            ...streamContent(last, task),
+            ...(marker ? { metadata: replyMetadata(marker) } : {}),
+            ...(blocks?.length ? { blocks: [...blocks] } : {}),
+            ...(sessionStatus ? { session_status: sessionStatus } : {}),
+          }),
+        callOptions,
+        this.log,
+        // A stop cannot land twice: a repeat of one that landed is refused, never doubled. That
+        // refusal then says nothing about the first stop, so its outcome is unknown.
+        { afterNoAnswer: true, ambiguousAfterRetry: STREAM_STATE_ERRORS },
+      );
+    } catch (error) {
+      throw pieces.length > 0 ? partlyLanded(error, 'chat.stopStream', pieces.length) : error;
+    }
+  }
+
+  async update(message: LiveMessage, text: string, options: SlackCallOptions & { marker?: ReplyMarker; blocks?: readonly MessageBlock[] } = {}): Promise<void> {
+    const { marker, blocks, ...callOptions } = options;
+    await boundedCall(
+      'chat.update',
+      () => this.client.chat.update({ channel: message.channel, ts: message.ts, text, ...(marker ? { metadata: replyMetadata(marker) } : {}), ...(blocks?.length ? { blocks: withTextSection(text, blocks) } : {}) }),
+      callOptions,
+      this.log,
+      // The same text twice is the same message: safe to try again after no answer.
+      { afterNoAnswer: true },
+    );
+  }
+
+  /** `chat.appendStream` once per piece, in order; never again after no answer (the text would show twice). */
+  private async appendPieces(message: LiveMessage, pieces: readonly string[], options: SlackCallOptions): Promise<void> {
+    for (const [index, piece] of pieces.entries()) {
+      try {
+        await boundedCall('chat.appendStream', () => this.client.chat.appendStream({ channel: message.channel, ts: message.ts, markdown_text: piece }), options, this.log);
+      } catch (error) {
+        throw index > 0 ? partlyLanded(error, 'chat.appendStream', index) : error;
+      }
+    }
+  }
+}
+
+/** Slack refuses more `loading_messages` than this. */
+const MAX_LOADING_MESSAGES = 10;
+
+/** Refusals of a stream call that describe the stream's state (stopped, expired). */
+const STREAM_STATE_ERRORS: ReadonlySet<string> = new Set(['message_not_in_streaming_state']);
+
+/**
+ * A stream call's content: plain `markdown_text`, or — with a task step — `chunks` (Slack takes
+ * one or the other), the task first.
+ */
+function streamContent(markdownText: string | undefined, task: LiveTask | undefined) {
+  if (!task) return markdownText ? { markdown_text: markdownText } : {};
+  const taskChunk = { type: 'task_update' as const, id: task.id, title: task.title, status: task.status, ...(task.details ? { details: task.details } : {}) };
+  return { chunks: markdownText ? [taskChunk, { type: 'markdown_text' as const, text: markdownText }] : [taskChunk] };
+}
+
+/**
+ * Cuts markdown into pieces of at most `limit` UTF-16 units (at most `limit` characters however
+ * Slack counts them), never inside a surrogate pair, at a line end when one is near the limit.
+ * The pieces are appended one after the other, so where they are cut changes only what shows
+ * between two calls. Empty text gives no pieces.
+ */
+export function splitMarkdown(text: string, limit: number = STREAM_MARKDOWN_LIMIT): string[] {
+  const pieces: string[] = [];
+  let rest = text;
+  while (rest.length > limit) {
+    let cut = limit;
+    const newline = rest.lastIndexOf('\n', limit - 1);
+    if (newline >= limit - Math.ceil(limit / 10)) cut = newline + 1;
+    else if (isHighSurrogate(rest.charCodeAt(cut - 1)) && cut > 1) cut -= 1;
+    pieces.push(rest.slice(0, cut));
+    rest = rest.slice(cut);
+  }
+  if (rest) pieces.push(rest);
+  return pieces;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+/** A failure of a call made of several, after `landed` of them did: what shows in Slack is no longer what it was. */
+function partlyLanded(error: unknown, method: string, landed: number): SlackApiError {
+  const failure = toSlackApiError(error, method);
+  return new SlackApiError(`${failure.message} (after ${landed} earlier part(s) of the text landed)`, failure.code, failure.retryable, { cause: failure, outcome: 'unknown' });
+}
+

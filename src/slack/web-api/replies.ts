@@ -1,0 +1,92 @@
+import type { WebClient } from '@slack/web-api';
+import { REPLY_METADATA_TYPE } from '../reply-metadata';
+import type { ReactionTarget, ReplyMarker, SlackCallOptions, SlackReplies } from '../slack-port';
+import type { MessageBlock } from '../feedback-blocks';
+import { boundedCall, type SlackRepliesLog } from './bounded-call';
+import { toSlackApiError } from './slack-errors';
+
+/** Reactions are decoration: these mean "already as asked" or "nothing left to decorate". */
+const IGNORED_REACTION_ERRORS = new Set(['already_reacted', 'no_reaction', 'message_not_found']);
+/** A reply's chunks are among the thread's latest messages: a bounded look. */
+const FIND_POSTED_MAX_PAGES = 5;
+
+/** SlackReplies over a WebClient: posts in a thread, finding a post again, reactions. */
+export class WebApiReplies implements SlackReplies {
+  constructor(
+    private readonly client: WebClient,
+    private readonly log?: SlackRepliesLog,
+  ) {}
+
+  async post({ channel, threadTs, text, marker, blocks }: { channel: string; threadTs: string; text: string; marker?: ReplyMarker; blocks?: readonly MessageBlock[] }, options: SlackCallOptions = {}): Promise<{ ts: string }> {
+    const result = await boundedCall(
+      'chat.postMessage',
+      () =>
+        this.client.chat.postMessage({
+          channel,
+          thread_ts: threadTs,
+          text,
+          // An answer full of links would otherwise be followed by previews the user did not ask for.
+          unfurl_links: false,
+          unfurl_media: false,
+          mrkdwn: true,
+          ...(marker ? { metadata: replyMetadata(marker) } : {}),
+          ...(blocks?.length ? { blocks: withTextSection(text, blocks) } : {}),
+        }),
+      options,
+      this.log,
+    );
+    return { ts: result.ts ?? '' };
+  }
+
+  async findPosted(thread: { channel: string; threadTs: string }, marker: ReplyMarker, options: SlackCallOptions = {}): Promise<string | undefined> {
+    let cursor: string | undefined;
+    for (let page = 0; page < FIND_POSTED_MAX_PAGES; page += 1) {
+      const result = await boundedCall(
+        'conversations.replies',
+        () => this.client.conversations.replies({ channel: thread.channel, ts: thread.threadTs, include_all_metadata: true, limit: 200, ...(cursor ? { cursor } : {}) }),
+        options,
+        this.log,
+      );
+      for (const message of result.messages ?? []) {
+        const metadata = (message as { metadata?: { event_type?: string; event_payload?: Record<string, unknown> } }).metadata;
+        if (metadata?.event_type === REPLY_METADATA_TYPE && metadata.event_payload?.request_id === marker.requestId && Number(metadata.event_payload.chunk) === marker.chunk) {
+          return message.ts;
+        }
+      }
+      cursor = result.response_metadata?.next_cursor || undefined;
+      if (!cursor) return undefined;
+    }
+    return undefined;
+  }
+
+  async addReaction(reaction: ReactionTarget): Promise<void> {
+    await this.react('reactions.add', reaction, () => this.client.reactions.add(reaction));
+  }
+
+  async removeReaction(reaction: ReactionTarget): Promise<void> {
+    await this.react('reactions.remove', reaction, () => this.client.reactions.remove(reaction));
+  }
+
+  private async react(method: string, reaction: ReactionTarget, call: () => Promise<unknown>): Promise<void> {
+    try {
+      await boundedCall(method, call, {}, this.log);
+    } catch (error) {
+      const failure = toSlackApiError(error, method);
+      if (!IGNORED_REACTION_ERRORS.has(failure.code)) throw failure;
+      this.log?.info('reaction left as it is', { method, reaction: reaction.name, code: failure.code });
+    }
+  }
+}
+
+/** The metadata that marks a reply chunk (`findPosted` looks for it). */
+export function replyMetadata(marker: ReplyMarker): { event_type: string; event_payload: { request_id: string; chunk: number } } {
+  return { event_type: REPLY_METADATA_TYPE, event_payload: { request_id: marker.requestId, chunk: marker.chunk } };
+}
+
+/**
+ * With `blocks`, Slack shows the blocks and not `text`: the text goes first, as a markdown block
+ * (mrkdwn as posted, up to 12,000 characters), then the blocks (the feedback buttons).
+ */
+export function withTextSection(text: string, blocks: readonly MessageBlock[]): MessageBlock[] {
+  return [{ type: 'markdown', text }, ...blocks];
+}
