@@ -1,4 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
+import { systemClock } from '../clock';
 
 /**
  * AWS Signature Version 4 (header form), on node:crypto alone: what every AWS call made here
@@ -35,6 +36,7 @@ export type SigV4Options = {
   credentials: AwsCredentials;
   /** Adds `x-amz-content-sha256` (Lambda function URLs behind CloudFront ask for it). */
   contentSha256Header?: boolean;
+  /** The signing time. @default now, on the system clock */
   now?: Date;
 };
 
@@ -51,7 +53,7 @@ const MAX_SIGNING_KEYS = 32;
  * authorization. Sign right before sending: AWS refuses a signature more than 5 minutes old.
  */
 export function signRequest(request: SigV4Request, options: SigV4Options): Record<string, string> {
-  const amzDate = amzDateOf(options.now ?? new Date());
+  const amzDate = amzDateOf(options.now ?? new Date(systemClock.now()));
   const day = amzDate.slice(0, 8);
   const payloadHash = sha256Hex(request.body);
 

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { systemClock } from '../clock';
 import { newRequestId } from '../contract';
 import { runtimeFromEnv } from '../execution/runtime-from-env';
 import { agentSettingsFrom, buildExecutionAgents, type ExecutionAgents } from '../protocols/agent-config';
@@ -41,8 +42,8 @@ its time, then the reply.`,
     const agent = values.agent ? agents.get(values.agent) : agents.default;
     if (!agent) throw new Error(`no agent named ${values.agent}; configured: ${agents.names.join(', ')}`);
     const requestId = newRequestId();
-    const started = Date.now();
-    const hop = (what: string) => process.stdout.write(`  +${String(Date.now() - started).padStart(6)} ms  ${what}\n`);
+    const started = systemClock.now();
+    const hop = (what: string) => process.stdout.write(`  +${String(systemClock.now() - started).padStart(6)} ms  ${what}\n`);
     process.stdout.write(`agent ${agent.name}: protocol ${agent.protocol} over ${agent.transport} · request id ${requestId}\n`);
 
     hop('start sent');
@@ -51,7 +52,7 @@ its time, then the reply.`,
     let polls = 0;
     while (outcome.kind === 'pending') {
       hop(`pending: task ${outcome.handle.taskId}${outcome.state ? ` (${outcome.state})` : ''}`);
-      if (Date.now() > deadline) {
+      if (systemClock.now() > deadline) {
         hop('timed out: cancelling');
         await agent.cancel(outcome.handle, { requestId });
         return 1;

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { basename, extname } from 'node:path';
+import { systemClock } from '../clock';
 import { ATTACHMENT_TYPES } from '../contract';
 import { postSignedEvent, slackEventEnvelope } from '../local/slack-event-builder';
 import type { Command } from './command';
@@ -42,7 +43,7 @@ record (replies printed by \`zone start\` when no SLACK_BOT_TOKEN is set).
     const secret = values.secret ?? process.env.SLACK_SIGNING_SECRET ?? (existsSync(secretFile) ? readFileSync(secretFile, 'utf8').trim() : undefined);
     if (!secret) throw new Error('no signing secret: set SLACK_SIGNING_SECRET to the one `zone start` uses');
 
-    const started = Date.now();
+    const started = systemClock.now();
     let ack: { status: number; text: string };
     let eventId: string;
     let threadTs: string;
@@ -71,7 +72,7 @@ record (replies printed by \`zone start\` when no SLACK_BOT_TOKEN is set).
     } catch (error) {
       throw new Error(`could not reach ${url} (is \`npx zone start\` running?): ${(error as Error).message}`);
     }
-    process.stdout.write(`→ ${url}  HTTP ${ack.status} in ${Date.now() - started} ms  (event ${eventId}, thread ${threadTs})\n`);
+    process.stdout.write(`→ ${url}  HTTP ${ack.status} in ${systemClock.now() - started} ms  (event ${eventId}, thread ${threadTs})\n`);
     if (ack.status !== 200) return 1;
 
     const waitMs = Number(values.wait ?? 30) * 1000;
@@ -79,7 +80,7 @@ record (replies printed by \`zone start\` when no SLACK_BOT_TOKEN is set).
     let printed = 0;
     // A live answer is printed as it grows; the final replies then add only what is not out yet.
     let streamedOut = '';
-    while (Date.now() - started < waitMs) {
+    while (systemClock.now() - started < waitMs) {
       const response = await fetch(stateUrl).catch(() => undefined);
       if (response?.ok) {
         const trace = (await response.json()) as { events: Array<{ hop: string; at: number; detail?: Record<string, unknown> }>; replies: Array<{ text: string; streaming?: boolean }> };
@@ -90,7 +91,7 @@ record (replies printed by \`zone start\` when no SLACK_BOT_TOKEN is set).
         printed = trace.events.length;
         const growing = trace.replies.find((reply) => reply.streaming);
         if (growing && growing.text.startsWith(streamedOut) && growing.text.length > streamedOut.length) {
-          if (!streamedOut) process.stdout.write(`  +${String(Date.now() - started).padStart(6)} ms  streaming:\n\n`);
+          if (!streamedOut) process.stdout.write(`  +${String(systemClock.now() - started).padStart(6)} ms  streaming:\n\n`);
           process.stdout.write(growing.text.slice(streamedOut.length));
           streamedOut = growing.text;
         }

@@ -84,7 +84,7 @@ async function sendRequest(ctx: CaseContext, body: unknown): Promise<Exchange> {
 
 /** Polls get_task_result until the task succeeds, checking every answer on the way. */
 async function pollUntilSuccess(ctx: CaseContext, taskId: string): Promise<{ polls: number; seen: string[]; responseText: string }> {
-  const deadline = Date.now() + ctx.settings.pollTimeoutMs;
+  const deadline = performance.now() + ctx.settings.pollTimeoutMs;
   const seen: string[] = [];
   for (let polls = 1; ; polls++) {
     const id = newRequestId();
@@ -92,7 +92,7 @@ async function pollUntilSuccess(ctx: CaseContext, taskId: string): Promise<{ pol
     if (seen.at(-1) !== result.status) seen.push(result.status);
     if (result.status === 'success') return { polls, seen, responseText: result.response_text };
     if (result.task_id !== taskId) fail(`expected result.task_id ${show(taskId)} while pending, got ${show(result.task_id)}`);
-    if (Date.now() > deadline) fail(`expected success within ${ctx.settings.pollTimeoutMs} ms, the task was still ${result.status} after ${polls} polls`);
+    if (performance.now() > deadline) fail(`expected success within ${ctx.settings.pollTimeoutMs} ms, the task was still ${result.status} after ${polls} polls`);
     await sleep(ctx.settings.pollIntervalMs, undefined, { signal: ctx.signal });
   }
 }
@@ -102,14 +102,14 @@ async function pollUntilSuccess(ctx: CaseContext, taskId: string): Promise<{ pol
  * it hands out on the way; every answer is checked, and text must come with a cursor.
  */
 async function pollStreamUntilSuccess(ctx: CaseContext, taskId: string, pieces: string[], cursor: string | undefined): Promise<{ polls: number; responseText: string }> {
-  const deadline = Date.now() + ctx.settings.pollTimeoutMs;
+  const deadline = performance.now() + ctx.settings.pollTimeoutMs;
   for (let polls = 1; ; polls++) {
     const id = newRequestId();
     const result = expectResult(await sendRequest(ctx, getTaskResultRequest(taskId, id, cursor)), GetTaskResultResultSchema, id, 'a get_task_result result (accepted, working or success)');
     if (result.status === 'success') return { polls, responseText: result.response_text };
     if (result.task_id !== taskId) fail(`expected result.task_id ${show(taskId)} while pending, got ${show(result.task_id)}`);
     cursor = streamedPiece(result, pieces, cursor, `get_task_result (poll ${polls})`);
-    if (Date.now() > deadline) fail(`expected success within ${ctx.settings.pollTimeoutMs} ms, the task was still ${result.status} after ${polls} polls`);
+    if (performance.now() > deadline) fail(`expected success within ${ctx.settings.pollTimeoutMs} ms, the task was still ${result.status} after ${polls} polls`);
     await sleep(ctx.settings.pollIntervalMs, undefined, { signal: ctx.signal });
   }
 }

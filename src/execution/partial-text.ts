@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../clock';
 import type { Log } from '../observability/logger';
 import { UNLIMITED_PARTIAL_TEXT, type PartialText, type TaskStore } from './stores/task-store';
 
@@ -5,7 +6,7 @@ export type PartialTextWriterOptions = {
   taskId: string;
   store: TaskStore;
   log: Log;
-  now?: () => number;
+  clock?: Clock;
 };
 
 /**
@@ -32,12 +33,12 @@ export class PartialTextWriter {
   private chain: Promise<void> = Promise.resolve();
   private stopped = false;
   private readonly firstTextListeners: Array<() => void> = [];
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private readonly writeIntervalMs: number;
   private readonly maxBytes: number;
 
   constructor(private readonly options: PartialTextWriterOptions) {
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
     ({ writeIntervalMs: this.writeIntervalMs, maxBytes: this.maxBytes } = options.store.partialText ?? UNLIMITED_PARTIAL_TEXT);
   }
 
@@ -81,7 +82,7 @@ export class PartialTextWriter {
 
   private schedule(): void {
     if (this.timer || this.stopped) return;
-    const wait = this.lastWriteAt + this.writeIntervalMs - this.now();
+    const wait = this.lastWriteAt + this.writeIntervalMs - this.clock.now();
     if (wait <= 0) {
       void this.enqueue(false);
       return;
@@ -102,11 +103,11 @@ export class PartialTextWriter {
     if (this.stopped) return;
     const textChanged = this.keptLength !== this.stored.text.length;
     if (!textChanged && this.produced.length === this.stored.length) return;
-    if (!force && this.now() - this.lastWriteAt < this.writeIntervalMs) {
+    if (!force && this.clock.now() - this.lastWriteAt < this.writeIntervalMs) {
       this.schedule();
       return;
     }
-    this.lastWriteAt = this.now();
+    this.lastWriteAt = this.clock.now();
     const snapshot: PartialText = { text: this.produced.slice(0, this.keptLength), length: this.produced.length };
     try {
       const written = await this.options.store.transition(this.options.taskId, ['working'], {

@@ -1,6 +1,7 @@
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { boundedClientConfig } from '../aws/bounded-client';
+import { systemClock } from '../clock';
 import { loadExecutionConfig } from './config';
 import { BedrockExecutor } from './executors/bedrock-executor';
 import { EchoExecutor } from './executors/echo-executor';
@@ -13,6 +14,7 @@ import type { TaskStore } from './stores/task-store';
 /** Builds the runtime the environment describes: executor, task store and limits. */
 export function runtimeFromEnv(env: NodeJS.ProcessEnv = process.env, extra: Omit<RuntimeParts, 'config'> = {}): ExecutionRuntime {
   const config = loadExecutionConfig(env);
+  const clock = extra.clock ?? systemClock;
   const executor: Executor =
     config.EXECUTOR === 'bedrock'
       ? new BedrockExecutor({
@@ -24,7 +26,7 @@ export function runtimeFromEnv(env: NodeJS.ProcessEnv = process.env, extra: Omit
       : new EchoExecutor(config.ECHO_DELAY_MS, config.ECHO_STREAM_MS);
   const store: TaskStore =
     config.TASK_STORE === 'dynamodb'
-      ? new DynamoDbTaskStore({ client: new DynamoDBClient(boundedClientConfig()), tableName: config.TASK_TABLE_NAME! })
-      : new MemoryTaskStore();
-  return createExecutionRuntime({ config, executor, store, ...extra });
+      ? new DynamoDbTaskStore({ client: new DynamoDBClient(boundedClientConfig()), tableName: config.TASK_TABLE_NAME!, clock })
+      : new MemoryTaskStore({ clock });
+  return createExecutionRuntime({ config, executor, store, ...extra, clock });
 }

@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../clock';
 import { createLogger, type Log } from '../observability/logger';
 import { agentCard, type AgentCard } from './agent-card';
 import type { ExecutionConfig } from './config';
@@ -20,6 +21,8 @@ export type ExecutionRuntime = {
   card: AgentCard;
   log: Log;
   config: ExecutionConfig;
+  /** The clock the service, the default store and the hosts read. */
+  clock: Clock;
 };
 
 export type RuntimeParts = {
@@ -29,14 +32,17 @@ export type RuntimeParts = {
   store?: TaskStore;
   handoff?: TaskHandoff;
   log?: Log;
+  /** The one clock of the runtime's parts (a `store` given here is built with it by its caller). @default systemClock */
+  clock?: Clock;
 };
 
 /** Wires one execution runtime. Adapters that need AWS clients are built by the caller (see `runtime-from-env.ts`). */
 export function createExecutionRuntime(parts: RuntimeParts): ExecutionRuntime {
   const { config } = parts;
   const log = parts.log ?? createLogger('execution');
+  const clock = parts.clock ?? systemClock;
   const executor = parts.executor ?? new EchoExecutor(config.ECHO_DELAY_MS, config.ECHO_STREAM_MS);
-  const store = parts.store ?? new MemoryTaskStore();
+  const store = parts.store ?? new MemoryTaskStore({ clock });
   const service = new TaskService({
     store,
     executor,
@@ -47,8 +53,9 @@ export function createExecutionRuntime(parts: RuntimeParts): ExecutionRuntime {
     ttlSeconds: config.TASK_TTL_SECONDS,
     maxConcurrentTasks: config.MAX_CONCURRENT_TASKS,
     handoff: parts.handoff,
+    clock,
   });
   const dispatch = createDispatcher(contractMethods(service), log, { maxBatchLength: config.MAX_BATCH_LENGTH });
   const card = agentCard({ name: config.AGENT_NAME, version: RUNTIME_VERSION, executor: executor.name });
-  return { dispatch, service, store, card, log, config };
+  return { dispatch, service, store, card, log, config, clock };
 }

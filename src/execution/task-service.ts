@@ -9,6 +9,7 @@ import {
   type JsonRpcId,
   type SuccessResult,
 } from '../contract';
+import { systemClock, type Clock } from '../clock';
 import type { Log } from '../observability/logger';
 import { DeadlineQueue, type Deadline } from './deadlines';
 import type { Executor, ExecutorContext, ExecutorOutput } from './executors/executor';
@@ -54,7 +55,7 @@ export type TaskServiceOptions = {
    * AgentCore). With one, the local attempt stops at the budget and the worker re-runs the task.
    */
   handoff?: TaskHandoff;
-  now?: () => number;
+  clock?: Clock;
 };
 
 type Outcome = { ok: true; result: SuccessResult } | { ok: false; error: RpcError };
@@ -79,7 +80,7 @@ export class TaskService {
   /** Slots taken by `execute_task` calls: reserved before the store is touched, freed when the task settles. */
   private slotsTaken = 0;
   private readonly busyListeners: Array<(busy: boolean) => void> = [];
-  private readonly now: () => number;
+  private readonly clock: Clock;
   /**
    * The sync budget, the first-text window and the task timeout: deadlines most tasks end before,
    * so they are entries in a queue with one timer each rather than a timer per task.
@@ -94,7 +95,7 @@ export class TaskService {
   private readonly requestKeyOf: (requestId: string | number) => string;
 
   constructor(private readonly options: TaskServiceOptions) {
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
     this.requestKeyOf = options.store.requestKeyOf ? options.store.requestKeyOf.bind(options.store) : requestKeyOf;
     this.budgets = new DeadlineQueue(options.syncBudgetMs);
     this.firstTexts = new DeadlineQueue(options.streamFirstTextMs ?? 300);
@@ -122,7 +123,7 @@ export class TaskService {
     let slotHandedOver = false;
     try {
       // A new task record under a random id, or the live task the request key already names.
-      const now = this.now();
+      const now = this.clock.now();
       const record: TaskRecord = {
         task_id: newTaskId(),
         status: 'accepted',
@@ -167,7 +168,7 @@ export class TaskService {
   private start(taskId: string, params: ExecuteTaskParams, expiresAt: number, log: Log): Promise<ExecuteTaskResult> {
     const control = new TaskControl();
     // With a handoff the worker runs the task again, and its text need not be this attempt's: only the worker streams.
-    const writer = params.stream === true && !this.options.handoff ? new PartialTextWriter({ taskId, store: this.options.store, log, now: this.now }) : undefined;
+    const writer = params.stream === true && !this.options.handoff ? new PartialTextWriter({ taskId, store: this.options.store, log, clock: this.clock }) : undefined;
     const completion = this.run(taskId, params, control, log, writer);
     return new Promise<ExecuteTaskResult>((resolve, reject) => {
       let settled: Outcome | undefined;
@@ -272,7 +273,7 @@ export class TaskService {
     // afresh would hand callers a second, different beginning, so this attempt only answers.
     const streamedBefore = (record.partial?.length ?? 0) > 0;
     if (params.stream === true && streamedBefore) log.warn('handed-off task streamed in an earlier attempt: running it again without streaming');
-    const writer = params.stream === true && !streamedBefore ? new PartialTextWriter({ taskId, store: this.options.store, log, now: this.now }) : undefined;
+    const writer = params.stream === true && !streamedBefore ? new PartialTextWriter({ taskId, store: this.options.store, log, clock: this.clock }) : undefined;
     await this.run(taskId, params, new TaskControl(), log, writer);
   }
 
@@ -331,7 +332,7 @@ export class TaskService {
     this.setRunning(taskId, control);
     const timeout = this.timeouts.add(() => control.abort(new RpcError(ErrorCode.Timeout, `Task exceeded its time limit of ${this.options.taskTimeoutMs} ms`)));
     const debug = this.debugLogging();
-    const started = debug ? this.now() : 0;
+    const started = debug ? this.clock.now() : 0;
     try {
       // A task started with `stream: true` has partial text from the start, so polls give it a cursor.
       await this.options.store.transition(taskId, ['accepted'], params.stream === true ? { status: 'working', partial: { text: '', length: 0 } } : { status: 'working' });
@@ -344,7 +345,7 @@ export class TaskService {
       }
       await this.options.store.transition(taskId, PENDING_STATUSES, params.stream === true ? { status: 'success', result, partial: null } : { status: 'success', result });
       // Debug, not info: one line per task halves the runtime's throughput; the verification zone logs each answer.
-      if (debug) log.debug('task succeeded', { duration_ms: this.now() - started, executor: this.options.executor.name });
+      if (debug) log.debug('task succeeded', { duration_ms: this.clock.now() - started, executor: this.options.executor.name });
       return { ok: true, result };
     } catch (caught) {
       writer?.stop();

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { systemClock, type Clock } from '../clock';
 
 /**
  * A local stand-in for the AgentCore data plane: enough of `InvokeAgentRuntime` for the real
@@ -63,8 +64,8 @@ export type EmulatedSessions = {
   idleTimeoutSeconds?: number;
   /** Live sessions the account may have at once; one more is refused. @default unlimited */
   maxSessions?: number;
-  /** The clock sessions age on (tests). @default Date.now */
-  now?: () => number;
+  /** The clock sessions age on (tests). @default systemClock */
+  clock?: Clock;
 };
 
 /** A live session. */
@@ -118,7 +119,7 @@ export async function startAgentCoreEmulator(options: AgentCoreEmulatorOptions):
   const queued: EmulatedFault[] = Array.isArray(options.faults) ? [...options.faults] : [];
   const faultFor = typeof options.faults === 'function' ? options.faults : () => queued.shift();
   const maxPayload = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD;
-  const now = options.sessions?.now ?? Date.now;
+  const clock = options.sessions?.clock ?? systemClock;
   const idleMs = (options.sessions?.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS) * 1000;
   const sessions = new Map<string, EmulatedSession>();
   let coldStarts = 0;
@@ -128,7 +129,7 @@ export async function startAgentCoreEmulator(options: AgentCoreEmulatorOptions):
   };
   /** Ends sessions idle past the timeout (a session with a request running is never idle). */
   const expire = () => {
-    for (const [key, session] of sessions) if (session.inFlight === 0 && now() - session.lastRequestAt >= idleMs) sessions.delete(key);
+    for (const [key, session] of sessions) if (session.inFlight === 0 && clock.now() - session.lastRequestAt >= idleMs) sessions.delete(key);
   };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -184,18 +185,18 @@ export async function startAgentCoreEmulator(options: AgentCoreEmulatorOptions):
       if (limit !== undefined && sessions.size >= limit) {
         return refuse(402, 'ServiceQuotaExceededException', `The number of active sessions has reached the account limit (${limit}). Try again after sessions end, or request a quota increase.`);
       }
-      session = { runtimeArn, sessionId, startedAt: now(), lastRequestAt: now(), requests: 0, inFlight: 0 };
+      session = { runtimeArn, sessionId, startedAt: clock.now(), lastRequestAt: clock.now(), requests: 0, inFlight: 0 };
       sessions.set(sessionKey, session);
       coldStarts += 1;
       seen.coldStart = true;
     }
     session.requests += 1;
     session.inFlight += 1;
-    session.lastRequestAt = now();
+    session.lastRequestAt = clock.now();
     const live = session;
     const done = () => {
       live.inFlight = Math.max(0, live.inFlight - 1);
-      live.lastRequestAt = now();
+      live.lastRequestAt = clock.now();
     };
 
     // Only the headers the runtime allow-lists reach the agent, as on AgentCore.

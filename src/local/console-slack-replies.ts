@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { systemClock, type Clock } from '../clock';
 import { FileDownloadError, type SlackConversations, type SlackThreadMessage, type ThreadRead } from '../slack/slack-conversations';
 import { REPLY_METADATA_TYPE } from '../slack/reply-metadata';
 import type { ReactionTarget, ReplyMarker, SlackReplies } from '../slack/slack-replies';
@@ -38,10 +39,13 @@ export class ConsoleSlackReplies implements SlackReplies, SlackConversations, Sl
   private readonly said: LocalMessage[] = [];
   private readonly files = new Map<string, { file: LocalFile; bytes: Buffer }>();
 
-  constructor(private readonly write: (line: string) => void = (line) => process.stdout.write(`${line}\n`)) {}
+  constructor(
+    private readonly write: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   async post({ channel, threadTs, text, marker }: { channel: string; threadTs: string; text: string; marker?: ReplyMarker }): Promise<{ ts: string }> {
-    const reply: RecordedReply = { channel, threadTs, text, ts: slackTs(), at: Date.now(), ...(marker ? { requestId: marker.requestId } : {}) };
+    const reply: RecordedReply = { channel, threadTs, text, ts: slackTs(), at: this.clock.now(), ...(marker ? { requestId: marker.requestId } : {}) };
     this.posted.push(reply);
     this.write(`\n💬 reply in ${channel} (thread ${threadTs}):\n${text.replace(/^/gm, '   ')}\n`);
     return { ts: reply.ts };
@@ -62,12 +66,12 @@ export class ConsoleSlackReplies implements SlackReplies, SlackConversations, Sl
   }
 
   async setStatus(thread: LiveThread, status: string): Promise<void> {
-    this.statuses.push({ ...thread, status, at: Date.now() });
+    this.statuses.push({ ...thread, status, at: this.clock.now() });
     if (status) this.write(`\n⏳ assistant ${status} (thread ${thread.threadTs})`);
   }
 
   async startStream(stream: LiveThread & { markdownText?: string }): Promise<{ ts: string }> {
-    const reply: RecordedReply = { channel: stream.channel, threadTs: stream.threadTs, text: stream.markdownText ?? '', ts: slackTs(), at: Date.now(), streaming: true };
+    const reply: RecordedReply = { channel: stream.channel, threadTs: stream.threadTs, text: stream.markdownText ?? '', ts: slackTs(), at: this.clock.now(), streaming: true };
     this.posted.push(reply);
     return { ts: reply.ts };
   }

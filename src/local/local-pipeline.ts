@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../clock';
 import { createLogger, type Log } from '../observability/logger';
 import type { ExecutionAgent } from '../protocols/execution-agent';
 import { MemoryQueue, whenAllIdle } from '../queue/memory-queue';
@@ -59,12 +60,18 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
   const config = loadVerificationConfig(options.env ?? {});
   const trace = options.trace ?? noTrace;
   const timeScale = options.timeScale ?? 1;
-  // Poll deadlines are measured on the same scaled clock as the queue delays.
+  // The queues scale their delays and visibility timeouts on real time. What is measured against
+  // those runs on a clock scaled alike: the follow-up functions' poll deadlines, and the leases and
+  // TTLs of claims, threads and live replies (a chunk lease must end before the scaled redelivery
+  // that is meant to take it over, as it does in a deployment). slack-events (with its rate
+  // counters) and slack-poster stay on real time: Slack signs requests on its own clock (a 5-minute
+  // window), and their trace times are compared with the replies' real ones. (A Slack call's
+  // deadline a follow-up function sets thus falls later in real time, never earlier; its abort
+  // signal's timeout stays real.)
   const clock = scaledClock(timeScale);
-  const context: FunctionContext = { config, log: options.log ?? createLogger('verification'), trace, pollClock: clock };
-  // Claim leases run on the queues' clock too: a chunk lease must end before the scaled
-  // redelivery that is meant to take it over, as it does in a deployment.
-  const claims = new MemoryClaimStore({ now: clock });
+  const context: FunctionContext = { config, log: options.log ?? createLogger('verification'), trace, clock: systemClock };
+  const followUps: FunctionContext = { ...context, clock };
+  const claims = new MemoryClaimStore({ clock });
 
   const dlq = (name: string) => new MemoryQueue<unknown>({ name, timeScale });
   const tasksDlq = dlq('tasks-dlq');
@@ -85,7 +92,7 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
     });
   }
 
-  // The threads the bot answered in live on the queues' clock, like the claims.
+  // The threads the bot answered in live on the scaled clock, like the claims.
   const threads = new MemoryBotThreads(clock);
   const liveStore = new MemoryLiveReplies(clock);
   const ingress = wireSlackEvents(context, { signingSecret: staticSecret(options.signingSecret), claims, counters: new MemoryCounterStore(), tasks, replies, threads });
@@ -95,7 +102,7 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
   const streamer = canStream(slack) ? slack : undefined;
   const live = streamer ? { slack: () => streamer, store: liveStore } : undefined;
   tasks.consume(
-    wireAgentInvoker(context, {
+    wireAgentInvoker(followUps, {
       agent: options.agent,
       polls,
       replies,
@@ -105,7 +112,7 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
       ...(live ? { live } : {}),
     }),
   );
-  polls.consume(wireAsyncResult(context, { agent: options.agent, polls, replies, ...(live ? { live } : {}) }));
+  polls.consume(wireAsyncResult(followUps, { agent: options.agent, polls, replies, ...(live ? { live } : {}) }));
   replies.consume(wireSlackPoster(context, { slack, claims, threads, ...(live ? { live } : {}) }));
 
   const all = [tasks, polls, replies, tasksDlq, pollsDlq, repliesDlq] as Array<MemoryQueue<unknown>>;
@@ -129,10 +136,10 @@ function canRead(slack: SlackReplies & Partial<SlackConversations>): slack is Sl
 }
 
 /** Real time at scale 1; otherwise time that runs 1/timeScale times as fast, from now on. */
-function scaledClock(timeScale: number): () => number {
-  if (timeScale === 1) return Date.now;
-  const origin = Date.now();
-  return () => origin + (Date.now() - origin) / timeScale;
+function scaledClock(timeScale: number): Clock {
+  if (timeScale === 1) return systemClock;
+  const origin = systemClock.now();
+  return { now: () => origin + (systemClock.now() - origin) / timeScale };
 }
 
 function requestIdOf(body: string): string | undefined {

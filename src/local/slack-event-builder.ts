@@ -1,3 +1,4 @@
+import { systemClock } from '../clock';
 import { slackSignatureHeaders } from '../verification/slack-signature';
 
 /**
@@ -27,7 +28,7 @@ export const LOCAL_BOT_USER_ID = 'UBOTLOCAL';
 let sequence = 0;
 
 /** A Slack-like message timestamp ("seconds.micro"), unique within this process. */
-export function slackTs(now = Date.now()): string {
+export function slackTs(now = systemClock.now()): string {
   sequence = (sequence + 1) % 1000;
   return `${Math.floor(now / 1000)}.${String((now % 1000) * 1000 + sequence).padStart(6, '0')}`;
 }
@@ -59,7 +60,7 @@ export function slackEventEnvelope(kind: SlackEventKind, options: MentionOptions
     api_app_id: 'ALOCAL',
     type: 'event_callback',
     event_id: eventId,
-    event_time: Math.floor(Date.now() / 1000),
+    event_time: Math.floor(systemClock.now() / 1000),
     event,
     authorizations: [{ team_id: options.teamId ?? 'TLOCAL', user_id: botUserId, is_bot: true }],
   };

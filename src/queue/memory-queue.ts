@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { systemClock, type Clock } from '../clock';
 import { clampDelaySeconds, type Delivery, type DeliveryHandler, type EnqueueOptions, type Queue } from './queue';
 
 /** SQS limits kept here too, so a message that SQS would refuse fails locally as well. */
@@ -15,6 +16,8 @@ export type MemoryQueueOptions = {
   deadLetterQueue?: MemoryQueue<unknown>;
   /** Multiplies every delay and timeout: 0.01 turns a 2 s delay into 20 ms for tests and demos. @default 1 */
   timeScale?: number;
+  /** When messages become visible and events happen. Its timers wait in real time: delays scale with timeScale, not with the clock. @default systemClock */
+  clock?: Clock;
   onEvent?: QueueEventListener;
 };
 
@@ -71,6 +74,7 @@ export class MemoryQueue<T> implements Queue<T> {
   readonly visibilityTimeoutSeconds: number;
   private readonly deadLetterQueue: MemoryQueue<unknown> | undefined;
   private readonly timeScale: number;
+  private readonly clock: Clock;
   private readonly messages = new Map<string, Stored>();
   private readonly listeners = new Set<QueueEventListener>();
   private readonly running = new Map<string, { settled: Promise<void>; controller: AbortController }>();
@@ -90,6 +94,7 @@ export class MemoryQueue<T> implements Queue<T> {
     }
     this.name = options.name;
     this.timeScale = timeScale;
+    this.clock = options.clock ?? systemClock;
     this.visibilityTimeoutSeconds = visibility;
     this.visibilityMs = visibility * 1000 * timeScale;
     this.maxReceiveCount = options.maxReceiveCount;
@@ -191,7 +196,7 @@ export class MemoryQueue<T> implements Queue<T> {
       body,
       attributes,
       receiveCount,
-      visibleAt: Date.now() + delaySeconds * 1000 * this.timeScale,
+      visibleAt: this.clock.now() + delaySeconds * 1000 * this.timeScale,
       inFlight: false,
       seq: (this.seq += 1),
     };
@@ -204,7 +209,7 @@ export class MemoryQueue<T> implements Queue<T> {
   private pump(): void {
     const consumer = this.consumer;
     while (consumer && this.running.size < consumer.concurrency) {
-      const next = this.nextDue(Date.now());
+      const next = this.nextDue(this.clock.now());
       if (!next) break;
       if (this.maxReceiveCount !== undefined && next.receiveCount >= this.maxReceiveCount) {
         this.deadLetter(next);
@@ -241,7 +246,7 @@ export class MemoryQueue<T> implements Queue<T> {
         },
         (error: unknown) => {
           message.inFlight = false;
-          message.visibleAt = Date.now() + this.visibilityMs;
+          message.visibleAt = this.clock.now() + this.visibilityMs;
           this.emit('failed', message, { error });
         },
       )
@@ -264,7 +269,7 @@ export class MemoryQueue<T> implements Queue<T> {
     if (!consumer) return;
     let earliest = Infinity;
     for (const message of this.messages.values()) if (!message.inFlight && message.visibleAt < earliest) earliest = message.visibleAt;
-    const now = Date.now();
+    const now = this.clock.now();
     // Nothing waiting, or something is due but every slot is busy: a settling handler pumps again.
     if (earliest === Infinity || (earliest <= now && this.running.size >= consumer.concurrency)) {
       this.clearWakeTimer();
@@ -298,7 +303,7 @@ export class MemoryQueue<T> implements Queue<T> {
 
   private emit(type: QueueEventType, message: Stored, extra: Partial<QueueEvent> = {}): void {
     if (this.listeners.size === 0) return;
-    const event: QueueEvent = { type, queue: this.name, messageId: message.id, body: message.body, receiveCount: message.receiveCount, attributes: message.attributes, at: Date.now(), ...extra };
+    const event: QueueEvent = { type, queue: this.name, messageId: message.id, body: message.body, receiveCount: message.receiveCount, attributes: message.attributes, at: this.clock.now(), ...extra };
     for (const listener of this.listeners) {
       try {
         listener(event);
@@ -309,7 +314,7 @@ export class MemoryQueue<T> implements Queue<T> {
   }
 
   private describe(): string {
-    const now = Date.now();
+    const now = this.clock.now();
     let inFlight = 0;
     let waiting = 0;
     let visible = 0;
@@ -327,9 +332,10 @@ export class MemoryQueue<T> implements Queue<T> {
  * pipeline: a handler on a later queue may send to an earlier one after that one went idle.
  */
 export async function whenAllIdle(queues: ReadonlyArray<MemoryQueue<unknown>>, options: { timeoutMs?: number } = {}): Promise<void> {
-  const deadline = options.timeoutMs === undefined ? undefined : Date.now() + options.timeoutMs;
+  // A wait, timed as the timers it waits on are.
+  const deadline = options.timeoutMs === undefined ? undefined : performance.now() + options.timeoutMs;
   for (;;) {
-    const timeoutMs = deadline === undefined ? undefined : Math.max(0, deadline - Date.now());
+    const timeoutMs = deadline === undefined ? undefined : Math.max(0, deadline - performance.now());
     await Promise.all(queues.map((queue) => queue.whenIdle(timeoutMs === undefined ? {} : { timeoutMs })));
     // One macrotask later, so sends already scheduled by settling handlers have landed.
     await new Promise((resolve) => setImmediate(resolve));

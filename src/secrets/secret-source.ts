@@ -1,6 +1,7 @@
 import type { GetSecretValueCommandOutput } from '@aws-sdk/client-secrets-manager';
 import { regionOfArn } from '../aws/arn';
 import { AwsJsonClient, SECRETS_MANAGER } from '../aws/aws-json-client';
+import { systemClock, type Clock } from '../clock';
 
 /**
  * A secret that may rotate (the Slack signing secret, the bot token, the execution zone's bearer
@@ -31,8 +32,8 @@ export type SecretsManagerSecretOptions = {
    * secret string is the value, whatever it looks like.
    */
   jsonField?: string;
-  /** The clock the max age is measured on; injected by tests. */
-  now?: () => number;
+  /** The clock the max age is measured on; injected by tests. @default systemClock */
+  clock?: Clock;
 };
 
 const DEFAULT_SECRET_MAX_AGE_SECONDS = 300;
@@ -46,7 +47,7 @@ const DEFAULT_SECRET_MAX_AGE_SECONDS = 300;
  */
 export function secretsManagerSecret(secretId: string, options: SecretsManagerSecretOptions = {}): SecretSource {
   const maxAgeMs = (options.maxAgeSeconds ?? DEFAULT_SECRET_MAX_AGE_SECONDS) * 1000;
-  const now = options.now ?? Date.now;
+  const clock = options.clock ?? systemClock;
   let client: AwsJsonClient | undefined;
   let cached: Promise<string> | undefined;
   /** When the cached value goes stale; Infinity while it is being read. */
@@ -68,7 +69,7 @@ export function secretsManagerSecret(secretId: string, options: SecretsManagerSe
 
   const load = (): Promise<string> => {
     const reading: Promise<string> = read().then((value) => {
-      if (cached === reading) staleAt = now() + maxAgeMs;
+      if (cached === reading) staleAt = clock.now() + maxAgeMs;
       return value;
     });
     // A failed read must not poison the cache: the next call tries again.
@@ -81,7 +82,7 @@ export function secretsManagerSecret(secretId: string, options: SecretsManagerSe
   };
 
   return {
-    get: () => (cached && now() < staleAt ? cached : load()),
+    get: () => (cached && clock.now() < staleAt ? cached : load()),
     refresh: load,
   };
 }

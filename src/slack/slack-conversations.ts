@@ -1,3 +1,4 @@
+import { systemClock } from '../clock';
 import { isLoopbackUrl } from '../net/loopback';
 import type { SlackCallOptions } from './slack-port';
 
@@ -83,7 +84,7 @@ export function isSlackFileUrl(url: URL, apiUrl?: string): boolean {
  * refused here rather than passed on as the file.
  */
 export async function downloadSlackFile(rawUrl: string, token: string, limits: { maxBytes: number; apiUrl?: string; /** An HTML file may answer in HTML. */ expectsHtml?: boolean }, options: SlackCallOptions = {}): Promise<Buffer> {
-  const remaining = options.deadline === undefined ? DOWNLOAD_TIMEOUT_MS : Math.min(DOWNLOAD_TIMEOUT_MS, options.deadline - Date.now());
+  const remaining = options.deadline === undefined ? DOWNLOAD_TIMEOUT_MS : Math.min(DOWNLOAD_TIMEOUT_MS, options.deadline - systemClock.now());
   if (remaining <= 0) throw new FileDownloadError('timed-out', 'no time left to download the file');
   const timeout = AbortSignal.timeout(remaining);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;

@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../clock';
 import { ConfigError } from '../config/env';
 import { redactString, type Log } from '../observability/logger';
 import { isLoopbackUrl } from '../net/loopback';
@@ -34,8 +35,6 @@ export type HttpsAuth =
       region?: string;
       /** Used when neither an override nor the host names a region (AWS_REGION). */
       defaultRegion?: string;
-      /** The signing clock; injected by tests. */
-      now?: () => Date;
     }
   | {
       kind: 'bearer';
@@ -65,6 +64,8 @@ export type HttpsTransportOptions = {
   maxRetryAfterMs?: number;
   maxResponseBytes?: number;
   log?: Pick<Log, 'warn'>;
+  /** What SigV4 signs with and an HTTP-date `Retry-After` counts from. @default systemClock */
+  clock?: Clock;
 };
 
 type HttpsSettings = Record<'timeoutMs' | 'maxAttempts' | 'baseDelayMs' | 'maxDelayMs' | 'maxRetryAfterMs' | 'maxResponseBytes', number>;
@@ -107,12 +108,14 @@ export class HttpsTransport implements Transport {
   private readonly signer?: SigV4Signer;
   private readonly bearer?: SecretSource;
   private readonly log?: Pick<Log, 'warn'>;
+  private readonly clock: Clock;
 
   constructor(options: HttpsTransportOptions) {
     this.url = parseExecutionUrl(options.url);
     const auth = options.auth ?? (isLoopbackUrl(this.url) ? { kind: 'none' } : { kind: 'sigv4' });
     this.authKind = auth.kind;
-    if (auth.kind === 'sigv4') this.signer = createSigner(this.url, auth);
+    this.clock = options.clock ?? systemClock;
+    if (auth.kind === 'sigv4') this.signer = createSigner(this.url, auth, this.clock);
     if (auth.kind === 'bearer') this.bearer = auth.token;
     this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
     this.sleep = options.sleep ?? realSleep;
@@ -242,7 +245,7 @@ export class HttpsTransport implements Transport {
 
       const snippet = await readSnippet(response);
       const answered = `${call.target} answered HTTP ${status}${snippet ? `: ${snippet}` : ''}`;
-      const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+      const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), this.clock.now());
       const refusal = (reason: TransportFaultReason, retryable: boolean, retry = false): Extract<Attempt, { ok: false }> => ({
         ok: false,
         retry,
@@ -313,7 +316,7 @@ function parseExecutionUrl(raw: string): URL {
   throw new ConfigError(`EXECUTION_URL must be an https:// URL, not ${url.protocol}//`);
 }
 
-function createSigner(url: URL, auth: Extract<HttpsAuth, { kind: 'sigv4' }>): SigV4Signer {
+function createSigner(url: URL, auth: Extract<HttpsAuth, { kind: 'sigv4' }>, clock: Clock): SigV4Signer {
   const fromHost = sigv4TargetOfHost(url.hostname);
   const service = auth.service ?? fromHost.service;
   const region = auth.region ?? fromHost.region ?? auth.defaultRegion;
@@ -321,7 +324,7 @@ function createSigner(url: URL, auth: Extract<HttpsAuth, { kind: 'sigv4' }>): Si
     throw new ConfigError(`cannot tell the SigV4 service from the host ${url.hostname}: set EXECUTION_SIGV4_SERVICE (lambda for a function URL, execute-api for API Gateway)`);
   }
   if (!region) throw new ConfigError(`cannot tell the SigV4 region from the host ${url.hostname}: set AWS_REGION`);
-  return new SigV4Signer({ service, region }, auth.credentials ?? defaultCredentials(), auth.now);
+  return new SigV4Signer({ service, region }, auth.credentials ?? defaultCredentials(), clock);
 }
 
 /**

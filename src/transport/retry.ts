@@ -20,10 +20,10 @@ export function backoffDelay(retry: number, options: BackoffOptions, random: () 
 }
 
 /**
- * `Retry-After` in milliseconds from now: delta-seconds or an HTTP date (RFC 9110 §10.2.3).
+ * `Retry-After` in milliseconds from `now` (epoch ms): delta-seconds or an HTTP date (RFC 9110 §10.2.3).
  * Undefined when absent or unreadable, so the caller falls back to its own backoff.
  */
-export function parseRetryAfter(value: string | null | undefined, now: number = Date.now()): number | undefined {
+export function parseRetryAfter(value: string | null | undefined, now: number): number | undefined {
   if (value === null || value === undefined) return undefined;
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text) * 1000;

@@ -1,4 +1,5 @@
 import { signRequest, type AwsCredentials } from '../aws/sigv4';
+import { systemClock, type Clock } from '../clock';
 
 /**
  * SigV4 for the https transport: Lambda function URLs with AWS_IAM auth (service `lambda`) and
@@ -32,8 +33,8 @@ export class SigV4Signer {
   constructor(
     readonly target: SigV4Target,
     private readonly credentials: SigV4Credentials,
-    /** Injected so a test can re-derive the exact signature. */
-    private readonly now: () => Date = () => new Date(),
+    /** The signing time; injected so a test can re-derive the exact signature. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /**
@@ -45,7 +46,7 @@ export class SigV4Signer {
     const credentials = typeof this.credentials === 'function' ? await this.credentials() : this.credentials;
     return signRequest(
       { method: request.method, url: request.url, headers: request.headers, body: request.body },
-      { service: this.target.service, region: this.target.region, credentials, contentSha256Header: true, now: this.now() },
+      { service: this.target.service, region: this.target.region, credentials, contentSha256Header: true, now: new Date(this.clock.now()) },
     );
   }
 }

@@ -1,3 +1,4 @@
+import { systemClock } from '../clock';
 import type { ExecuteTaskParams } from '../contract';
 import { taskLogger } from '../observability/logger';
 import type { DeliveryHandler } from '../queue/queue';
@@ -43,7 +44,7 @@ export class RetryableTaskError extends Error {
  * transient failure → SQS retry, and on the last receive the user is told.
  */
 export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandler {
-  const now = options.now ?? Date.now;
+  const clock = options.clock ?? systemClock;
   const trace = options.trace ?? noTrace;
 
   const invoke: DeliveryHandler = async (delivery, { signal, deadline }) => {
@@ -54,8 +55,8 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
     if (delivery.receiveCount === 1) {
       // A sign of life first, before anything slow: the status under the thread, or the live message.
       if (options.live) {
-        const shown = await options.live.reply.signOfLife(target, { ...(signal ? { signal } : {}), deadline: Math.min(deadline ?? Infinity, now() + SIGN_OF_LIFE_BUDGET_MS) });
-        trace({ requestId: task.request_id, hop: 'sign-of-life', at: now(), detail: { how: shown } });
+        const shown = await options.live.reply.signOfLife(target, { ...(signal ? { signal } : {}), deadline: Math.min(deadline ?? Infinity, clock.now() + SIGN_OF_LIFE_BUDGET_MS) });
+        trace({ requestId: task.request_id, hop: 'sign-of-life', at: clock.now(), detail: { how: shown } });
       }
       if (options.onTaskStarted) await options.onTaskStarted(thread).catch((error: unknown) => log.warn('could not mark the task as started', { error: error as Error }));
     }
@@ -74,7 +75,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
     if (options.live) params.stream = true;
     if (options.botTokenForExecution) params.bot_token = await options.botTokenForExecution.get();
 
-    const sentAt = now();
+    const sentAt = clock.now();
     trace({
       requestId: task.request_id,
       hop: 'execute-sent',
@@ -83,12 +84,12 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
     });
     options.metrics?.taskSent(options.agent.protocol, options.agent.transport);
     const outcome = await options.agent.start(params, { requestId: task.request_id, sessionKey: conversationKey(thread), correlationId: task.request_id, signal });
-    options.metrics?.latency('execute', now() - sentAt);
+    options.metrics?.latency('execute', clock.now() - sentAt);
     options.metrics?.outcome('execute', outcome.kind, outcome.kind === 'failure' ? outcome.code : undefined);
 
     switch (outcome.kind) {
       case 'success':
-        log.info('task answered', { duration_ms: now() - sentAt });
+        log.info('task answered', { duration_ms: clock.now() - sentAt });
         const answer = answerReply(outcome.text, options.messages);
         await reply(task, thread, answer.kind, answer.kind === 'answer' ? withNotes(answer.text, inputs.notes) : answer.text);
         return;
@@ -96,7 +97,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
         const streamed = outcome.partial?.length ?? 0;
         if (outcome.partial && options.live) {
           await options.live.reply.show(target, 0, outcome.partial, { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) });
-          trace({ requestId: task.request_id, hop: 'streamed', at: now(), detail: { chars: streamed } });
+          trace({ requestId: task.request_id, hop: 'streamed', at: clock.now(), detail: { chars: streamed } });
         }
         // While text flows, the next look comes soon; otherwise the usual backoff.
         const delaySeconds = streamed > 0 && options.live ? options.live.pollDelaySeconds : pollDelaySeconds(options.schedule, 0);
@@ -108,7 +109,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
             user_id: task.user_id,
             handle: outcome.handle,
             attempt: 0,
-            accepted_at: now(),
+            accepted_at: clock.now(),
             received_at: task.received_at,
             ...(inputs.notes.length ? { notes: inputs.notes } : {}),
             ...(streamed > 0 ? { streamed, since_text: 0 } : {}),
@@ -116,18 +117,18 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
           { delaySeconds, attributes: { request_id: task.request_id } },
         );
         log.info('task accepted; first poll queued', { task_id: outcome.handle.taskId, delay_seconds: delaySeconds });
-        trace({ requestId: task.request_id, hop: 'accepted', at: now(), detail: { task_id: outcome.handle.taskId, next_poll_s: delaySeconds } });
+        trace({ requestId: task.request_id, hop: 'accepted', at: clock.now(), detail: { task_id: outcome.handle.taskId, next_poll_s: delaySeconds } });
         return;
       }
       case 'failure':
         if (!outcome.retryable) {
           log.warn('task failed', { category: outcome.category, code: outcome.code, error_message: outcome.message });
-          trace({ requestId: task.request_id, hop: 'failed', at: now(), detail: { code: outcome.code } });
+          trace({ requestId: task.request_id, hop: 'failed', at: clock.now(), detail: { code: outcome.code } });
           await reply(task, thread, 'error', options.messages[userMessageForFailure(outcome.category)]);
           return;
         }
         log.warn('transient failure; the task will be retried', { category: outcome.category, code: outcome.code, error_message: outcome.message, receive_count: delivery.receiveCount });
-        trace({ requestId: task.request_id, hop: 'retry', at: now(), detail: { code: outcome.code, receive_count: delivery.receiveCount } });
+        trace({ requestId: task.request_id, hop: 'retry', at: clock.now(), detail: { code: outcome.code, receive_count: delivery.receiveCount } });
         if (delivery.receiveCount >= options.maxReceiveCount) {
           // The last try: tell the user now with the specific reason; the DLQ keeps the record.
           await reply(task, thread, 'error', options.messages[userMessageForFailure(outcome.category)]);
@@ -139,7 +140,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
 
   async function reply(task: TaskMessage, thread: SlackThread, kind: ReplyMessage['kind'], text: string): Promise<void> {
     await options.replies.send({ ...thread, request_id: task.request_id, kind, text, received_at: task.received_at });
-    trace({ requestId: task.request_id, hop: 'reply-queued', at: now(), detail: { kind } });
+    trace({ requestId: task.request_id, hop: 'reply-queued', at: clock.now(), detail: { kind } });
   }
 
   // A retryable failure on the last receive has already replied with its reason; only unexpected
@@ -150,6 +151,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
     apology: options.messages.internalError,
     log: options.log,
     trace,
+    clock,
     skip: (error) => error instanceof RetryableTaskError && error.userNotified,
     stage: 'execute',
     ...(options.metrics ? { metrics: options.metrics } : {}),

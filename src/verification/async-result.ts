@@ -1,3 +1,4 @@
+import { systemClock } from '../clock';
 import { taskLogger } from '../observability/logger';
 import type { DeliveryHandler } from '../queue/queue';
 import { answerReply, withNotes } from './answer-reply';
@@ -19,7 +20,7 @@ export type AsyncResultOptions = FollowUpOptions;
  * Nothing sleeps here: the wait between polls is an SQS message timer.
  */
 export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler {
-  const now = options.now ?? Date.now;
+  const clock = options.clock ?? systemClock;
   const trace = options.trace ?? noTrace;
   const deadlineMs = options.schedule.deadlineSeconds * 1000;
 
@@ -28,21 +29,21 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
     const log = taskLogger(options.log, { request_id: message.request_id, correlation_id: message.request_id, event_id: message.event_id, task_id: message.handle.taskId });
     // The conversation's session: the one that runs the task (agent-invoker started it there).
     const call = { requestId: message.request_id, sessionKey: conversationKey(message), correlationId: message.request_id, signal };
-    const started = now();
+    const started = clock.now();
     const outcome = await options.agent.poll(message.handle, call);
-    options.metrics?.latency('poll', now() - started);
+    options.metrics?.latency('poll', clock.now() - started);
     options.metrics?.outcome('poll', outcome.kind, outcome.kind === 'failure' ? outcome.code : undefined);
     const attempt = message.attempt + 1;
-    trace({ requestId: message.request_id, hop: 'poll', at: now(), detail: { attempt, outcome: outcome.kind, ...(outcome.kind === 'pending' && outcome.state ? { state: outcome.state } : {}) } });
+    trace({ requestId: message.request_id, hop: 'poll', at: clock.now(), detail: { attempt, outcome: outcome.kind, ...(outcome.kind === 'pending' && outcome.state ? { state: outcome.state } : {}) } });
 
     if (outcome.kind === 'success') {
-      log.info('task finished', { polls: attempt, since_accepted_ms: now() - message.accepted_at });
+      log.info('task finished', { polls: attempt, since_accepted_ms: clock.now() - message.accepted_at });
       const answer = answerReply(outcome.text, options.messages);
       return reply(message, answer.kind, answer.kind === 'answer' ? withNotes(answer.text, message.notes) : answer.text);
     }
     if (outcome.kind === 'failure' && !outcome.retryable) {
       log.warn('task failed', { category: outcome.category, code: outcome.code, error_message: outcome.message, polls: attempt });
-      trace({ requestId: message.request_id, hop: 'failed', at: now(), detail: { code: outcome.code } });
+      trace({ requestId: message.request_id, hop: 'failed', at: clock.now(), detail: { code: outcome.code } });
       return reply(message, 'error', options.messages[userMessageForFailure(outcome.category)]);
     }
     if (outcome.kind === 'failure') log.warn('transient failure while polling; polling on', { category: outcome.category, code: outcome.code, error_message: outcome.message });
@@ -52,12 +53,12 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
     const partial = outcome.kind === 'pending' ? (outcome.partial ?? '') : '';
     if (partial && options.live) {
       await options.live.reply.show(liveTargetOf(message), streamedBefore, partial, { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) });
-      trace({ requestId: message.request_id, hop: 'streamed', at: now(), detail: { chars: streamedBefore + partial.length } });
+      trace({ requestId: message.request_id, hop: 'streamed', at: clock.now(), detail: { chars: streamedBefore + partial.length } });
     }
     const streaming = streamedBefore + partial.length > 0;
     const quietPolls = message.since_text ?? 0;
 
-    const elapsed = now() - message.accepted_at;
+    const elapsed = clock.now() - message.accepted_at;
     if (elapsed >= deadlineMs) {
       log.warn('task passed the poll deadline: cancelling it', { deadline_s: options.schedule.deadlineSeconds, polls: attempt });
       const cancelFailure = await options.agent.cancel(message.handle, call);
@@ -81,7 +82,7 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
 
   async function reply(message: PollMessage, kind: ReplyMessage['kind'], text: string): Promise<void> {
     await options.replies.send({ ...threadOf(message), request_id: message.request_id, kind, text, received_at: message.received_at });
-    trace({ requestId: message.request_id, hop: 'reply-queued', at: now(), detail: { kind } });
+    trace({ requestId: message.request_id, hop: 'reply-queued', at: clock.now(), detail: { kind } });
   }
 
   return withLastReceiveApology(poll, {
@@ -90,6 +91,7 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
     apology: options.messages.internalError,
     log: options.log,
     trace,
+    clock,
     stage: 'poll',
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });

@@ -1,3 +1,4 @@
+import type { Clock } from '../clock';
 import type { Log } from '../observability/logger';
 import type { PipelineMetrics } from '../observability/metrics';
 import type { ExecutionAgent } from '../protocols/execution-agent';
@@ -25,5 +26,5 @@ export type FollowUpOptions = {
   log: Log;
   metrics?: PipelineMetrics;
   trace?: Tracer;
-  now?: () => number;
+  clock?: Clock;
 };

@@ -1,3 +1,4 @@
+import type { Clock } from '../clock';
 import type { Log } from '../observability/logger';
 import type { PipelineMetrics } from '../observability/metrics';
 import type { Delivery, DeliveryHandler, Queue } from '../queue/queue';
@@ -17,6 +18,8 @@ export function withLastReceiveApology(
     apology: string;
     log: Log;
     trace?: Tracer;
+    /** The clock the dead-lettered hop is traced on. */
+    clock: Clock;
     /** Errors whose handler already told the user. */
     skip?: (error: unknown) => boolean;
     /** Counts the message given up on (MessagesAbandoned, alarmed on). */
@@ -37,7 +40,7 @@ export function withLastReceiveApology(
   };
 }
 
-async function apologize(delivery: Delivery, options: { replies: Queue<ReplyMessage>; apology: string; log: Log; trace?: Tracer }): Promise<void> {
+async function apologize(delivery: Delivery, options: { replies: Queue<ReplyMessage>; apology: string; log: Log; trace?: Tracer; clock: Clock }): Promise<void> {
   let body: unknown;
   try {
     body = JSON.parse(delivery.body);
@@ -53,7 +56,7 @@ async function apologize(delivery: Delivery, options: { replies: Queue<ReplyMess
   try {
     await options.replies.send({ ...thread.data, request_id: requestId, kind: 'error', text: options.apology });
     options.log.error('last receive failed: the user was sent an apology and the message goes to the DLQ', { request_id: requestId, receive_count: delivery.receiveCount });
-    options.trace?.({ requestId, hop: 'dead-lettered', at: Date.now(), detail: { apologized: true } });
+    options.trace?.({ requestId, hop: 'dead-lettered', at: options.clock.now(), detail: { apologized: true } });
   } catch (error) {
     options.log.error('could not queue the apology for a dead-lettered message', { request_id: requestId, error: error as Error });
   }

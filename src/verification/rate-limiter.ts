@@ -37,7 +37,8 @@ export class RateLimiter {
     this.perMinute = perMinute;
   }
 
-  async check(who: { teamId: string; userId: string }, now: number = Date.now()): Promise<RateLimitDecision> {
+  /** `now`: the event's time (epoch ms), which picks its window. */
+  async check(who: { teamId: string; userId: string }, now: number): Promise<RateLimitDecision> {
     const windowIndex = Math.floor(now / RATE_WINDOW_MS);
     const windowEndsAt = (windowIndex + 1) * RATE_WINDOW_MS;
     if (this.perMinute === 0) return { allowed: true, count: 0, limit: Infinity, firstRefusalInWindow: false, windowEndsAt };

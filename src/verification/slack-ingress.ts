@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { systemClock, type Clock } from '../clock';
 import { newRequestId } from '../contract/request-id';
 import { taskLogger, type Log } from '../observability/logger';
 import type { PipelineMetrics } from '../observability/metrics';
@@ -38,7 +39,7 @@ export type SlackIngressOptions = {
   log: Log;
   metrics?: PipelineMetrics;
   trace?: Tracer;
-  now?: () => number;
+  clock?: Clock;
 };
 
 const text = (statusCode: number, body: string): IngressResponse => ({ statusCode, headers: { 'Content-Type': 'text/plain' }, body });
@@ -53,7 +54,7 @@ const SECRET_REFRESH_INTERVAL_MS = 60_000;
  * inside Slack's 3 seconds; anything that needs Slack goes through the replies queue.
  */
 export function createSlackIngress(options: SlackIngressOptions): (request: IngressRequest) => Promise<IngressResponse> {
-  const now = options.now ?? Date.now;
+  const clock = options.clock ?? systemClock;
   const trace = options.trace ?? noTrace;
   const lists = {
     team: options.allowedTeamIds && new Set(options.allowedTeamIds),
@@ -67,7 +68,7 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
       timestamp: header(request, 'x-slack-request-timestamp'),
       signature: header(request, 'x-slack-signature'),
       rawBody: request.body,
-      nowSeconds: Math.floor(now() / 1000),
+      nowSeconds: Math.floor(clock.now() / 1000),
     };
     const first = verifySlackSignature({ ...input, secret: await options.signingSecret.get() });
     if (first.ok) return true;
@@ -88,7 +89,7 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
   }
 
   return async function handle(request) {
-    const started = now();
+    const started = clock.now();
     if (!(await verified(request))) return text(401, 'invalid signature');
 
     let envelope;
@@ -164,15 +165,15 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
       // refusal in front of the people talking (not allowed, too long, slow down).
       const refusal = found && decision.followUp ? 'silent' : found;
       if (refusal === 'silent') {
-        trace({ requestId, hop: 'refused', at: now(), detail: { replied: false } });
+        trace({ requestId, hop: 'refused', at: clock.now(), detail: { replied: false } });
       } else if (refusal) {
         await options.replies.send({ ...thread, request_id: requestId, kind: 'notice', text: refusal.text, received_at: started });
         options.metrics?.refused(refusal.reason);
         taskLog.info('event refused with a notice', { reason: refusal.reason });
-        trace({ requestId, hop: 'refused', at: now(), detail: { reason: refusal.reason } });
+        trace({ requestId, hop: 'refused', at: clock.now(), detail: { reason: refusal.reason } });
       } else {
         // Traced before the send: an in-memory consumer may start on the task before send returns.
-        trace({ requestId, hop: 'queued', at: now() });
+        trace({ requestId, hop: 'queued', at: clock.now() });
         await options.tasks.send(
           {
             ...thread,
@@ -202,7 +203,7 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
       .complete(claimKey, token, { ttlSeconds: options.claimTtlSeconds })
       .then((kept) => kept || taskLog.warn('the event claim was taken over while this delivery queued it; the same request id goes twice and is deduplicated downstream'))
       .catch((error: unknown) => taskLog.error('could not mark the event claim done; a Slack retry may queue the same request id again', { error: error as Error }));
-    options.metrics?.latency('ack', now() - started);
+    options.metrics?.latency('ack', clock.now() - started);
     return OK();
   };
 

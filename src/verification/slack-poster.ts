@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../clock';
 import { taskLogger, type Log } from '../observability/logger';
 import type { PipelineMetrics } from '../observability/metrics';
 import { randomUUID } from 'node:crypto';
@@ -55,7 +56,7 @@ export type SlackPosterOptions = {
   chunkLimit?: number;
   metrics?: PipelineMetrics;
   trace?: Tracer;
-  now?: () => number;
+  clock?: Clock;
 };
 
 /**
@@ -94,7 +95,7 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
   const ttlSeconds = options.claimTtlSeconds ?? DEFAULT_REPLY_CLAIM_TTL_SECONDS;
   const limit = options.chunkLimit ?? SLACK_CHUNK_LIMIT;
   const trace = options.trace ?? noTrace;
-  const now = options.now ?? Date.now;
+  const clock = options.clock ?? systemClock;
 
   return async (delivery, context = {}) => {
     const message = parseQueueMessage(ReplyMessageSchema, delivery.body, 'reply message');
@@ -114,7 +115,7 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
       return;
     }
 
-    const startedAt = now();
+    const startedAt = clock.now();
     let posted = 0;
     const alreadyOut: string[] = [];
     for (const [index, text] of chunks.entries()) {
@@ -130,10 +131,10 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
         throw await failure(error, { log, delivery, message, target, context, chunk: index, chunks: chunks.length, posted });
       }
     }
-    options.metrics?.latency('post', now() - startedAt);
+    options.metrics?.latency('post', clock.now() - startedAt);
     if (posted === 0) log.info('every chunk was already posted by an earlier delivery', { chunks: chunks.length, ts: alreadyOut, receive_count: delivery.receiveCount });
     else log.info('reply posted', { kind: message.kind, chunks: chunks.length, posted, receive_count: delivery.receiveCount });
-    trace({ requestId: message.request_id, hop: 'reply-posted', at: now(), detail: { kind: message.kind, chunks: chunks.length, posted } });
+    trace({ requestId: message.request_id, hop: 'reply-posted', at: clock.now(), detail: { kind: message.kind, chunks: chunks.length, posted } });
 
     // The bot has spoken in this thread: a reply there is for it without a new mention. Notices
     // (refusals) do not count. Best effort: a lost record costs the next reply a mention, no more.
@@ -260,7 +261,7 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
       if (error instanceof SlackApiError) options.metrics?.slackApiError(code);
       return { told: false, code };
     }
-    trace({ requestId: message.request_id, hop: 'dead-lettered', at: now(), detail: { apologized: true } });
+    trace({ requestId: message.request_id, hop: 'dead-lettered', at: clock.now(), detail: { apologized: true } });
     // ⚠️ in place of 👀, as for any error reply.
     if (options.reactions) await markDone(slack, { ...message, kind: 'error' }, log, options.metrics);
     return { told: true };

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { systemClock } from '../clock';
 
 /**
  * Slack request signing (v0): `v0=` + hex(HMAC-SHA256(secret, `v0:<timestamp>:<raw body>`)),
@@ -20,20 +21,20 @@ export function verifySlackSignature(input: {
   timestamp: string | undefined;
   signature: string | undefined;
   rawBody: Buffer | string;
-  nowSeconds?: number;
+  /** The verifier's time, epoch seconds. */
+  nowSeconds: number;
 }): SignatureCheck {
   const { timestamp, signature } = input;
   if (!timestamp || !signature) return { ok: false, reason: 'missing' };
   if (!/^\d{1,12}$/.test(timestamp) || !/^v0=[0-9a-f]{64}$/.test(signature)) return { ok: false, reason: 'malformed' };
-  const now = input.nowSeconds ?? Math.floor(Date.now() / 1000);
-  if (Math.abs(now - Number(timestamp)) > SIGNATURE_MAX_AGE_SECONDS) return { ok: false, reason: 'stale' };
+  if (Math.abs(input.nowSeconds - Number(timestamp)) > SIGNATURE_MAX_AGE_SECONDS) return { ok: false, reason: 'stale' };
   const expected = Buffer.from(computeSlackSignature(input.secret, timestamp, input.rawBody));
   const given = Buffer.from(signature);
   return expected.length === given.length && timingSafeEqual(expected, given) ? { ok: true } : { ok: false, reason: 'mismatch' };
 }
 
 /** Headers for a request signed as Slack would sign it (local CLI, playground, tests). */
-export function slackSignatureHeaders(secret: string, rawBody: string, nowSeconds = Math.floor(Date.now() / 1000)): Record<string, string> {
+export function slackSignatureHeaders(secret: string, rawBody: string, nowSeconds = Math.floor(systemClock.now() / 1000)): Record<string, string> {
   const timestamp = String(nowSeconds);
   return { 'x-slack-request-timestamp': timestamp, 'x-slack-signature': computeSlackSignature(secret, timestamp, rawBody) };
 }

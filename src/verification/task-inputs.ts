@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../clock';
 import type { Attachment, ThreadMessage } from '../contract';
 import type { Log } from '../observability/logger';
 import type { SlackConversations } from '../slack/slack-conversations';
@@ -32,8 +33,8 @@ export type TaskInputs = {
  * execution zone keeps the rest. A read that fails or runs out of time costs the context or the
  * file, never the answer.
  */
-export async function readTaskInputs(task: TaskMessage, reading: TaskInputReading, call: SlackCallOptions, now: () => number = Date.now): Promise<TaskInputs> {
-  const start = now();
+export async function readTaskInputs(task: TaskMessage, reading: TaskInputReading, call: SlackCallOptions, clock: Clock = systemClock): Promise<TaskInputs> {
+  const start = clock.now();
   const share = call.deadline === undefined ? reading.budgetMs : Math.min(reading.budgetMs, (call.deadline - start) / 3);
   const deadline = start + Math.max(0, share);
   const timeout = AbortSignal.timeout(Math.max(1, Math.floor(share)));

@@ -1,3 +1,4 @@
+import type { Clock } from '../clock';
 import type { Log } from '../observability/logger';
 import type { PipelineMetrics } from '../observability/metrics';
 import type { ExecutionAgent } from '../protocols/execution-agent';
@@ -38,11 +39,8 @@ export type FunctionContext = {
   log: Log;
   metrics?: PipelineMetrics;
   trace?: Tracer;
-  /**
-   * The clock poll deadlines are measured on (the local pipeline scales it with its queue delays).
-   * Only the follow-up functions read it: Slack's signature window is always real time.
-   */
-  pollClock?: () => number;
+  /** What the functions read the time on: `systemClock` in Lambda; the local pipeline's choice is explained there. */
+  clock: Clock;
 };
 
 export type SlackEventsPorts = {
@@ -123,7 +121,7 @@ export function wireAgentInvoker(context: FunctionContext, ports: AgentInvokerPo
     ...followUp(context, ports, config.TASK_MAX_RECEIVE_COUNT),
     ...(slack ? { onTaskStarted: (thread) => acknowledgeReceipt(slack, thread) } : {}),
     ...(botToken ? { botTokenForExecution: botToken } : {}),
-    ...(reading ? { readInputs: (task, call) => readTaskInputs(task, reading, call) } : {}),
+    ...(reading ? { readInputs: (task, call) => readTaskInputs(task, reading, call, context.clock) } : {}),
   });
 }
 
@@ -165,7 +163,6 @@ function followUp(context: FunctionContext, ports: AsyncResultPorts, maxReceiveC
     maxReceiveCount,
     ...(context.config.STREAM_REPLIES && ports.live ? { live: { reply: liveReplyOf(context, ports.live), pollDelaySeconds: context.config.STREAM_POLL_DELAY_S } } : {}),
     ...common(context),
-    ...(context.pollClock ? { now: context.pollClock } : {}),
   };
 }
 
@@ -174,9 +171,10 @@ function liveReplyOf(context: FunctionContext, ports: LivePorts): LiveReplyServi
   return createLiveReply({ slack: ports.slack(), store: ports.store, workingText: messages.working, placeholderText: messages.workingPlaceholder, log: context.log });
 }
 
-function common(context: FunctionContext): { log: Log; metrics?: PipelineMetrics; trace?: Tracer } {
+function common(context: FunctionContext): { log: Log; metrics?: PipelineMetrics; trace?: Tracer; clock: Clock } {
   return {
     log: context.log,
+    clock: context.clock,
     ...(context.metrics ? { metrics: context.metrics } : {}),
     ...(context.trace ? { trace: context.trace } : {}),
   };

@@ -6,6 +6,7 @@ import { TaskService } from '../../src/execution/task-service';
 import { EchoExecutor } from '../../src/execution/executors/echo-executor';
 import { createLogger } from '../../src/observability/logger';
 import { createTable, startLocalDynamoDb, type LocalDynamoDb } from '../support/dynalite';
+import { manualClock } from '../support/manual-clock';
 import { eventually } from '../support/http';
 
 let db: LocalDynamoDb;
@@ -15,20 +16,19 @@ beforeAll(async () => {
 });
 afterAll(() => db.close());
 
-let clock = 1_800_000_000_000;
-const now = () => clock;
+const clock = manualClock();
 const record = (taskId: string, overrides: Partial<TaskRecord> = {}): TaskRecord => ({
   task_id: taskId,
   status: 'accepted',
-  created_at: clock,
-  updated_at: clock,
-  expires_at: Math.floor(clock / 1000) + 60,
+  created_at: clock.now(),
+  updated_at: clock.now(),
+  expires_at: Math.floor(clock.now() / 1000) + 60,
   ...overrides,
 });
 
 const stores: Array<[string, () => TaskStore]> = [
-  ['DynamoDbTaskStore (dynalite)', () => new DynamoDbTaskStore({ client: db.client, tableName: 'tasks', now })],
-  ['MemoryTaskStore', () => new MemoryTaskStore({ now })],
+  ['DynamoDbTaskStore (dynalite)', () => new DynamoDbTaskStore({ client: db.client, tableName: 'tasks', clock })],
+  ['MemoryTaskStore', () => new MemoryTaskStore({ clock })],
 ];
 
 describe.each(stores)('%s', (_name, makeStore) => {
@@ -69,13 +69,13 @@ describe.each(stores)('%s', (_name, makeStore) => {
   it('treats an expired record as gone, and lets it be created anew', async () => {
     const taskId = id();
     await store.create(record(taskId));
-    clock += 61_000;
+    clock.advance(61_000);
     try {
       expect(await store.get(taskId)).toBeUndefined();
       expect(await store.transition(taskId, ['accepted'], { status: 'working' })).toBeUndefined();
       expect((await store.create(record(taskId))).created).toBe(true);
     } finally {
-      clock -= 61_000;
+      clock.advance(-61_000);
     }
   });
 
@@ -117,25 +117,25 @@ describe.each(stores)('%s', (_name, makeStore) => {
   it('a request key expires with its task, and can then start a new one', async () => {
     const key = `ttl-${id()}`;
     await store.create(record(id()), key);
-    clock += 61_000;
+    clock.advance(61_000);
     try {
       expect(await store.getByRequest(key)).toBeUndefined();
       const fresh = id();
       expect(await store.create(record(fresh), key)).toMatchObject({ created: true, record: { task_id: fresh } });
       expect((await store.getByRequest(key))?.task_id).toBe(fresh);
     } finally {
-      clock -= 61_000;
+      clock.advance(-61_000);
     }
   });
 });
 
 describe('DynamoDbTaskStore request items', () => {
   it('a request item left naming a task that is gone is taken over by the next create', async () => {
-    const store = new DynamoDbTaskStore({ client: db.client, tableName: 'tasks', now });
+    const store = new DynamoDbTaskStore({ client: db.client, tableName: 'tasks', clock });
     await db.client.send(
       new PutItemCommand({
         TableName: 'tasks',
-        Item: { task_id: { S: 'request-dangling' }, request_task_id: { S: 'task-deleted-by-hand' }, expires_at: { N: String(Math.floor(clock / 1000) + 60) } },
+        Item: { task_id: { S: 'request-dangling' }, request_task_id: { S: 'task-deleted-by-hand' }, expires_at: { N: String(Math.floor(clock.now() / 1000) + 60) } },
       }),
     );
     expect(await store.getByRequest('dangling')).toBeUndefined();
@@ -149,7 +149,7 @@ describe('MemoryTaskStore bounds', () => {
   const done = (taskId: string) => record(taskId, { status: 'success', result: { status: 'success', response_text: 'ok' } });
 
   it('drops the oldest finished record to make room, never a pending one, even the oldest', async () => {
-    const store = new MemoryTaskStore({ maxRecords: 3, now });
+    const store = new MemoryTaskStore({ maxRecords: 3, clock });
     await store.create(pending('p-old'), 'k-p-old');
     await store.create(done('d-1'), 'k-d-1');
     await store.create(pending('p-new'));
@@ -163,7 +163,7 @@ describe('MemoryTaskStore bounds', () => {
   });
 
   it('refuses a new task when every slot is pending, and takes it once one finishes', async () => {
-    const store = new MemoryTaskStore({ maxRecords: 2, now });
+    const store = new MemoryTaskStore({ maxRecords: 2, clock });
     await store.create(record('a'));
     await store.create(pending('b'), 'k-b');
     await expect(store.create(record('c'), 'k-c')).rejects.toThrow(TaskStoreFullError);
@@ -178,14 +178,14 @@ describe('MemoryTaskStore bounds', () => {
   });
 
   it('an expired record makes room whatever its status', async () => {
-    const store = new MemoryTaskStore({ maxRecords: 1, now });
+    const store = new MemoryTaskStore({ maxRecords: 1, clock });
     await store.create(pending('stuck'));
-    clock += 61_000;
+    clock.advance(61_000);
     try {
       expect((await store.create(record('next'))).created).toBe(true);
       expect(store.size).toBe(1);
     } finally {
-      clock -= 61_000;
+      clock.advance(-61_000);
     }
   });
 });

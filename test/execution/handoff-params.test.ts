@@ -10,6 +10,7 @@ import type { TaskRecord, TaskStore } from '../../src/execution/stores/task-stor
 import { TaskService, type TaskHandoff } from '../../src/execution/task-service';
 import { createLogger } from '../../src/observability/logger';
 import { createTable, startLocalDynamoDb, type LocalDynamoDb } from '../support/dynalite';
+import { manualClock } from '../support/manual-clock';
 
 /** Params too large for a handoff message: kept in the task store, the message points at them. */
 
@@ -20,12 +21,11 @@ beforeAll(async () => {
 });
 afterAll(() => db.close());
 
-let clock = 1_800_000_000_000;
-const now = () => clock;
-const nowSeconds = () => Math.floor(clock / 1000);
+const clock = manualClock();
+const nowSeconds = () => Math.floor(clock.now() / 1000);
 let n = 0;
 const newId = () => `task-handoff-${(n += 1)}`;
-const record = (taskId: string): TaskRecord => ({ task_id: taskId, status: 'accepted', created_at: clock, updated_at: clock, expires_at: nowSeconds() + 60 });
+const record = (taskId: string): TaskRecord => ({ task_id: taskId, status: 'accepted', created_at: clock.now(), updated_at: clock.now(), expires_at: nowSeconds() + 60 });
 
 /** Params of about `bytes` bytes of JSON: one attachment of random bytes (incompressible, like a real file). */
 function bigParams(bytes: number, extra: Partial<ExecuteTaskParams> = {}): ExecuteTaskParams {
@@ -38,8 +38,8 @@ const itemBytes = (item: Record<string, AttributeValue>) =>
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 const stores: Array<[string, () => TaskStore]> = [
-  ['DynamoDbTaskStore (dynalite)', () => new DynamoDbTaskStore({ client: db.client, tableName: 'handoff-tasks', now })],
-  ['MemoryTaskStore', () => new MemoryTaskStore({ now })],
+  ['DynamoDbTaskStore (dynalite)', () => new DynamoDbTaskStore({ client: db.client, tableName: 'handoff-tasks', clock })],
+  ['MemoryTaskStore', () => new MemoryTaskStore({ clock })],
 ];
 
 describe.each(stores)('%s: putParams / getParams / deleteParams', (_name, makeStore) => {
@@ -66,11 +66,11 @@ describe.each(stores)('%s: putParams / getParams / deleteParams', (_name, makeSt
     expect(await store.getParams(erased)).toBeUndefined();
     const expiring = newId();
     await store.putParams(expiring, '{"text":"y"}', nowSeconds() + 60);
-    clock += 61_000;
+    clock.advance(61_000);
     try {
       expect(await store.getParams(expiring)).toBeUndefined();
     } finally {
-      clock -= 61_000;
+      clock.advance(-61_000);
     }
   });
 
@@ -89,7 +89,7 @@ describe.each(stores)('%s: putParams / getParams / deleteParams', (_name, makeSt
 });
 
 describe('DynamoDbTaskStore: kept params in chunks', () => {
-  const store = () => new DynamoDbTaskStore({ client: db.client, tableName: 'handoff-tasks', now });
+  const store = () => new DynamoDbTaskStore({ client: db.client, tableName: 'handoff-tasks', clock });
   /** Every params item of a task, across scan pages (a page stops at 1 MB). */
   const itemsOf = async (taskId: string) => {
     const items: Array<Record<string, AttributeValue>> = [];
@@ -151,7 +151,7 @@ describe('DynamoDbTaskStore: kept params in chunks', () => {
 
 describe('handoff messages', () => {
   const log = createLogger('test');
-  const base = { log, syncBudgetMs: 20, taskTimeoutMs: 5000, ttlSeconds: 600, now };
+  const base = { log, syncBudgetMs: 20, taskTimeoutMs: 5000, ttlSeconds: 600, clock };
 
   /** A front service whose handoffs are captured as message bodies, and a worker on the same store. */
   function pair(store: TaskStore, executor: Executor = new EchoExecutor()) {
@@ -165,7 +165,7 @@ describe('handoff messages', () => {
   }
 
   it('small params travel inline, exactly {task_id, params}, and nothing is kept', async () => {
-    const store = new MemoryTaskStore({ now });
+    const store = new MemoryTaskStore({ clock });
     const put = jest.spyOn(store, 'putParams');
     const { front, bodies, worker } = pair(store);
     const params = { text: 'small #sleep=100', channel: 'C1', bot_token: 'xoxb-inline' };
@@ -206,7 +206,7 @@ describe('handoff messages', () => {
   });
 
   it('the message just under the limit travels inline, just over it goes by reference', async () => {
-    const store = new MemoryTaskStore({ now });
+    const store = new MemoryTaskStore({ clock });
     const at = async (size: number) => handoffMessageBody({ store }, { taskId: 'task-x', params: { text: 'x'.repeat(size) }, expiresAt: nowSeconds() + 60 });
     const envelope = Buffer.byteLength(JSON.stringify({ task_id: 'task-x', params: { text: '' } }));
     expect(JSON.parse(await at(HANDOFF_INLINE_MAX_BYTES - envelope))).toHaveProperty('params');
@@ -214,7 +214,7 @@ describe('handoff messages', () => {
   });
 
   it('a pending task whose kept params are gone fails with -32603 instead of hanging', async () => {
-    const store = new MemoryTaskStore({ now });
+    const store = new MemoryTaskStore({ clock });
     const { front, bodies, worker } = pair(store);
     const accepted = (await front.executeTask(bigParams(300_000, { text: 'lost #sleep=100' }), 'lost-1')) as { task_id: string };
     await store.deleteParams(accepted.task_id);
@@ -223,7 +223,7 @@ describe('handoff messages', () => {
   });
 
   it('a malformed message throws, so the queue delivers it again or dead-letters it', async () => {
-    const { worker } = pair(new MemoryTaskStore({ now }));
+    const { worker } = pair(new MemoryTaskStore({ clock }));
     await expect(runHandoffMessage(worker, '{"task_id":"t"}')).rejects.toThrow();
     await expect(runHandoffMessage(worker, '{"task_id":"t","params_ref":false}')).rejects.toThrow();
     await expect(runHandoffMessage(worker, 'not json')).rejects.toThrow();

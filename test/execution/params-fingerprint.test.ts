@@ -5,6 +5,7 @@ import { ParamsFingerprint, paramsHashOf } from '../../src/execution/params-fing
 import { MemoryTaskStore } from '../../src/execution/stores/memory-task-store';
 import { TaskService } from '../../src/execution/task-service';
 import { createLogger } from '../../src/observability/logger';
+import { manualClock } from '../support/manual-clock';
 
 /**
  * The memory store files a task's params by fingerprint and works out their hash only when the
@@ -84,11 +85,11 @@ describe('MemoryTaskStore with params fingerprints', () => {
   });
 
   it('forgets a request key with its record: the id then starts a new task', async () => {
-    let now = 1_000_000;
-    const store = new MemoryTaskStore({ now: () => now });
-    const tasks = new TaskService({ store, executor: new EchoExecutor(), log, syncBudgetMs: 1000, taskTimeoutMs: 5000, ttlSeconds: 60, now: () => now });
+    const clock = manualClock();
+    const store = new MemoryTaskStore({ clock });
+    const tasks = new TaskService({ store, executor: new EchoExecutor(), log, syncBudgetMs: 1000, taskTimeoutMs: 5000, ttlSeconds: 60, clock });
     await tasks.executeTask({ ...kept }, 'old');
-    now += 61_000;
+    clock.advance(61_000);
     expect(await store.getByRequest(store.requestKeyOf('old'))).toBeUndefined();
     expect(await tasks.executeTask({ ...kept, text: 'a new task' }, 'old')).toEqual({ status: 'success', response_text: 'echo: a new task' });
   });

@@ -5,6 +5,7 @@ import { runtimeSessionId } from '../../src/transport/session-id';
 import { conversationKey } from '../../src/verification/queue-messages';
 import { DEFAULT_USER_MESSAGES } from '../../src/verification/user-messages';
 import { FAKE_BOT_USER_ID, slackAppEnv, startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
+import { manualClock } from '../support/manual-clock';
 
 /**
  * AgentCore sessions sized for chat (docs/operations.md, "AgentCore sessions"): one session per
@@ -17,7 +18,7 @@ const TEAM = 'T0FAKE';
 
 let slack: FakeSlackApi;
 let stack: LocalStack;
-let clock = 1_800_000_000_000;
+const clock = manualClock();
 
 beforeAll(async () => {
   slack = await startFakeSlackApi();
@@ -36,7 +37,7 @@ beforeAll(async () => {
     verificationPort: 0,
     executionPort: 0,
     timeScale: 0.01,
-    agentCoreSessions: { idleTimeoutSeconds: 300, maxSessions: 4, now: () => clock },
+    agentCoreSessions: { idleTimeoutSeconds: 300, maxSessions: 4, clock },
     log: createLogger('local'),
   });
 });
@@ -105,7 +106,7 @@ describe('AgentCore sessions, one per conversation', () => {
 
   it('a session idle past the timeout ends; the next message in its thread opens a new one (a cold start)', async () => {
     const before = emulator().liveSessions().length;
-    clock += 301_000;
+    clock.advance(301_000);
     expect(emulator().liveSessions()).toHaveLength(0);
     expect(before).toBeGreaterThan(0);
     const coldBefore = emulator().coldStarts;

@@ -1,5 +1,6 @@
 import { secretFromEnv, secretsManagerSecret, staticSecret, valueOfSecret } from '../../src/secrets/secret-source';
 import { startFakeSecretsManager, type FakeSecretsManager } from '../support/fake-secrets-manager';
+import { manualClock } from '../support/manual-clock';
 
 /**
  * The one source of rotating secrets (signing secret, bot token, bearer token), with the real
@@ -48,16 +49,16 @@ describe('secretsManagerSecret', () => {
   });
 
   it('reads again on the first get after the max age, not before', async () => {
-    let clock = 1_000_000;
-    const secret = secretsManagerSecret(ARN, { maxAgeSeconds: 60, now: () => clock });
+    const clock = manualClock(1_000_000);
+    const secret = secretsManagerSecret(ARN, { maxAgeSeconds: 60, clock });
     expect(await secret.get()).toBe('value-1');
     sm.setSecret(ARN, 'value-2');
 
-    clock += 59_999;
+    clock.advance(59_999);
     const beforeMaxAge = await secret.get();
-    clock += 1;
+    clock.advance(1);
     const atMaxAge = await secret.get();
-    clock += 59_999;
+    clock.advance(59_999);
     const withinTheNewAge = await secret.get();
 
     expect([beforeMaxAge, atMaxAge, withinTheNewAge]).toEqual(['value-1', 'value-2', 'value-2']);

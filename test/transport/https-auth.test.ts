@@ -6,6 +6,7 @@ import { HttpsTransport } from '../../src/transport/https';
 import { sigv4TargetOfHost } from '../../src/transport/sigv4-signer';
 import { TransportError } from '../../src/transport/transport';
 import { startFakeSecretsManager } from '../support/fake-secrets-manager';
+import { manualClock } from '../support/manual-clock';
 import { caught, json, startTestServer, type TestServer } from './fixtures';
 
 const key = { sessionKey: 'a1b2c3d4-0000-4000-8000-000000000002' };
@@ -23,7 +24,8 @@ describe('HttpsTransport with SigV4', () => {
     // Prepare
     const transport = new HttpsTransport({
       url: `${server.url}/invocations?v=1`,
-      auth: { kind: 'sigv4', credentials, service: 'lambda', region: 'us-east-1', now: () => signingDate },
+      auth: { kind: 'sigv4', credentials, service: 'lambda', region: 'us-east-1' },
+      clock: manualClock(signingDate.getTime()),
     });
     const body = '{"jsonrpc":"2.0","id":"1","method":"execute_task","params":{"text":"hi"}}';
     // Act

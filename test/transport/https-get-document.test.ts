@@ -6,6 +6,7 @@ import { AGENT_CARD_PATH } from '../../src/contract';
 import type { SecretSource } from '../../src/secrets/secret-source';
 import { HttpsTransport, type HttpsTransportOptions } from '../../src/transport/https';
 import { TransportError } from '../../src/transport/transport';
+import { manualClock } from '../support/manual-clock';
 import { caught, json, recordingSleep, startTestServer, type TestServer } from './fixtures';
 
 /**
@@ -51,7 +52,7 @@ describe('HttpsTransport.getDocument', () => {
   });
 
   it('signs the GET with SigV4 over an empty body, and the signature verifies', async () => {
-    await transport({ auth: { kind: 'sigv4', credentials, service: 'lambda', region: 'us-east-1', now: () => signingDate } }).getDocument(AGENT_CARD_PATH);
+    await transport({ auth: { kind: 'sigv4', credentials, service: 'lambda', region: 'us-east-1' }, clock: manualClock(signingDate.getTime()) }).getDocument(AGENT_CARD_PATH);
 
     const seen = server.requests[0]!;
     const authorization = String(seen.headers.authorization);

@@ -10,6 +10,7 @@ import { MemoryCounterStore } from '../../src/verification/stores/memory-counter
 import { DEFAULT_USER_MESSAGES } from '../../src/verification/user-messages';
 import { appMentionEnvelope, slackEventEnvelope } from '../../src/local/slack-event-builder';
 import { MemoryBotThreads } from '../../src/verification/stores/memory-bot-threads';
+import { manualClock } from '../support/manual-clock';
 
 const SECRET = 'ingress-test-secret';
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -114,18 +115,18 @@ describe('slack-events ingress', () => {
   });
 
   it('asks Slack to come back (503) while an earlier delivery holds the event, and takes over a dead one\'s claim with the same request id', async () => {
-    let clock = Date.now();
-    const claims = new MemoryClaimStore({ now: () => clock });
-    const { handle, tasks, tasksSent } = setup({ claims, now: () => clock });
+    const clock = manualClock(Date.now());
+    const claims = new MemoryClaimStore({ clock });
+    const { handle, tasks, tasksSent } = setup({ claims, clock });
     const { body, eventId } = appMentionEnvelope({ text: 'are you there' });
     // The first delivery claimed the event and died before queueing (a stalled SQS, a killed Lambda).
     const requestId = '0f8f1b8e-3a0b-4c2d-9e6f-1a2b3c4d5e6f';
     await claims.acquire(`event#${eventId}`, { token: 'dead-delivery', leaseSeconds: 30, ttlSeconds: 3600, value: requestId });
 
     const immediate = await handle(signed(body, { 'x-slack-retry-num': '1' }));
-    clock += 60_000; // Slack's second retry, a minute later
+    clock.advance(60_000); // Slack's second retry, a minute later
     const later = await handle(signed(body, { 'x-slack-retry-num': '2' }));
-    clock += 240_000;
+    clock.advance(240_000);
     const last = await handle(signed(body, { 'x-slack-retry-num': '3' }));
 
     expect([immediate.statusCode, later.statusCode, last.statusCode]).toEqual([503, 200, 200]);
@@ -134,7 +135,7 @@ describe('slack-events ingress', () => {
   });
 
   it('re-reads the signing secret at most once a minute on mismatches, and a failed re-read is a 401, not a 5xx', async () => {
-    let clock = Date.now();
+    const clock = manualClock(Date.now());
     let refreshes = 0;
     let refreshFails = false;
     const secret: SecretSource = {
@@ -145,11 +146,11 @@ describe('slack-events ingress', () => {
         return SECRET;
       },
     };
-    const { handle } = setup({ signingSecret: secret, now: () => clock });
-    const forged = () => handle({ headers: slackSignatureHeaders('forger', appMentionEnvelope({ text: 'x' }).body, Math.floor(clock / 1000)), body: appMentionEnvelope({ text: 'x' }).body });
+    const { handle } = setup({ signingSecret: secret, clock });
+    const forged = () => handle({ headers: slackSignatureHeaders('forger', appMentionEnvelope({ text: 'x' }).body, Math.floor(clock.now() / 1000)), body: appMentionEnvelope({ text: 'x' }).body });
 
     const flood = await Promise.all(Array.from({ length: 20 }, forged));
-    clock += 60_000;
+    clock.advance(60_000);
     refreshFails = true;
     const afterAMinute = await forged();
 

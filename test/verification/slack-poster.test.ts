@@ -9,6 +9,7 @@ import { ChunkInProgressError, acknowledgeReceipt, createSlackPoster, type Slack
 import { MemoryClaimStore } from '../../src/verification/stores/memory-claim-store';
 import { startFakeSecretsManager } from '../support/fake-secrets-manager';
 import { startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
+import { manualClock, type ManualClock } from '../support/manual-clock';
 
 // Not shaped like a Slack token on purpose: the logger masks xox… tokens, which would hide a leak
 // from the assertion below instead of preventing it.
@@ -103,10 +104,10 @@ describe('createSlackPoster', () => {
   });
 
   describe('a chunk whose poster died or stalled', () => {
-    let clock: number;
+    let clock: ManualClock;
     beforeEach(() => {
-      clock = Date.now();
-      claims = new MemoryClaimStore({ now: () => clock });
+      clock = manualClock(Date.now());
+      claims = new MemoryClaimStore({ clock });
     });
 
     it('waits while the dead poster\'s lease runs, then takes the chunk over and posts it once', async () => {
@@ -114,7 +115,7 @@ describe('createSlackPoster', () => {
       await claims.acquire('reply#req-1#0', { token: 'dead-poster', leaseSeconds: 90, ttlSeconds: 3600 });
 
       const early = await poster()(delivery(replyMessage(), 2)).catch((e: unknown) => e);
-      clock += 90_000;
+      clock.advance(90_000);
       await poster()(delivery(replyMessage(), 3));
 
       expect(early).toBeInstanceOf(ChunkInProgressError);
@@ -132,7 +133,7 @@ describe('createSlackPoster', () => {
       expect(slack.posts).toHaveLength(1);
 
       // After the lease the chunk is taken over; the thread shows it landed, so it is not posted again.
-      clock += 90_000;
+      clock.advance(90_000);
       await poster()(delivery(replyMessage(), 3));
       expect(slack.posts).toHaveLength(1);
       expect(await claims.acquire('reply#req-1#0', { token: 'probe', leaseSeconds: 30, ttlSeconds: 60 })).toEqual({ status: 'done', value: slack.posts[0]!.ts });
@@ -140,7 +141,7 @@ describe('createSlackPoster', () => {
 
     it('posts a taken-over chunk again when the thread cannot be read back (an install without the history scopes)', async () => {
       await claims.acquire('reply#req-1#0', { token: 'dead-poster', leaseSeconds: 90, ttlSeconds: 3600 });
-      clock += 90_000;
+      clock.advance(90_000);
       slack.failNext('conversations.replies', { error: 'missing_scope' });
 
       await poster()(delivery(replyMessage(), 2));

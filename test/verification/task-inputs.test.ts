@@ -5,6 +5,7 @@ import { DEFAULT_ATTACHMENT_LIMITS } from '../../src/verification/attachment-lim
 import type { TaskFile, TaskMessage } from '../../src/verification/queue-messages';
 import { readTaskInputs, type TaskInputReading } from '../../src/verification/task-inputs';
 import { fill, userMessages } from '../../src/verification/user-messages';
+import { manualClock } from '../support/manual-clock';
 
 const messages = userMessages();
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
@@ -191,7 +192,7 @@ describe('readTaskInputs', () => {
   it('gives the reads at most a third of the time left before the call\'s deadline', async () => {
     const start = 1_700_000_000_000;
     const { slack, calls } = stubSlack({ readThread: async () => ({ messages: earlier, read: earlier.length, complete: true }), downloadFile: async () => PNG });
-    await readTaskInputs(task({ files: [pngFile('F1')] }), reading(slack, { budgetMs: 10_000 }), { deadline: start + 3_000 }, () => start);
+    await readTaskInputs(task({ files: [pngFile('F1')] }), reading(slack, { budgetMs: 10_000 }), { deadline: start + 3_000 }, manualClock(start));
     const deadlines = [calls.readThread[0]!.options?.deadline, calls.downloads[0]!.options?.deadline];
     for (const deadline of deadlines) {
       expect(deadline).toBeGreaterThan(start);
@@ -203,8 +204,8 @@ describe('readTaskInputs', () => {
   it('gives the reads budgetMs when the call has no deadline, or when the budget is the smaller', async () => {
     const start = 1_700_000_000_000;
     const { slack, calls } = stubSlack({ readThread: async () => ({ messages: earlier, read: earlier.length, complete: true }) });
-    await readTaskInputs(task(), reading(slack, { budgetMs: 4_000 }), {}, () => start);
-    await readTaskInputs(task(), reading(slack, { budgetMs: 4_000 }), { deadline: start + 60_000 }, () => start);
+    await readTaskInputs(task(), reading(slack, { budgetMs: 4_000 }), {}, manualClock(start));
+    await readTaskInputs(task(), reading(slack, { budgetMs: 4_000 }), { deadline: start + 60_000 }, manualClock(start));
     expect(calls.readThread.map((call) => call.options?.deadline)).toEqual([start + 4_000, start + 4_000]);
   });
 

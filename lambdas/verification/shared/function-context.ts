@@ -2,6 +2,7 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type middy from '@middy/core';
+import { systemClock } from '../../../src/clock';
 import { createLogger } from '../../../src/observability/logger';
 import { PipelineMetrics } from '../../../src/observability/metrics';
 import { loadVerificationConfig } from '../../../src/verification/config';
@@ -12,7 +13,7 @@ export type LambdaFunctionContext = FunctionContext & { log: Logger; metrics: Pi
 
 export function functionContext(serviceName: string): LambdaFunctionContext {
   const log = createLogger(serviceName);
-  return { config: loadVerificationConfig(), log, metrics: PipelineMetrics.create(serviceName, log) };
+  return { config: loadVerificationConfig(), log, metrics: PipelineMetrics.create(serviceName, log), clock: systemClock };
 }
 
 /** Powertools' middlewares: the Lambda context on every log line, metrics flushed after each invocation. */

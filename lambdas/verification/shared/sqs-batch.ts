@@ -19,7 +19,7 @@ export function sqsBatchHandler(handle: DeliveryHandler, context: LambdaFunction
     async (event: SQSEvent, lambda: Context, { signal }: { signal: AbortSignal }): Promise<SQSBatchResponse> => {
       const budgetMs = Math.max(1_000, lambda.getRemainingTimeInMillis() - REPORT_MARGIN_MS);
       const combined = AbortSignal.any([signal, AbortSignal.timeout(budgetMs)]);
-      const deadline = Date.now() + budgetMs;
+      const deadline = context.clock.now() + budgetMs;
       const processor = new BatchProcessor(EventType.SQS);
       const result = await processPartialResponse(event, (record: SQSRecord) => handle(deliveryFromSqsRecord(record), { signal: combined, deadline }), processor, {
         context: lambda,

@@ -1,3 +1,5 @@
+import { systemClock, type Clock } from '../../clock';
+
 /**
  * The AgentCore `/ping` answer. `time_of_last_update` moves only when the status changes:
  * a timestamp that advanced on every ping would keep an idle session alive until maxLifetime.
@@ -8,15 +10,15 @@ export class HealthReporter {
   private status: PingStatus = 'Healthy';
   private changedAt: number;
 
-  constructor(private readonly now: () => number = Date.now) {
-    this.changedAt = now();
+  constructor(private readonly clock: Clock = systemClock) {
+    this.changedAt = clock.now();
   }
 
   setBusy(busy: boolean): void {
     const next: PingStatus = busy ? 'HealthyBusy' : 'Healthy';
     if (next === this.status) return;
     this.status = next;
-    this.changedAt = this.now();
+    this.changedAt = this.clock.now();
   }
 
   ping(): { status: PingStatus; time_of_last_update: number } {

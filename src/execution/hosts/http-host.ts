@@ -19,7 +19,7 @@ export const PING_PATH = '/ping';
 
 const ROUTES: Record<string, string> = { [INVOCATIONS_PATH]: 'POST', [PING_PATH]: 'GET', [AGENT_CARD_PATH]: 'GET' };
 
-export function createExecutionHttpServer(runtime: ExecutionRuntime, health = new HealthReporter()): Server {
+export function createExecutionHttpServer(runtime: ExecutionRuntime, health = new HealthReporter(runtime.clock)): Server {
   runtime.service.onBusyChange((busy) => health.setBusy(busy));
   const maxBodyBytes = runtime.config.MAX_BODY_BYTES;
 

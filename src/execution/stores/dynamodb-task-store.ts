@@ -7,6 +7,7 @@ import {
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
 import { createHash } from 'node:crypto';
+import { systemClock, type Clock } from '../../clock';
 import type { TaskStatus } from '../../contract';
 import type { ParamsFingerprint } from '../params-fingerprint';
 import type { CreateOutcome, PartialTextPolicy, TaskRecord, TaskStore, TaskUpdate } from './task-store';
@@ -14,7 +15,7 @@ import type { CreateOutcome, PartialTextPolicy, TaskRecord, TaskStore, TaskUpdat
 export type DynamoDbTaskStoreOptions = {
   client: DynamoDBClient;
   tableName: string;
-  now?: () => number;
+  clock?: Clock;
   /** Default DYNAMODB_PARTIAL_TEXT. */
   partialText?: PartialTextPolicy;
 };
@@ -65,9 +66,9 @@ const PARAMS_CHUNK_CONCURRENCY = 4;
  */
 export class DynamoDbTaskStore implements TaskStore {
   readonly partialText: PartialTextPolicy;
-  private readonly now: () => number;
+  private readonly clock: Clock;
   constructor(private readonly options: DynamoDbTaskStoreOptions) {
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
     this.partialText = options.partialText ?? DYNAMODB_PARTIAL_TEXT;
   }
 
@@ -95,7 +96,7 @@ export class DynamoDbTaskStore implements TaskStore {
     const names: Record<string, string> = { '#status': 'status', '#updated_at': 'updated_at' };
     const values: Record<string, AttributeValue> = {
       ':status': { S: update.status },
-      ':updated_at': { N: String(this.now()) },
+      ':updated_at': { N: String(this.clock.now()) },
       ':now': { N: String(this.nowSeconds()) },
     };
     const sets = ['#status = :status', '#updated_at = :updated_at'];
@@ -288,7 +289,7 @@ export class DynamoDbTaskStore implements TaskStore {
   }
 
   private nowSeconds(): number {
-    return Math.floor(this.now() / 1000);
+    return Math.floor(this.clock.now() / 1000);
   }
 }
 

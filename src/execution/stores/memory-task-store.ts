@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../../clock';
 import { PENDING_STATUSES, type TaskStatus } from '../../contract';
 import type { ParamsFingerprint } from '../params-fingerprint';
 import { TaskStoreFullError, type CreateOutcome, type TaskRecord, type TaskStore, type TaskUpdate } from './task-store';
@@ -8,7 +9,7 @@ export type MemoryTaskStoreOptions = {
    * dropped; a pending task never is, so a store full of pending tasks refuses new ones.
    */
   maxRecords?: number;
-  now?: () => number;
+  clock?: Clock;
 };
 
 /**
@@ -37,11 +38,11 @@ export class MemoryTaskStore implements TaskStore {
   /** Params kept for a handoff, by task id; dropped with their task, at expiry, or by deleteParams. */
   private readonly params = new Map<string, { json: string; expiresAt: number }>();
   private readonly maxRecords: number;
-  private readonly now: () => number;
+  private readonly clock: Clock;
 
   constructor(options: MemoryTaskStoreOptions = {}) {
     this.maxRecords = options.maxRecords ?? 10_000;
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
   }
 
   /** The id itself, typed: nothing leaves the process, so there is nothing to hash it for. */
@@ -76,7 +77,7 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   async transition(taskId: string, from: readonly TaskStatus[], update: TaskUpdate): Promise<TaskRecord | undefined> {
-    const now = this.now();
+    const now = this.clock.now();
     const entry = this.live(taskId, now);
     if (!entry || !from.includes(entry.record.status)) return undefined;
     // A task's place in the creation order is its entry's: replacing the record keeps it.
@@ -98,14 +99,14 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   async putParams(taskId: string, json: string, expiresAt: number): Promise<void> {
-    for (const [id, kept] of this.params) if (kept.expiresAt * 1000 <= this.now()) this.params.delete(id);
+    for (const [id, kept] of this.params) if (kept.expiresAt * 1000 <= this.clock.now()) this.params.delete(id);
     this.params.set(taskId, { json, expiresAt });
   }
 
   async getParams(taskId: string): Promise<string | undefined> {
     const kept = this.params.get(taskId);
     if (!kept) return undefined;
-    if (kept.expiresAt * 1000 <= this.now()) {
+    if (kept.expiresAt * 1000 <= this.clock.now()) {
       this.params.delete(taskId);
       return undefined;
     }
@@ -120,7 +121,7 @@ export class MemoryTaskStore implements TaskStore {
     return this.entries.size;
   }
 
-  private live(taskId: string, now = this.now()): Entry | undefined {
+  private live(taskId: string, now = this.clock.now()): Entry | undefined {
     const entry = this.entries.get(taskId);
     if (!entry) return undefined;
     if (this.expired(entry, now)) {
@@ -158,7 +159,7 @@ export class MemoryTaskStore implements TaskStore {
     throw new TaskStoreFullError(this.maxRecords);
   }
 
-  private expired(entry: Entry, now = this.now()): boolean {
+  private expired(entry: Entry, now = this.clock.now()): boolean {
     return entry.record.expires_at * 1000 <= now;
   }
 

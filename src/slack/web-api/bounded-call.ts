@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode } from '@slack/web-api';
+import { systemClock } from '../../clock';
 import type { Log } from '../../observability/logger';
 import { SlackApiError } from '../slack-api-error';
 import type { SlackCallOptions } from '../slack-port';
@@ -70,7 +71,7 @@ export type CallRetry = {
 };
 
 function fitsBefore(deadline: number | undefined, waitMs: number): boolean {
-  return deadline === undefined || Date.now() + waitMs < deadline;
+  return deadline === undefined || systemClock.now() + waitMs < deadline;
 }
 
 function rateLimitWaitMs(error: unknown): number | undefined {

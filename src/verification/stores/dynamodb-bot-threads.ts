@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../../clock';
 import type { DynamoDb } from '../../aws/dynamodb';
 import { botThreadKey, type BotThread, type BotThreads } from './bot-threads';
 
@@ -5,7 +6,7 @@ export type DynamoDbBotThreadsOptions = {
   dynamodb: DynamoDb;
   /** The state table: string partition key `pk`, TTL on `expires_at` (shared with claims and counters). */
   tableName: string;
-  now?: () => number;
+  clock?: Clock;
 };
 
 /**
@@ -14,14 +15,14 @@ export type DynamoDbBotThreadsOptions = {
  * item past its `expires_at` as absent.
  */
 export class DynamoDbBotThreads implements BotThreads {
-  private readonly now: () => number;
+  private readonly clock: Clock;
 
   constructor(private readonly options: DynamoDbBotThreadsOptions) {
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
   }
 
   async remember(thread: BotThread, ttlSeconds: number): Promise<void> {
-    const expiresAt = Math.floor(this.now() / 1000) + Math.ceil(ttlSeconds);
+    const expiresAt = Math.floor(this.clock.now() / 1000) + Math.ceil(ttlSeconds);
     await this.options.dynamodb.putItem({ TableName: this.options.tableName, Item: { pk: { S: botThreadKey(thread) }, expires_at: { N: String(expiresAt) } } });
   }
 
@@ -30,6 +31,6 @@ export class DynamoDbBotThreads implements BotThreads {
     // and the next reply in the thread finds it.
     const output = await this.options.dynamodb.getItem({ TableName: this.options.tableName, Key: { pk: { S: botThreadKey(thread) } }, ProjectionExpression: 'expires_at' });
     const expiresAt = Number(output.Item?.expires_at?.N ?? 0);
-    return expiresAt > Math.floor(this.now() / 1000);
+    return expiresAt > Math.floor(this.clock.now() / 1000);
   }
 }

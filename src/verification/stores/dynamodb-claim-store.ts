@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { systemClock, type Clock } from '../../clock';
 import { isConditionCheckFailure, itemMetBy, type DynamoDb, type Item } from '../../aws/dynamodb';
 import type { AcquireOptions, ClaimState, ClaimStore } from './claim-store';
 
@@ -8,7 +9,7 @@ export type DynamoDbClaimStoreOptions = {
   tableName: string;
   /** Prepended to every key, to keep claims apart from other items in a shared table. */
   keyPrefix?: string;
-  now?: () => number;
+  clock?: Clock;
 };
 
 const STATE_AND_OWNER = { '#state': 'claim_state', '#owner': 'owner' };
@@ -27,11 +28,11 @@ const namesFor = (usesValue: boolean) => (usesValue ? WITH_VALUE : STATE_AND_OWN
  * (ReturnValuesOnConditionCheckFailure), which tells "done" from "busy" without a second read.
  */
 export class DynamoDbClaimStore implements ClaimStore {
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private readonly keyPrefix: string;
 
   constructor(private readonly options: DynamoDbClaimStoreOptions) {
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
     this.keyPrefix = options.keyPrefix ?? '';
   }
 
@@ -143,7 +144,7 @@ export class DynamoDbClaimStore implements ClaimStore {
   }
 
   private nowSeconds(): number {
-    return Math.floor(this.now() / 1000);
+    return Math.floor(this.clock.now() / 1000);
   }
 }
 

@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../../clock';
 import { type DynamoDb, isConditionCheckFailure, type Item } from '../../aws/dynamodb';
 import type { CounterStore } from './counter-store';
 
@@ -7,7 +8,7 @@ export type DynamoDbCounterStoreOptions = {
   tableName: string;
   /** Prepended to every key, to keep counters apart from other items in a shared table. */
   keyPrefix?: string;
-  now?: () => number;
+  clock?: Clock;
 };
 
 /** Each round is two conditional writes; contention on an expired key settles within a few rounds. */
@@ -20,18 +21,18 @@ const MAX_ROUNDS = 5;
  * item agree: one Put wins, the others see a live item again and `ADD` to it.
  */
 export class DynamoDbCounterStore implements CounterStore {
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private readonly keyPrefix: string;
 
   constructor(private readonly options: DynamoDbCounterStoreOptions) {
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
     this.keyPrefix = options.keyPrefix ?? '';
   }
 
   async increment(key: string, ttlSeconds: number): Promise<number> {
     const pk = { S: this.keyPrefix + key };
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
-      const nowSeconds = Math.floor(this.now() / 1000);
+      const nowSeconds = Math.floor(this.clock.now() / 1000);
       const now = { N: String(nowSeconds) };
       const expiresAt = { N: String(nowSeconds + Math.ceil(ttlSeconds)) };
       try {

@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../../clock';
 import { type DynamoDb, isConditionCheckFailure, itemMetBy, type Item } from '../../aws/dynamodb';
 import { liveReplyKey, type LiveReplies, type LiveReply } from './live-replies';
 
@@ -5,7 +6,7 @@ export type DynamoDbLiveRepliesOptions = {
   dynamodb: DynamoDb;
   /** The state table: string partition key `pk`, TTL on `expires_at` (shared with claims). */
   tableName: string;
-  now?: () => number;
+  clock?: Clock;
 };
 
 /**
@@ -14,10 +15,10 @@ export type DynamoDbLiveRepliesOptions = {
  * function that reads next may run a second after the one that wrote.
  */
 export class DynamoDbLiveReplies implements LiveReplies {
-  private readonly now: () => number;
+  private readonly clock: Clock;
 
   constructor(private readonly options: DynamoDbLiveRepliesOptions) {
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
   }
 
   async get(requestId: string): Promise<LiveReply | undefined> {
@@ -79,6 +80,6 @@ export class DynamoDbLiveReplies implements LiveReplies {
   }
 
   private nowSeconds(): number {
-    return Math.floor(this.now() / 1000);
+    return Math.floor(this.clock.now() / 1000);
   }
 }

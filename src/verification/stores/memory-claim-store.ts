@@ -1,6 +1,7 @@
+import { systemClock, type Clock } from '../../clock';
 import type { AcquireOptions, ClaimState, ClaimStore } from './claim-store';
 
-export type MemoryClaimStoreOptions = { now?: () => number };
+export type MemoryClaimStoreOptions = { clock?: Clock };
 
 /** Expired claims are swept after this many writes, so a long local run does not grow without bound. */
 const SWEEP_EVERY = 1_000;
@@ -13,11 +14,11 @@ type Item = { state: 'pending' | 'done'; owner?: string; leaseUntil?: number; ex
  */
 export class MemoryClaimStore implements ClaimStore {
   private readonly items = new Map<string, Item>();
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private writes = 0;
 
   constructor(options: MemoryClaimStoreOptions = {}) {
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
   }
 
   async acquire(key: string, options: AcquireOptions): Promise<ClaimState> {
@@ -59,7 +60,7 @@ export class MemoryClaimStore implements ClaimStore {
   }
 
   private nowSeconds(): number {
-    return Math.floor(this.now() / 1000);
+    return Math.floor(this.clock.now() / 1000);
   }
 
   private live(key: string, now: number): Item | undefined {

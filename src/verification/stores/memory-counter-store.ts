@@ -1,6 +1,7 @@
+import { systemClock, type Clock } from '../../clock';
 import type { CounterStore } from './counter-store';
 
-export type MemoryCounterStoreOptions = { now?: () => number };
+export type MemoryCounterStoreOptions = { clock?: Clock };
 
 const SWEEP_EVERY = 1_000;
 
@@ -10,15 +11,15 @@ const SWEEP_EVERY = 1_000;
  */
 export class MemoryCounterStore implements CounterStore {
   private readonly counters = new Map<string, { count: number; expiresAt: number }>();
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private writes = 0;
 
   constructor(options: MemoryCounterStoreOptions = {}) {
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
   }
 
   async increment(key: string, ttlSeconds: number): Promise<number> {
-    const nowSeconds = Math.floor(this.now() / 1000);
+    const nowSeconds = Math.floor(this.clock.now() / 1000);
     const current = this.counters.get(key);
     if (current && current.expiresAt > nowSeconds) {
       current.count += 1;

@@ -7,11 +7,11 @@ import { manualClock } from '../../support/manual-clock';
 
 // The same cases run against memory and against DynamoDB (dynalite), so local runs behave as deployed.
 const stateTable = useStateTable();
-const { now, advance } = manualClock();
+const clock = manualClock();
 
 const stores: Array<[string, () => BotThreads]> = [
-  ['DynamoDbBotThreads (dynalite)', () => new DynamoDbBotThreads({ dynamodb: stateTable().dynamodb, tableName: 'state', now })],
-  ['MemoryBotThreads', () => new MemoryBotThreads(now)],
+  ['DynamoDbBotThreads (dynalite)', () => new DynamoDbBotThreads({ dynamodb: stateTable().dynamodb, tableName: 'state', clock })],
+  ['MemoryBotThreads', () => new MemoryBotThreads(clock)],
 ];
 
 describe.each(stores)('%s', (name, makeStore) => {
@@ -42,27 +42,27 @@ describe.each(stores)('%s', (name, makeStore) => {
   it('forgets a thread once its TTL has passed', async () => {
     const t = thread();
     await store.remember(t, 60);
-    advance(59_999);
+    clock.advance(59_999);
     expect(await store.has(t)).toBe(true);
-    advance(1);
+    clock.advance(1);
     expect(await store.has(t)).toBe(false);
   });
 
   it('moves the expiry on when the thread is remembered again', async () => {
     const t = thread();
     await store.remember(t, 60);
-    advance(50_000);
+    clock.advance(50_000);
     await store.remember(t, 60);
-    advance(30_000); // 80 s after the first remember, 30 s after the second
+    clock.advance(30_000); // 80 s after the first remember, 30 s after the second
     expect(await store.has(t)).toBe(true);
-    advance(30_000);
+    clock.advance(30_000);
     expect(await store.has(t)).toBe(false);
   });
 
   it('remembers a forgotten thread again', async () => {
     const t = thread();
     await store.remember(t, 10);
-    advance(10_000);
+    clock.advance(10_000);
     expect(await store.has(t)).toBe(false);
     await store.remember(t, 10);
     expect(await store.has(t)).toBe(true);
@@ -71,23 +71,23 @@ describe.each(stores)('%s', (name, makeStore) => {
 
 describe('DynamoDbBotThreads item shape', () => {
   it('writes pk as the thread key and expires_at in epoch seconds', async () => {
-    const store = new DynamoDbBotThreads({ dynamodb: stateTable().dynamodb, tableName: 'state', now });
+    const store = new DynamoDbBotThreads({ dynamodb: stateTable().dynamodb, tableName: 'state', clock });
     const t: BotThread = { team_id: 'T9', channel: 'C9', thread_ts: '1700000000.000900' };
     await store.remember(t, 120);
     const item = (await stateTable().client.send(new GetItemCommand({ TableName: 'state', Key: { pk: { S: botThreadKey(t) } }, ConsistentRead: true }))).Item;
-    expect(item).toEqual({ pk: { S: 'thread#T9#C9#1700000000.000900' }, expires_at: { N: String(Math.floor(now() / 1000) + 120) } });
+    expect(item).toEqual({ pk: { S: 'thread#T9#C9#1700000000.000900' }, expires_at: { N: String(Math.floor(clock.now() / 1000) + 120) } });
   });
 
   it('shares what one instance remembered with another over the same table (another Lambda)', async () => {
     const t: BotThread = { team_id: 'T9', channel: 'C9', thread_ts: '1700000000.000902' };
-    await new DynamoDbBotThreads({ dynamodb: stateTable().dynamodb, tableName: 'state', now }).remember(t, 3600);
-    expect(await new DynamoDbBotThreads({ dynamodb: stateTable().dynamodb, tableName: 'state', now }).has(t)).toBe(true);
+    await new DynamoDbBotThreads({ dynamodb: stateTable().dynamodb, tableName: 'state', clock }).remember(t, 3600);
+    expect(await new DynamoDbBotThreads({ dynamodb: stateTable().dynamodb, tableName: 'state', clock }).has(t)).toBe(true);
   });
 
   it('counts an item past its expires_at as absent though DynamoDB has not deleted it yet', async () => {
-    const store = new DynamoDbBotThreads({ dynamodb: stateTable().dynamodb, tableName: 'state', now });
+    const store = new DynamoDbBotThreads({ dynamodb: stateTable().dynamodb, tableName: 'state', clock });
     const t: BotThread = { team_id: 'T9', channel: 'C9', thread_ts: '1700000000.000901' };
-    const seconds = Math.floor(now() / 1000);
+    const seconds = Math.floor(clock.now() / 1000);
     await stateTable().client.send(new PutItemCommand({ TableName: 'state', Item: { pk: { S: botThreadKey(t) }, expires_at: { N: String(seconds - 1) } } }));
     expect(await store.has(t)).toBe(false);
     await stateTable().client.send(new PutItemCommand({ TableName: 'state', Item: { pk: { S: botThreadKey(t) }, expires_at: { N: String(seconds) } } }));
@@ -97,7 +97,7 @@ describe('DynamoDbBotThreads item shape', () => {
   });
 
   it('surfaces a missing table rather than answering no', async () => {
-    const store = new DynamoDbBotThreads({ dynamodb: stateTable().dynamodb, tableName: 'no-such-table', now });
+    const store = new DynamoDbBotThreads({ dynamodb: stateTable().dynamodb, tableName: 'no-such-table', clock });
     await expect(store.has({ team_id: 'T', channel: 'C', thread_ts: '1.0' })).rejects.toThrow();
     await expect(store.remember({ team_id: 'T', channel: 'C', thread_ts: '1.0' }, 60)).rejects.toThrow();
   });
@@ -105,7 +105,7 @@ describe('DynamoDbBotThreads item shape', () => {
 
 describe('MemoryBotThreads capacity', () => {
   it('keeps at most 10,000 threads, dropping the one remembered longest ago', async () => {
-    const store = new MemoryBotThreads(now);
+    const store = new MemoryBotThreads(clock);
     const at = (index: number): BotThread => ({ team_id: 'T', channel: 'C', thread_ts: `1.${index}` });
     for (let index = 0; index < 10_000; index += 1) await store.remember(at(index), 3600);
     // Remembering the first again makes it the newest: the second is then the oldest.

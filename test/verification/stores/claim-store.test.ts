@@ -7,14 +7,14 @@ import { manualClock } from '../../support/manual-clock';
 
 // The same cases run against memory and against DynamoDB (dynalite), so local runs behave as deployed.
 const stateTable = useStateTable();
-const { now, advance } = manualClock();
+const clock = manualClock();
 
 // `peer` is a second handle on the same state: another instance over the same table for DynamoDB
 // (as another Lambda would have), the same instance for memory (one process shares one store).
-const dynamo = () => new DynamoDbClaimStore({ dynamodb: stateTable().dynamodb, tableName: 'state', keyPrefix: 'claim#', now });
+const dynamo = () => new DynamoDbClaimStore({ dynamodb: stateTable().dynamodb, tableName: 'state', keyPrefix: 'claim#', clock });
 const stores: Array<[string, () => ClaimStore, (store: ClaimStore) => ClaimStore]> = [
   ['DynamoDbClaimStore (dynalite)', dynamo, () => dynamo()],
-  ['MemoryClaimStore', () => new MemoryClaimStore({ now }), (store) => store],
+  ['MemoryClaimStore', () => new MemoryClaimStore({ clock }), (store) => store],
 ];
 
 describe.each(stores)('%s', (name, makeStore, peer) => {
@@ -32,7 +32,7 @@ describe.each(stores)('%s', (name, makeStore, peer) => {
   it('gives a key to one owner; others find it busy until it is done, then done with its value', async () => {
     const k = key();
     expect(await acquire(store, k, 'first', { value: 'req-1' })).toEqual({ status: 'claimed', token: 'first', takenOver: false, value: 'req-1' });
-    expect(await acquire(peer(store), k, 'second')).toEqual({ status: 'busy', leaseEndsAt: now() + 30_000 });
+    expect(await acquire(peer(store), k, 'second')).toEqual({ status: 'busy', leaseEndsAt: clock.now() + 30_000 });
     expect(await store.complete(k, 'first', { ttlSeconds: 3600, value: '1700000000.000100' })).toBe(true);
     expect(await acquire(peer(store), k, 'third')).toEqual({ status: 'done', value: '1700000000.000100' });
   });
@@ -46,9 +46,9 @@ describe.each(stores)('%s', (name, makeStore, peer) => {
   it('lets another owner take over once the lease is over, keeping the first value (the same request id)', async () => {
     const k = key();
     await acquire(store, k, 'dead-lambda', { value: 'req-first' });
-    advance(29_999);
+    clock.advance(29_999);
     expect(await acquire(peer(store), k, 'retry-1', { value: 'req-other' })).toMatchObject({ status: 'busy' });
-    advance(1);
+    clock.advance(1);
     expect(await acquire(peer(store), k, 'retry-2', { value: 'req-other' })).toEqual({ status: 'claimed', token: 'retry-2', takenOver: true, value: 'req-first' });
     // The dead owner can neither complete nor release what is no longer its claim.
     expect(await store.complete(k, 'dead-lambda', { ttlSeconds: 3600 })).toBe(false);
@@ -62,9 +62,9 @@ describe.each(stores)('%s', (name, makeStore, peer) => {
     await store.release(k, 'a');
     expect(await acquire(store, k, 'b', { value: 'req-b' })).toEqual({ status: 'claimed', token: 'b', takenOver: false, value: 'req-a' });
     await store.complete(k, 'b', { ttlSeconds: 60 });
-    advance(59_999);
+    clock.advance(59_999);
     expect(await acquire(store, k, 'c')).toMatchObject({ status: 'done' });
-    advance(1);
+    clock.advance(1);
     // Expired but possibly not yet deleted by DynamoDB's TTL sweeper: it must count as gone.
     expect(await acquire(store, k, 'c')).toMatchObject({ status: 'claimed' });
   });
@@ -88,15 +88,15 @@ describe.each(stores)('%s', (name, makeStore, peer) => {
     expect(await store.mark(a, 60)).toBe(true);
     expect(await peer(store).mark(a, 60)).toBe(false);
     expect(await store.mark(b, 60)).toBe(true);
-    advance(60_000);
+    clock.advance(60_000);
     expect(await store.mark(a, 60)).toBe(true);
   });
 });
 
 describe('DynamoDbClaimStore item shape', () => {
   it('writes pk with the prefix and times in epoch seconds; complete marks it done; release frees it and keeps its value', async () => {
-    const store = new DynamoDbClaimStore({ dynamodb: stateTable().dynamodb, tableName: 'state', keyPrefix: 'claim#', now });
-    const seconds = Math.floor(now() / 1000);
+    const store = new DynamoDbClaimStore({ dynamodb: stateTable().dynamodb, tableName: 'state', keyPrefix: 'claim#', clock });
+    const seconds = Math.floor(clock.now() / 1000);
     await store.acquire('shape-1', { token: 'tok', leaseSeconds: 30, ttlSeconds: 120, value: 'req' });
     const read = () => stateTable().client.send(new GetItemCommand({ TableName: 'state', Key: { pk: { S: 'claim#shape-1' } }, ConsistentRead: true }));
     expect((await read()).Item).toEqual({
@@ -122,7 +122,7 @@ describe('DynamoDbClaimStore item shape', () => {
   });
 
   it('surfaces errors other than a failed condition', async () => {
-    const store = new DynamoDbClaimStore({ dynamodb: stateTable().dynamodb, tableName: 'no-such-table', now });
+    const store = new DynamoDbClaimStore({ dynamodb: stateTable().dynamodb, tableName: 'no-such-table', clock });
     // A missing table must not read as "already claimed", or every event would be dropped as a duplicate.
     await expect(store.acquire('x', { token: 't', leaseSeconds: 30, ttlSeconds: 60 })).rejects.toMatchObject({ name: 'ResourceNotFoundException', statusCode: 400 });
   });

@@ -1,6 +1,7 @@
 import { RateLimiter } from '../../../src/verification/rate-limiter';
 import type { CounterStore } from '../../../src/verification/stores/counter-store';
 import { MemoryCounterStore } from '../../../src/verification/stores/memory-counter-store';
+import { manualClock } from '../../support/manual-clock';
 
 // The limiter is tested over the memory counter store; counter-store.test.ts shows DynamoDB agrees.
 const MINUTE = 60_000;
@@ -10,7 +11,7 @@ const alice = { teamId: 'T1', userId: 'U-alice' };
 describe('RateLimiter', () => {
   it('allows up to the limit, refuses after, and flags only the first refusal in the window', async () => {
     // Prepare
-    const limiter = new RateLimiter({ counters: new MemoryCounterStore({ now: () => windowStart }), perMinute: 3 });
+    const limiter = new RateLimiter({ counters: new MemoryCounterStore({ clock: manualClock(windowStart) }), perMinute: 3 });
     // Act
     const decisions = [];
     for (let i = 0; i < 6; i += 1) decisions.push(await limiter.check(alice, windowStart + i * 1000));
@@ -23,7 +24,7 @@ describe('RateLimiter', () => {
   });
 
   it('starts afresh in the next window, and can tell the user again there', async () => {
-    const limiter = new RateLimiter({ counters: new MemoryCounterStore({ now: () => windowStart }), perMinute: 1 });
+    const limiter = new RateLimiter({ counters: new MemoryCounterStore({ clock: manualClock(windowStart) }), perMinute: 1 });
     await limiter.check(alice, windowStart);
     expect(await limiter.check(alice, windowStart + MINUTE - 1)).toMatchObject({ allowed: false, firstRefusalInWindow: true });
 
@@ -33,7 +34,7 @@ describe('RateLimiter', () => {
   });
 
   it('counts each team and user separately', async () => {
-    const limiter = new RateLimiter({ counters: new MemoryCounterStore({ now: () => windowStart }), perMinute: 1 });
+    const limiter = new RateLimiter({ counters: new MemoryCounterStore({ clock: manualClock(windowStart) }), perMinute: 1 });
     await limiter.check(alice, windowStart);
     expect((await limiter.check({ teamId: 'T1', userId: 'U-bob' }, windowStart)).allowed).toBe(true);
     expect((await limiter.check({ teamId: 'T2', userId: 'U-alice' }, windowStart)).allowed).toBe(true);
