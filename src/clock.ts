@@ -4,8 +4,8 @@
  * runtime's parts from the runtime — and defaults to `systemClock`; tests give one manual clock
  * (test/support/manual-clock.ts). Shared by both zones, like src/config and src/observability.
  *
- * Not for timers: what waits on `setTimeout` measures on `performance.now()` (monotonic, as timers
- * are), so a clock a test moves by hand never has a timer wait for it.
+ * Deadlines a timer fires (src/execution/deadlines.ts) and waits are timed on `performance.now()`
+ * instead, monotonic as timers are: a timer never waits for a clock a test moves by hand.
  */
 export interface Clock {
   /** Epoch ms. */

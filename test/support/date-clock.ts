@@ -4,9 +4,9 @@
  * checks that). Code that waits keeps waiting for real; code that compares times (claim leases,
  * Slack's signature window, deadlines) sees the time set here.
  *
- * Install it once per test file, BEFORE importing the code under test: a module that keeps a
- * reference to `Date.now` (`options.now ?? Date.now`) keeps the one that was current then, and
- * each `jest.useFakeTimers` call makes a new clock.
+ * Install it once per test file, BEFORE importing the code under test: `systemClock`
+ * (src/clock.ts) reads `Date.now` at each call, but a module that keeps a reference to `Date.now`
+ * keeps the one that was current then, and each `jest.useFakeTimers` call makes a new clock.
  */
 export type DateClock = {
   /** Epoch ms the clock shows. */
