@@ -2,13 +2,11 @@ import { systemClock } from '../clock';
 import type { ExecuteTaskParams } from '../contract';
 import { taskLogger } from '../observability/logger';
 import type { DeliveryHandler } from '../queue/queue';
-import { answerReply, withNotes } from './answer-reply';
-import { userMessageForFailure } from './failure-messages';
 import type { FollowUpOptions } from './follow-up-options';
-import { withLastReceiveApology } from './last-receive';
 import { pollDelaySeconds } from './poll-schedule';
 import { parseQueueMessage } from './poison-message';
-import { TaskMessageSchema, conversationKey, replyThreadTs, threadOf, type ReplyMessage, type SlackThread, type TaskMessage } from './queue-messages';
+import { TaskMessageSchema, conversationKey, replyThreadTs, threadOf, type SlackThread, type TaskMessage } from './queue-messages';
+import { createSettlement } from './settle-outcome';
 import { liveTargetOf } from './live-reply';
 import type { SecretSource } from '../secrets/secret-source';
 import type { TaskInputs } from './task-inputs';
@@ -46,6 +44,7 @@ export class RetryableTaskError extends Error {
 export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandler {
   const clock = options.clock ?? systemClock;
   const trace = options.trace ?? noTrace;
+  const settlement = createSettlement({ ...options, trace, clock });
 
   const invoke: DeliveryHandler = async (delivery, { signal, deadline }) => {
     const task = parseQueueMessage(TaskMessageSchema, delivery.body, 'task message');
@@ -84,15 +83,11 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
     });
     options.metrics?.taskSent(options.agent.protocol, options.agent.transport);
     const outcome = await options.agent.start(params, { requestId: task.request_id, sessionKey: conversationKey(thread), correlationId: task.request_id, signal });
-    options.metrics?.latency('execute', clock.now() - sentAt);
-    options.metrics?.outcome('execute', outcome.kind, outcome.kind === 'failure' ? outcome.code : undefined);
+    settlement.counted('execute', outcome, sentAt);
 
     switch (outcome.kind) {
       case 'success':
-        log.info('task answered', { duration_ms: clock.now() - sentAt });
-        const answer = answerReply(outcome.text, options.messages);
-        await reply(task, thread, answer.kind, answer.kind === 'answer' ? withNotes(answer.text, inputs.notes) : answer.text);
-        return;
+        return settlement.settle(task, outcome, { log, notes: inputs.notes, details: { duration_ms: clock.now() - sentAt } });
       case 'pending': {
         const streamed = outcome.partial?.length ?? 0;
         if (outcome.partial && options.live) {
@@ -121,39 +116,19 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
         return;
       }
       case 'failure':
-        if (!outcome.retryable) {
-          log.warn('task failed', { category: outcome.category, code: outcome.code, error_message: outcome.message });
-          trace({ requestId: task.request_id, hop: 'failed', at: clock.now(), detail: { code: outcome.code } });
-          await reply(task, thread, 'error', options.messages[userMessageForFailure(outcome.category)]);
-          return;
+        if (outcome.retryable && delivery.receiveCount < options.maxReceiveCount) {
+          log.warn('transient failure; the task will be retried', { category: outcome.category, code: outcome.code, error_message: outcome.message, receive_count: delivery.receiveCount });
+          trace({ requestId: task.request_id, hop: 'retry', at: clock.now(), detail: { code: outcome.code, receive_count: delivery.receiveCount } });
+          throw new RetryableTaskError(`transient failure ${outcome.code}`);
         }
-        log.warn('transient failure; the task will be retried', { category: outcome.category, code: outcome.code, error_message: outcome.message, receive_count: delivery.receiveCount });
-        trace({ requestId: task.request_id, hop: 'retry', at: clock.now(), detail: { code: outcome.code, receive_count: delivery.receiveCount } });
-        if (delivery.receiveCount >= options.maxReceiveCount) {
-          // The last try: tell the user now with the specific reason; the DLQ keeps the record.
-          await reply(task, thread, 'error', options.messages[userMessageForFailure(outcome.category)]);
-          throw new RetryableTaskError(`giving up after ${delivery.receiveCount} attempts: ${outcome.code}`, true);
-        }
-        throw new RetryableTaskError(`transient failure ${outcome.code}`);
+        // A permanent failure, or a transient one on the last receive: the user is told the specific
+        // reason now. A transient one still fails the record, so the DLQ keeps it.
+        await settlement.settle(task, outcome, { log, details: { receive_count: delivery.receiveCount } });
+        if (outcome.retryable) throw new RetryableTaskError(`giving up after ${delivery.receiveCount} attempts: ${outcome.code}`, true);
     }
   };
 
-  async function reply(task: TaskMessage, thread: SlackThread, kind: ReplyMessage['kind'], text: string): Promise<void> {
-    await options.replies.send({ ...thread, request_id: task.request_id, kind, text, received_at: task.received_at });
-    trace({ requestId: task.request_id, hop: 'reply-queued', at: clock.now(), detail: { kind } });
-  }
-
   // A retryable failure on the last receive has already replied with its reason; only unexpected
   // errors (poison bodies, queue outages) need the generic apology.
-  return withLastReceiveApology(invoke, {
-    maxReceiveCount: options.maxReceiveCount,
-    replies: options.replies,
-    apology: options.messages.internalError,
-    log: options.log,
-    trace,
-    clock,
-    skip: (error) => error instanceof RetryableTaskError && error.userNotified,
-    stage: 'execute',
-    ...(options.metrics ? { metrics: options.metrics } : {}),
-  });
+  return settlement.lastReceiveApology(invoke, 'execute', (error) => error instanceof RetryableTaskError && error.userNotified);
 }

@@ -1,13 +1,11 @@
 import { systemClock } from '../clock';
 import { taskLogger } from '../observability/logger';
 import type { DeliveryHandler } from '../queue/queue';
-import { answerReply, withNotes } from './answer-reply';
-import { userMessageForFailure } from './failure-messages';
 import type { FollowUpOptions } from './follow-up-options';
-import { withLastReceiveApology } from './last-receive';
 import { pollDelaySeconds } from './poll-schedule';
 import { parseQueueMessage } from './poison-message';
-import { PollMessageSchema, conversationKey, threadOf, type PollMessage, type ReplyMessage } from './queue-messages';
+import { PollMessageSchema, conversationKey, type PollMessage } from './queue-messages';
+import { createSettlement } from './settle-outcome';
 import { liveTargetOf } from './live-reply';
 import { noTrace } from './trace';
 
@@ -22,6 +20,7 @@ export type AsyncResultOptions = FollowUpOptions;
 export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler {
   const clock = options.clock ?? systemClock;
   const trace = options.trace ?? noTrace;
+  const settlement = createSettlement({ ...options, trace, clock });
   const deadlineMs = options.schedule.deadlineSeconds * 1000;
 
   const poll: DeliveryHandler = async (delivery, { signal, deadline }) => {
@@ -31,20 +30,12 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
     const call = { requestId: message.request_id, sessionKey: conversationKey(message), correlationId: message.request_id, signal };
     const started = clock.now();
     const outcome = await options.agent.poll(message.handle, call);
-    options.metrics?.latency('poll', clock.now() - started);
-    options.metrics?.outcome('poll', outcome.kind, outcome.kind === 'failure' ? outcome.code : undefined);
+    settlement.counted('poll', outcome, started);
     const attempt = message.attempt + 1;
     trace({ requestId: message.request_id, hop: 'poll', at: clock.now(), detail: { attempt, outcome: outcome.kind, ...(outcome.kind === 'pending' && outcome.state ? { state: outcome.state } : {}) } });
 
-    if (outcome.kind === 'success') {
-      log.info('task finished', { polls: attempt, since_accepted_ms: clock.now() - message.accepted_at });
-      const answer = answerReply(outcome.text, options.messages);
-      return reply(message, answer.kind, answer.kind === 'answer' ? withNotes(answer.text, message.notes) : answer.text);
-    }
-    if (outcome.kind === 'failure' && !outcome.retryable) {
-      log.warn('task failed', { category: outcome.category, code: outcome.code, error_message: outcome.message, polls: attempt });
-      trace({ requestId: message.request_id, hop: 'failed', at: clock.now(), detail: { code: outcome.code } });
-      return reply(message, 'error', options.messages[userMessageForFailure(outcome.category)]);
+    if (outcome.kind === 'success' || (outcome.kind === 'failure' && !outcome.retryable)) {
+      return settlement.settle(message, outcome, { log, notes: message.notes, details: { polls: attempt, since_accepted_ms: clock.now() - message.accepted_at } });
     }
     if (outcome.kind === 'failure') log.warn('transient failure while polling; polling on', { category: outcome.category, code: outcome.code, error_message: outcome.message });
 
@@ -63,7 +54,7 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
       log.warn('task passed the poll deadline: cancelling it', { deadline_s: options.schedule.deadlineSeconds, polls: attempt });
       const cancelFailure = await options.agent.cancel(message.handle, call);
       if (cancelFailure) log.warn('cancel_task failed; the execution zone will expire the task', { code: cancelFailure.kind === 'failure' ? cancelFailure.code : undefined });
-      return reply(message, 'error', options.messages.timedOut);
+      return settlement.reply(message, 'error', options.messages.timedOut);
     }
     // Never wait past the deadline: the last poll lands on it. While text flows, look again soon;
     // when it stops, back off from there.
@@ -80,19 +71,5 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
     log.debug('still pending; next poll queued', { attempt, delay_seconds: delaySeconds });
   };
 
-  async function reply(message: PollMessage, kind: ReplyMessage['kind'], text: string): Promise<void> {
-    await options.replies.send({ ...threadOf(message), request_id: message.request_id, kind, text, received_at: message.received_at });
-    trace({ requestId: message.request_id, hop: 'reply-queued', at: clock.now(), detail: { kind } });
-  }
-
-  return withLastReceiveApology(poll, {
-    maxReceiveCount: options.maxReceiveCount,
-    replies: options.replies,
-    apology: options.messages.internalError,
-    log: options.log,
-    trace,
-    clock,
-    stage: 'poll',
-    ...(options.metrics ? { metrics: options.metrics } : {}),
-  });
+  return settlement.lastReceiveApology(poll, 'poll');
 }

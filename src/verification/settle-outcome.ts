@@ -1,0 +1,88 @@
+import type { Clock } from '../clock';
+import type { Log, LogExtra } from '../observability/logger';
+import type { Failure, Outcome } from '../protocols/outcome';
+import type { DeliveryHandler } from '../queue/queue';
+import { answerReply, withNotes } from './answer-reply';
+import { userMessageForFailure } from './failure-messages';
+import type { FollowUpOptions } from './follow-up-options';
+import { withLastReceiveApology } from './last-receive';
+import { threadOf, type ReplyMessage, type SlackThread } from './queue-messages';
+import type { Tracer } from './trace';
+
+/**
+ * How a task ends, the same whether agent-invoker or async-result sees it end
+ * (docs/architecture.md §2.2, §2.3): each call to the agent is counted, and an outcome that settles
+ * the task — an answer, or a failure that retrying will not mend — becomes its one reply on the
+ * replies queue. slack-poster then posts it, finishing the live message the answer was shown in
+ * (§2.5). The user never sees a failure's code or the far side's words: those are logged.
+ */
+
+/** What a task or poll message says of its task: the thread to reply in, the request, when it came in. */
+export type SettledTask = SlackThread & { request_id: string; received_at: number };
+
+/** An outcome that ends the task. */
+export type FinalOutcome = Extract<Outcome, { kind: 'success' }> | Failure;
+
+export type SettlementOptions = Pick<FollowUpOptions, 'replies' | 'messages' | 'metrics' | 'maxReceiveCount' | 'log'> & { trace: Tracer; clock: Clock };
+
+export type Settlement = {
+  /** Counts one call to the agent (`execute_task` or `get_task_result`): how long it took, what came of it. */
+  counted(stage: 'execute' | 'poll', outcome: Outcome, startedAt: number): void;
+  /**
+   * success → the answer, with the notes about what the task went without under it (an answer with
+   * nothing visible → the safe apology); failure → the safe text for its category, logged and traced
+   * with its code. `details` go into the log line.
+   */
+  settle(task: SettledTask, outcome: FinalOutcome, how: { log: Log; notes?: readonly string[]; details?: LogExtra }): Promise<void>;
+  /** Queues one reply in the task's thread. */
+  reply(task: SettledTask, kind: ReplyMessage['kind'], text: string): Promise<void>;
+  /**
+   * The function's handler, made to end in a reply even when it fails on the last receive: the
+   * generic apology (src/verification/last-receive.ts), unless `told` says the handler already
+   * replied with the reason.
+   */
+  lastReceiveApology(handler: DeliveryHandler, stage: 'execute' | 'poll', told?: (error: unknown) => boolean): DeliveryHandler;
+};
+
+export function createSettlement(options: SettlementOptions): Settlement {
+  const { trace, clock } = options;
+
+  async function reply(task: SettledTask, kind: ReplyMessage['kind'], text: string): Promise<void> {
+    await options.replies.send({ ...threadOf(task), request_id: task.request_id, kind, text, received_at: task.received_at });
+    trace({ requestId: task.request_id, hop: 'reply-queued', at: clock.now(), detail: { kind } });
+  }
+
+  return {
+    counted(stage, outcome, startedAt) {
+      options.metrics?.latency(stage, clock.now() - startedAt);
+      options.metrics?.outcome(stage, outcome.kind, outcome.kind === 'failure' ? outcome.code : undefined);
+    },
+
+    async settle(task, outcome, how) {
+      if (outcome.kind === 'success') {
+        how.log.info('task answered', { ...how.details });
+        const answer = answerReply(outcome.text, options.messages);
+        return reply(task, answer.kind, answer.kind === 'answer' ? withNotes(answer.text, how.notes) : answer.text);
+      }
+      how.log.warn('task failed', { category: outcome.category, code: outcome.code, error_message: outcome.message, ...how.details });
+      trace({ requestId: task.request_id, hop: 'failed', at: clock.now(), detail: { code: outcome.code } });
+      return reply(task, 'error', options.messages[userMessageForFailure(outcome.category)]);
+    },
+
+    reply,
+
+    lastReceiveApology(handler, stage, told) {
+      return withLastReceiveApology(handler, {
+        maxReceiveCount: options.maxReceiveCount,
+        replies: options.replies,
+        apology: options.messages.internalError,
+        log: options.log,
+        trace,
+        clock,
+        stage,
+        ...(told ? { skip: told } : {}),
+        ...(options.metrics ? { metrics: options.metrics } : {}),
+      });
+    },
+  };
+}
