@@ -477,6 +477,10 @@ export async function bundle(entry: string, outfile: string, contents?: string):
     metafile: true,
     logLevel: 'error',
     absWorkingDir: ROOT,
+    // Probe sources resolve from the repository's root, like the functions; the packages only a
+    // probe loads (aws4fetch, @aws-lite) are the bench's own (bench/package.json), found here after
+    // the root's node_modules.
+    nodePaths: [join(ROOT, 'bench', 'node_modules')],
   });
   return result.metafile;
 }

@@ -9,7 +9,7 @@ import type { PollCostResult, TaskCost } from './poll-cost';
 import type { ProtocolOverheadResult } from './protocol-overhead';
 import { SPLITTER_TARGET_MS, type SplitterResult } from './reply-splitter';
 import type { ThroughputResult } from './runtime-throughput';
-import { SERVER_KINDS } from './peers/servers';
+import { SERVER_KINDS } from './support/throughput-shared';
 import { formatBytes, formatNumber, formatRatio, formatSummary, type Summary } from './stats';
 
 /** Writes bench/RESULTS.md: machine, versions, every figure as median (min–max), ratios, PASS/MISS. */
@@ -52,9 +52,17 @@ const PACKAGES = [
   'tsx',
 ];
 
+/** The bench's own packages (bench/package.json), installed in bench/node_modules. */
+const BENCH_PACKAGES = new Set(Object.keys((JSON.parse(readFileSync(join(ROOT, 'bench', 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies));
+
+/**
+ * The installed version: a package of the bench's from bench/node_modules, any other from the
+ * project's (bench/node_modules also holds the peers' own dependencies, @slack/web-api among them).
+ */
 export function packageVersion(name: string): string {
+  const modules = BENCH_PACKAGES.has(name) ? join(ROOT, 'bench', 'node_modules') : join(ROOT, 'node_modules');
   try {
-    return (JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+    return (JSON.parse(readFileSync(join(modules, name, 'package.json'), 'utf8')) as { version: string }).version;
   } catch {
     return 'not installed';
   }

@@ -8,17 +8,25 @@ import { runProtocolOverhead } from './protocol-overhead';
 import { runReplySplitter } from './reply-splitter';
 import { loadAverage, renderResults, type BenchResults } from './report';
 import { runThroughput } from './runtime-throughput';
+import { ensureBenchPackages } from './support/bench-packages';
 import { stopAll } from './support/processes';
 
 /**
  * `npm run bench` (all parts, under ten minutes on a 2-core machine) and `npm run bench -- --quick`
  * (every part, briefly). Writes bench/RESULTS.md (quick: bench/RESULTS.quick.md, so a quick
- * check never overwrites the published figures). Options:
- *   --quick            short runs
- *   --only=1,3         run only these parts (1 cold start, 2 protocol, 3 throughput, 4 end to end, 5 poll cost, 6 reply splitter, 7 live answers)
- *                      (the file written holds only the parts run: with --only, pass --out to keep RESULTS.md whole)
- *   --out=<file>       write the results elsewhere
+ * check never overwrites the published figures). Options (`npm run bench -- --help`):
  */
+const USAGE = `npm run bench -- [--quick] [--only=1,3] [--out=<file>] [--help]
+  --quick       every part briefly (under a minute), written to bench/RESULTS.quick.md
+  --only=1,3    only these parts: 1 cold start, 2 protocol, 3 throughput, 4 end to end,
+                5 poll cost, 6 reply splitter, 7 live answers (the file written holds only the
+                parts run: with --only, pass --out to keep RESULTS.md whole)
+  --out=<file>  write the results elsewhere
+Parts 1 and 3 load the bench's own packages (bench/package.json: the peers, the load generator,
+the small AWS clients); before they run, npm ci in bench/ installs them when bench/node_modules
+is missing or older than bench/package-lock.json.
+`;
+
 type Settings = {
   coldStartRounds: number;
   probeRounds: number;
@@ -71,8 +79,13 @@ function parseArgs(argv: readonly string[]): { quick: boolean; parts: Set<number
 }
 
 async function main(): Promise<number> {
+  if (process.argv.includes('--help')) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
   const { quick, parts, out } = parseArgs(process.argv.slice(2));
   const settings = quick ? QUICK : FULL;
+  if (parts.has(1) || parts.has(3)) ensureBenchPackages((line) => process.stdout.write(`${line}\n`));
   // The fakes this process hosts are not measured: keep their logs out of the way. Measured
   // children get the default level back (see measuredEnv).
   process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';

@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { ID_PLACEHOLDER, requestIdFor, type LoadFigures, type LoadOptions } from '../support/throughput-shared';
 
 /**
  * The load generator, in its own process so it can be pinned to a core of its own (bundled
@@ -9,36 +10,6 @@ import autocannon from 'autocannon';
  * id is spliced into a pre-serialized body, so the generator does next to no work per request.
  * Writes autocannon's figures as one JSON line on stdout.
  */
-export type LoadOptions = {
-  url: string;
-  connections: number;
-  durationSeconds: number;
-  /** The body with `"__ID__"` where the id goes. */
-  bodyTemplate: string;
-  /** Ids start here, so warm-up and measured runs never repeat one. */
-  firstId: number;
-};
-
-export type LoadFigures = {
-  requestsPerSecond: number;
-  totalRequests: number;
-  latencyP50Ms: number;
-  latencyP99Ms: number;
-  latencyMeanMs: number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  durationSeconds: number;
-};
-
-export const ID_PLACEHOLDER = '"__ID__"';
-
-/** A UUID v4-shaped id for request number n. */
-export function requestIdFor(n: number): string {
-  const hex = n.toString(16).padStart(12, '0').slice(-12);
-  return `00000000-0000-4000-8000-${hex}`;
-}
-
 export async function runLoad(options: LoadOptions): Promise<LoadFigures> {
   const [prefix, suffix] = options.bodyTemplate.split(ID_PLACEHOLDER);
   if (prefix === undefined || suffix === undefined) throw new Error(`the body template has no ${ID_PLACEHOLDER}`);

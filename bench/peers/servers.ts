@@ -3,6 +3,7 @@ import * as jayson from 'jayson';
 import { JSONRPCErrorException, JSONRPCServer } from 'json-rpc-2.0';
 import { createExecutionHttpServer } from '../../src/execution/hosts/http-host';
 import { runtimeFromEnv } from '../../src/execution/runtime-from-env';
+import { SERVER_KINDS, type ServerKind } from '../support/throughput-shared';
 
 /**
  * The servers the throughput part compares, one per child process (bundled with esbuild first,
@@ -12,8 +13,6 @@ import { runtimeFromEnv } from '../../src/execution/runtime-from-env';
  * execution runtime exactly as `zone serve` runs it (echo executor, memory task store, the
  * default log level).
  */
-export const SERVER_KINDS = ['ours', 'jayson', 'json-rpc-2.0', 'bare'] as const;
-export type ServerKind = (typeof SERVER_KINDS)[number];
 
 type EchoParams = { text?: unknown };
 const echo = (text: string) => ({ status: 'success' as const, response_text: `echo: ${text}` });

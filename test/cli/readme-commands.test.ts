@@ -52,11 +52,16 @@ const INLINE_COMMANDS: Record<string, { run: string } | { notRun: string }> = {
   'npm ci': { notRun: 'installs the jest running this file; CI runs it first (.ci/run)' },
   'npm test': { notRun: 'the suite this file is part of; `npm test -- --listTests` is run for the ```sh block\'s `npm test`' },
   'npm run model': { run: 'npm run model' },
-  'npm run soak': { notRun: 'minutes of injected faults, its own npm script; its judge and a 10-event run are tested in test/bench/soak.test.ts' },
+  'npm run soak': { notRun: 'minutes of injected faults, its own npm script; its judge and a 10-event run are tested in test/soak/soak.test.ts' },
   'npx cdk deploy --all -c transport=https': { notRun: 'needs an AWS account; what it deploys is synthesized by test/cdk' },
   'npx cdk deploy --all -c transport=agentcore': { notRun: 'needs an AWS account; what it deploys is synthesized by test/cdk' },
   'npm run bench': { notRun: 'eight minutes of benchmarks, its own npm script; its parts are unit-tested in test/bench' },
   'npm run bench -- --quick': { notRun: 'a minute of benchmarks, its own npm script; its parts are unit-tested in test/bench' },
+  'npm run bench -- --help': { run: 'npm run bench -- --help' },
+  'npm --prefix bench run typecheck': { notRun: "needs the bench's own packages (bench/package.json), which `npm ci` leaves out; CI installs them and runs it (.ci/run)" },
+  'npm run typecheck': { notRun: 'tsc over the whole project; CI runs it before the tests (.ci/run)' },
+  'npm ci && npm test': { notRun: '`npm ci` would reinstall the jest running this file (see `npm ci`); `npm test -- --listTests` is run for the ```sh block\'s `npm test`' },
+  'npx playwright install': { notRun: 'named as what the project does not do: it downloads a browser at install time' },
 };
 
 /** Inline code spans of the README that are npm or npx commands (optionally after NAME=value). */
@@ -327,6 +332,15 @@ describe('the README commands, through npm', () => {
     expect(output).toMatch(/cold starts/i);
     expect(output).toMatch(/limit/i);
   }, 60_000);
+
+  it('npm run bench -- --help prints the options and installs nothing', async () => {
+    const line = INLINE_COMMANDS['npm run bench -- --help'] as { run: string };
+    const { code, output } = await runCommand(line.run);
+    expect(output).toMatch(/--quick[\s\S]*--only=[\s\S]*--out=/);
+    expect(output).toContain('bench/package.json');
+    expect(output).not.toMatch(/installing/);
+    expect(code).toBe(0);
+  });
 
   it('TRANSPORT=agentcore npm start runs the local AgentCore emulator and answers through it', async () => {
     const line = INLINE_COMMANDS['TRANSPORT=agentcore npm start'] as { run: string };

@@ -1,4 +1,4 @@
-import { expectedAnswer, judgeThread, NO_FAULTS, planSoak, renderReport, runSoak, type SoakPlan } from '../../bench/soak';
+import { expectedAnswer, judgeThread, NO_FAULTS, planSoak, renderReport, runSoak, type SoakPlan } from './soak';
 import type { SlackReplies } from '../../src/slack/slack-replies';
 import { splitForSlack } from '../../src/slack/split-message';
 import { DEFAULT_USER_MESSAGES } from '../../src/verification/user-messages';

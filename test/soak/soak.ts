@@ -3,25 +3,25 @@ import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { loadExecutionConfig } from '../src/execution/config';
-import { createExecutionHttpServer } from '../src/execution/hosts/http-host';
-import { createExecutionRuntime } from '../src/execution/runtime';
-import { createLocalPipeline, type LocalPipeline } from '../src/local/local-pipeline';
-import { appMentionEnvelope } from '../src/local/slack-event-builder';
-import { redactingReplacer, type Log, type LogExtra } from '../src/observability/logger';
-import { ExecutionAgent } from '../src/protocols/execution-agent';
-import { createProtocol } from '../src/protocols/factory';
-import { MemoryQueue } from '../src/queue/memory-queue';
-import type { DeliveryHandler } from '../src/queue/queue';
-import { createSlackWebClient, WebApiSlackReplies, type SlackReplies } from '../src/slack/slack-replies';
-import { SLACK_CHUNK_LIMIT, splitForSlack } from '../src/slack/split-message';
-import { HttpsTransport } from '../src/transport/https';
-import { REPLY_CHUNK_LEASE_SECONDS, visibilityTimeoutSeconds } from '../src/verification/pipeline-settings';
-import { slackSignatureHeaders } from '../src/verification/slack-signature';
-import type { TraceEvent } from '../src/verification/trace';
-import { DEFAULT_USER_MESSAGES, type UserMessageKey } from '../src/verification/user-messages';
-import { startFakeSlackApi, type FakeSlackApi, type FakeSlackFailure } from '../test/support/fake-slack-api';
-import { close, listen } from './support/net';
+import { loadExecutionConfig } from '../../src/execution/config';
+import { createExecutionHttpServer } from '../../src/execution/hosts/http-host';
+import { createExecutionRuntime } from '../../src/execution/runtime';
+import { createLocalPipeline, type LocalPipeline } from '../../src/local/local-pipeline';
+import { appMentionEnvelope } from '../../src/local/slack-event-builder';
+import { redactingReplacer, type Log, type LogExtra } from '../../src/observability/logger';
+import { ExecutionAgent } from '../../src/protocols/execution-agent';
+import { createProtocol } from '../../src/protocols/factory';
+import { MemoryQueue } from '../../src/queue/memory-queue';
+import type { DeliveryHandler } from '../../src/queue/queue';
+import { createSlackWebClient, WebApiSlackReplies, type SlackReplies } from '../../src/slack/slack-replies';
+import { SLACK_CHUNK_LIMIT, splitForSlack } from '../../src/slack/split-message';
+import { HttpsTransport } from '../../src/transport/https';
+import { REPLY_CHUNK_LEASE_SECONDS, visibilityTimeoutSeconds } from '../../src/verification/pipeline-settings';
+import { slackSignatureHeaders } from '../../src/verification/slack-signature';
+import type { TraceEvent } from '../../src/verification/trace';
+import { DEFAULT_USER_MESSAGES, type UserMessageKey } from '../../src/verification/user-messages';
+import { startFakeSlackApi, type FakeSlackApi, type FakeSlackFailure } from '../support/fake-slack-api';
+import { closeServer, listenOnLoopback } from '../support/http';
 
 /**
  * `npm run soak` (issue 11): a few hundred signed Slack events through the local pipeline
@@ -435,7 +435,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const runtimeLog = new RecordingLog('execution', logLines);
   const runtime = createExecutionRuntime({ config: loadExecutionConfig({ SYNC_BUDGET_MS: '300' }), log: runtimeLog });
   const server: Server = createExecutionHttpServer(runtime);
-  const runtimeUrl = await listen(server);
+  const runtimeUrl = await listenOnLoopback(server);
   const port = Number(new URL(runtimeUrl).port);
   let zoneUp = true;
 
@@ -605,7 +605,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     await sleep(Math.max(0, sendStart + outage.atMs - Date.now()));
     const from = Date.now();
     zoneUp = false;
-    await close(server);
+    await closeServer(server);
     await sleep(outage.durationMs);
     for (let tries = 0; ; tries += 1) {
       try {
@@ -749,7 +749,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   for (const [kind, served] of Object.entries(slack.injected)) count(`Slack API calls answered ${kind === 'stall' ? 'late (stall)' : kind}`, served);
 
   await pipeline.stop();
-  await close(server).catch(() => undefined);
+  await closeServer(server).catch(() => undefined);
   await slack.close();
 
   const duplicated = outcomes.filter((o) => o.judgement.verdict === 'duplicated').length;

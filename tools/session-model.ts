@@ -1,4 +1,4 @@
-import { formatNumber } from './stats';
+import { formatNumber } from '../bench/stats';
 
 /**
  * `npm run model` (issue 16): how many AgentCore runtime sessions a workspace keeps live, under

@@ -16,7 +16,7 @@ import {
   sessionsOf,
   type Message,
   type ModelParams,
-} from '../../bench/session-model';
+} from '../../tools/session-model';
 
 /** A small, fast parameter set: 20 simulated minutes, no bisection. */
 const small = (overrides: Partial<ModelParams> = {}): ModelParams => ({
@@ -295,9 +295,9 @@ describe('session model: the command', () => {
     expect(() => parseDuration('soon', '--duration')).toThrow(RangeError);
   });
 
-  it('runs as `npm run model` (tsx bench/session-model.ts)', () => {
+  it('runs as `npm run model` (tsx tools/session-model.ts)', () => {
     const root = join(__dirname, '..', '..');
-    const run = spawnSync(process.execPath, [join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'bench/session-model.ts', '--duration', '20m', '--warm-up', '5m', '--no-search'], {
+    const run = spawnSync(process.execPath, [join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'tools/session-model.ts', '--duration', '20m', '--warm-up', '5m', '--no-search'], {
       cwd: root,
       encoding: 'utf8',
     });
