@@ -28,21 +28,14 @@ export type AwsJsonService = {
   jsonVersion: '1.0' | '1.1';
 };
 
-export const DYNAMODB: AwsJsonService = {
-  signingName: 'dynamodb',
-  endpointPrefix: 'dynamodb',
-  endpointOverride: (env) => env.AWS_ENDPOINT_URL_DYNAMODB,
-  targetPrefix: 'DynamoDB_20120810',
-  jsonVersion: '1.0',
-};
-export const SQS: AwsJsonService = { signingName: 'sqs', endpointPrefix: 'sqs', endpointOverride: (env) => env.AWS_ENDPOINT_URL_SQS, targetPrefix: 'AmazonSQS', jsonVersion: '1.0' };
-export const SECRETS_MANAGER: AwsJsonService = {
-  signingName: 'secretsmanager',
-  endpointPrefix: 'secretsmanager',
-  endpointOverride: (env) => env.AWS_ENDPOINT_URL_SECRETS_MANAGER,
-  targetPrefix: 'secretsmanager',
-  jsonVersion: '1.1',
-};
+/** A service whose signing name is also its endpoint prefix, as for each one below. */
+function jsonService(signingName: string, targetPrefix: string, jsonVersion: AwsJsonService['jsonVersion'], endpointOverride: AwsJsonService['endpointOverride']): AwsJsonService {
+  return { signingName, endpointPrefix: signingName, endpointOverride, targetPrefix, jsonVersion };
+}
+
+export const DYNAMODB = jsonService('dynamodb', 'DynamoDB_20120810', '1.0', (env) => env.AWS_ENDPOINT_URL_DYNAMODB);
+export const SQS = jsonService('sqs', 'AmazonSQS', '1.0', (env) => env.AWS_ENDPOINT_URL_SQS);
+export const SECRETS_MANAGER = jsonService('secretsmanager', 'secretsmanager', '1.1', (env) => env.AWS_ENDPOINT_URL_SECRETS_MANAGER);
 
 export type AwsJsonClientOptions = {
   service: AwsJsonService;

@@ -82,6 +82,29 @@ async function sendRequest(ctx: CaseContext, body: unknown): Promise<Exchange> {
   return ctx.send(JSON.stringify(body));
 }
 
+/** What a required case says of itself: its id, what the agent must do, and why it matters. */
+type Described = Pick<ConformanceCase, 'id' | 'expectation' | 'why'>;
+
+/**
+ * A required case whose request must be answered with the error `code`. `body(id)` builds the
+ * request with the id it is sent with, which must come back; `echoes: false` for a body no id can
+ * be read from (the answer's id must be null). `data`: the field -32602's data must name.
+ */
+function errorCase(described: Described, code: number, body: (id: JsonRpcId) => unknown, check: { echoes?: false; data?: string } = {}): ConformanceCase {
+  return {
+    ...described,
+    required: true,
+    async run(ctx) {
+      const id = newRequestId();
+      const error = expectError(await sendRequest(ctx, body(id)), code, check.echoes === false ? null : id);
+      if (check.data) expectInvalidParamsData(error, check.data);
+    },
+  };
+}
+
+/** A JSON-RPC 2.0 request of `method` with `params`, for `errorCase`. */
+const requestOf = (method: string, params: unknown) => (id: JsonRpcId) => ({ jsonrpc: '2.0', method, params, id });
+
 /** Polls get_task_result until the task succeeds, checking every answer on the way. */
 async function pollUntilSuccess(ctx: CaseContext, taskId: string): Promise<{ polls: number; seen: string[]; responseText: string }> {
   const deadline = performance.now() + ctx.settings.pollTimeoutMs;
@@ -255,26 +278,12 @@ export const CASES: readonly ConformanceCase[] = [
       return `${pieces.length} pieces of text (${firstPieces ? 'the first with accepted' : 'none with accepted'}), ${streamed.length} of ${polled.responseText.length} characters before success; ${polled.polls} polls`;
     },
   },
-  {
-    id: 'get_task_result.unknown',
-    expectation: 'unknown task_id → -32002, id echoed',
-    why: 'a poll of an expired task must end the polling with a clear error',
-    required: true,
-    async run(ctx) {
-      const id = newRequestId();
-      expectError(await sendRequest(ctx, getTaskResultRequest(`conformance-unknown-${newRequestId()}`, id)), ErrorCode.TaskNotFound, id);
-    },
-  },
-  {
-    id: 'cancel_task.unknown',
-    expectation: 'cancel unknown task_id → -32002, id echoed',
-    why: 'cancelling an expired task must not look like a success',
-    required: true,
-    async run(ctx) {
-      const id = newRequestId();
-      expectError(await sendRequest(ctx, cancelTaskRequest(`conformance-unknown-${newRequestId()}`, id)), ErrorCode.TaskNotFound, id);
-    },
-  },
+  errorCase({ id: 'get_task_result.unknown', expectation: 'unknown task_id → -32002, id echoed', why: 'a poll of an expired task must end the polling with a clear error' }, ErrorCode.TaskNotFound, (id) =>
+    getTaskResultRequest(`conformance-unknown-${newRequestId()}`, id),
+  ),
+  errorCase({ id: 'cancel_task.unknown', expectation: 'cancel unknown task_id → -32002, id echoed', why: 'cancelling an expired task must not look like a success' }, ErrorCode.TaskNotFound, (id) =>
+    cancelTaskRequest(`conformance-unknown-${newRequestId()}`, id),
+  ),
   {
     id: 'error.parse',
     expectation: 'body that is not JSON → -32700, id null',
@@ -286,98 +295,67 @@ export const CASES: readonly ConformanceCase[] = [
       expectError(await ctx.send(truncated), ErrorCode.ParseError, null);
     },
   },
-  {
-    id: 'error.invalid-request.jsonrpc',
-    expectation: 'jsonrpc "1.0" → -32600, id null',
-    why: 'only JSON-RPC 2.0 is spoken across the zone boundary',
-    required: true,
-    async run(ctx) {
-      const body = JSON.stringify({ jsonrpc: '1.0', method: Method.ExecuteTask, params: { text: 'hello' }, id: newRequestId() });
-      expectError(await ctx.send(body), ErrorCode.InvalidRequest, null);
+  errorCase(
+    { id: 'error.invalid-request.jsonrpc', expectation: 'jsonrpc "1.0" → -32600, id null', why: 'only JSON-RPC 2.0 is spoken across the zone boundary' },
+    ErrorCode.InvalidRequest,
+    (id) => ({ jsonrpc: '1.0', method: Method.ExecuteTask, params: { text: 'hello' }, id }),
+    { echoes: false },
+  ),
+  errorCase(
+    { id: 'error.invalid-request.id', expectation: 'id {} → -32600, id null', why: 'an id that cannot be echoed means the request is invalid, not a task to run' },
+    ErrorCode.InvalidRequest,
+    () => ({ jsonrpc: '2.0', method: Method.ExecuteTask, params: { text: 'hello' }, id: {} }),
+    { echoes: false },
+  ),
+  errorCase(
+    { id: 'error.invalid-request.method', expectation: 'no method member → -32600, id null', why: 'a request without a method is invalid, not an unknown method' },
+    ErrorCode.InvalidRequest,
+    (id) => ({ jsonrpc: '2.0', params: { text: 'hello' }, id }),
+    { echoes: false },
+  ),
+  errorCase(
+    { id: 'error.method-not-found', expectation: 'unknown method → -32601, id echoed', why: 'the caller must tell "this agent does not speak execute_task" from a failed task' },
+    ErrorCode.MethodNotFound,
+    requestOf(UNKNOWN_METHOD, {}),
+  ),
+  errorCase(
+    { id: 'error.invalid-params.text', expectation: 'execute_task without text → -32602, data names "text"', why: 'data ({path, message} per field) is how the caller learns what it got wrong' },
+    ErrorCode.InvalidParams,
+    requestOf(Method.ExecuteTask, { channel: 'C0CONFORM' }),
+    { data: 'text' },
+  ),
+  errorCase(
+    { id: 'error.invalid-params.empty-text', expectation: 'execute_task with text "" → -32602, data names "text"', why: 'an empty task would cost model time and post an empty reply' },
+    ErrorCode.InvalidParams,
+    requestOf(Method.ExecuteTask, { text: '' }),
+    { data: 'text' },
+  ),
+  errorCase(
+    {
+      id: 'error.invalid-params.messages',
+      expectation: 'messages[0].role "system" → -32602, data names "messages"',
+      why: 'thread messages are user or assistant turns; a malformed history must be refused, not fed to the model',
     },
-  },
-  {
-    id: 'error.invalid-request.id',
-    expectation: 'id {} → -32600, id null',
-    why: 'an id that cannot be echoed means the request is invalid, not a task to run',
-    required: true,
-    async run(ctx) {
-      const body = JSON.stringify({ jsonrpc: '2.0', method: Method.ExecuteTask, params: { text: 'hello' }, id: {} });
-      expectError(await ctx.send(body), ErrorCode.InvalidRequest, null);
+    ErrorCode.InvalidParams,
+    requestOf(Method.ExecuteTask, { text: 'conformance check: hello', messages: [{ role: 'system', text: 'conformance check: not a thread message', ts: '1700000000.000100' }] }),
+    { data: 'messages' },
+  ),
+  errorCase(
+    {
+      id: 'error.invalid-params.attachments',
+      expectation: 'attachments[0].size off by one → -32602, data names "attachments"',
+      why: 'size is the byte length of data; a mismatch means a truncated or corrupted file',
     },
-  },
-  {
-    id: 'error.invalid-request.method',
-    expectation: 'no method member → -32600, id null',
-    why: 'a request without a method is invalid, not an unknown method',
-    required: true,
-    async run(ctx) {
-      const body = JSON.stringify({ jsonrpc: '2.0', params: { text: 'hello' }, id: newRequestId() });
-      expectError(await ctx.send(body), ErrorCode.InvalidRequest, null);
-    },
-  },
-  {
-    id: 'error.method-not-found',
-    expectation: 'unknown method → -32601, id echoed',
-    why: 'the caller must tell "this agent does not speak execute_task" from a failed task',
-    required: true,
-    async run(ctx) {
-      const id = newRequestId();
-      expectError(await ctx.send(rpc(UNKNOWN_METHOD, {}, id)), ErrorCode.MethodNotFound, id);
-    },
-  },
-  {
-    id: 'error.invalid-params.text',
-    expectation: 'execute_task without text → -32602, data names "text"',
-    why: 'data ({path, message} per field) is how the caller learns what it got wrong',
-    required: true,
-    async run(ctx) {
-      const id = newRequestId();
-      expectInvalidParamsData(expectError(await ctx.send(rpc(Method.ExecuteTask, { channel: 'C0CONFORM' }, id)), ErrorCode.InvalidParams, id), 'text');
-    },
-  },
-  {
-    id: 'error.invalid-params.empty-text',
-    expectation: 'execute_task with text "" → -32602, data names "text"',
-    why: 'an empty task would cost model time and post an empty reply',
-    required: true,
-    async run(ctx) {
-      const id = newRequestId();
-      expectInvalidParamsData(expectError(await ctx.send(rpc(Method.ExecuteTask, { text: '' }, id)), ErrorCode.InvalidParams, id), 'text');
-    },
-  },
-  {
-    id: 'error.invalid-params.messages',
-    expectation: 'messages[0].role "system" → -32602, data names "messages"',
-    why: 'thread messages are user or assistant turns; a malformed history must be refused, not fed to the model',
-    required: true,
-    async run(ctx) {
-      const id = newRequestId();
-      const messages = [{ role: 'system', text: 'conformance check: not a thread message', ts: '1700000000.000100' }];
-      expectInvalidParamsData(expectError(await ctx.send(rpc(Method.ExecuteTask, { text: 'conformance check: hello', messages }, id)), ErrorCode.InvalidParams, id), 'messages');
-    },
-  },
-  {
-    id: 'error.invalid-params.attachments',
-    expectation: 'attachments[0].size off by one → -32602, data names "attachments"',
-    why: 'size is the byte length of data; a mismatch means a truncated or corrupted file',
-    required: true,
-    async run(ctx) {
-      const id = newRequestId();
-      const attachments = [{ name: 'pixel.png', mimetype: 'image/png', size: PIXEL_PNG_SIZE + 1, data: PIXEL_PNG }];
-      expectInvalidParamsData(expectError(await ctx.send(rpc(Method.ExecuteTask, { text: 'conformance check: hello', attachments }, id)), ErrorCode.InvalidParams, id), 'attachments');
-    },
-  },
-  {
-    id: 'error.invalid-params.task_id',
-    expectation: 'get_task_result {} → -32602, data names "task_id"',
-    why: 'a poll without a task id is the caller\'s mistake, not an unknown task',
-    required: true,
-    async run(ctx) {
-      const id = newRequestId();
-      expectInvalidParamsData(expectError(await ctx.send(rpc(Method.GetTaskResult, {}, id)), ErrorCode.InvalidParams, id), 'task_id');
-    },
-  },
+    ErrorCode.InvalidParams,
+    requestOf(Method.ExecuteTask, { text: 'conformance check: hello', attachments: [{ name: 'pixel.png', mimetype: 'image/png', size: PIXEL_PNG_SIZE + 1, data: PIXEL_PNG }] }),
+    { data: 'attachments' },
+  ),
+  errorCase(
+    { id: 'error.invalid-params.task_id', expectation: 'get_task_result {} → -32602, data names "task_id"', why: "a poll without a task id is the caller's mistake, not an unknown task" },
+    ErrorCode.InvalidParams,
+    requestOf(Method.GetTaskResult, {}),
+    { data: 'task_id' },
+  ),
   {
     id: 'http.status-200',
     expectation: 'a JSON-RPC error travels with HTTP 200, application/json',

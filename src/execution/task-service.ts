@@ -296,11 +296,9 @@ export class TaskService {
         return { status: record.status, task_id: taskId, ...partialAnswer(record.partial?.text ?? '', position) };
       }
       case 'success':
-        return record.result ?? { status: 'success', response_text: '' };
       case 'cancelled':
-        throw new RpcError(ErrorCode.TaskCancelled);
       case 'failed':
-        throw failureOf(record);
+        return endedAnswer(record);
     }
   }
 
@@ -464,12 +462,16 @@ function executeAnswerFor(record: TaskRecord, stream: boolean): ExecuteTaskResul
     case 'working':
       return { status: 'accepted', task_id: record.task_id, ...(stream && record.partial ? partialAnswer(record.partial.text, 0) : {}) };
     case 'success':
-      return record.result ?? { status: 'success', response_text: '' };
     case 'cancelled':
-      throw new RpcError(ErrorCode.TaskCancelled);
     case 'failed':
-      throw failureOf(record);
+      return endedAnswer(record);
   }
+}
+
+/** What a task that has ended answers, to `execute_task` and `get_task_result` alike: its result, or the error it ended with. */
+function endedAnswer(record: TaskRecord): SuccessResult {
+  if (record.status === 'success') return record.result ?? { status: 'success', response_text: '' };
+  throw record.status === 'cancelled' ? new RpcError(ErrorCode.TaskCancelled) : failureOf(record);
 }
 
 /** A failure the executor marked as worth retrying (e.g. the model was throttled). */

@@ -1,13 +1,7 @@
-import { systemClock, type Clock } from '../../clock';
-import type { DynamoDb } from '../../aws/dynamodb';
 import { botThreadKey, type BotThread, type BotThreads } from './bot-threads';
+import { StateTable, type StateTableOptions } from './state-table';
 
-export type DynamoDbBotThreadsOptions = {
-  dynamodb: DynamoDb;
-  /** The state table: string partition key `pk`, TTL on `expires_at` (shared with claims and counters). */
-  tableName: string;
-  clock?: Clock;
-};
+export type DynamoDbBotThreadsOptions = StateTableOptions;
 
 /**
  * BotThreads as one item per thread in the state table. A put is idempotent (a retried write just
@@ -15,22 +9,20 @@ export type DynamoDbBotThreadsOptions = {
  * item past its `expires_at` as absent.
  */
 export class DynamoDbBotThreads implements BotThreads {
-  private readonly clock: Clock;
+  private readonly table: StateTable;
 
-  constructor(private readonly options: DynamoDbBotThreadsOptions) {
-    this.clock = options.clock ?? systemClock;
+  constructor(options: DynamoDbBotThreadsOptions) {
+    this.table = new StateTable(options);
   }
 
   async remember(thread: BotThread, ttlSeconds: number): Promise<void> {
-    const expiresAt = Math.floor(this.clock.now() / 1000) + Math.ceil(ttlSeconds);
-    await this.options.dynamodb.putItem({ TableName: this.options.tableName, Item: { pk: { S: botThreadKey(thread) }, expires_at: { N: String(expiresAt) } } });
+    const expiresAt = this.table.nowSeconds() + Math.ceil(ttlSeconds);
+    await this.table.put({ Item: { ...this.table.key(botThreadKey(thread)), expires_at: { N: String(expiresAt) } } });
   }
 
   async has(thread: BotThread): Promise<boolean> {
     // An eventually consistent read: a record written a moment ago by the poster is rarely missed,
     // and the next reply in the thread finds it.
-    const output = await this.options.dynamodb.getItem({ TableName: this.options.tableName, Key: { pk: { S: botThreadKey(thread) } }, ProjectionExpression: 'expires_at' });
-    const expiresAt = Number(output.Item?.expires_at?.N ?? 0);
-    return expiresAt > Math.floor(this.clock.now() / 1000);
+    return this.table.isLive(await this.table.get(botThreadKey(thread), { consistent: false, projection: 'expires_at' }));
   }
 }

@@ -1,16 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { systemClock, type Clock } from '../../clock';
-import { isConditionCheckFailure, itemMetBy, type DynamoDb, type Item } from '../../aws/dynamodb';
+import { isConditionCheckFailure, itemMetBy, type Item } from '../../aws/dynamodb';
 import type { AcquireOptions, ClaimState, ClaimStore } from './claim-store';
+import { StateTable, type StateTableOptions } from './state-table';
 
-export type DynamoDbClaimStoreOptions = {
-  dynamodb: DynamoDb;
-  /** A table with string partition key `pk` and TTL on `expires_at`; counters may share it. */
-  tableName: string;
-  /** Prepended to every key, to keep claims apart from other items in a shared table. */
-  keyPrefix?: string;
-  clock?: Clock;
-};
+export type DynamoDbClaimStoreOptions = StateTableOptions;
 
 const STATE_AND_OWNER = { '#state': 'claim_state', '#owner': 'owner' };
 const WITH_VALUE = { ...STATE_AND_OWNER, '#value': 'claim_value' };
@@ -28,25 +21,22 @@ const namesFor = (usesValue: boolean) => (usesValue ? WITH_VALUE : STATE_AND_OWN
  * (ReturnValuesOnConditionCheckFailure), which tells "done" from "busy" without a second read.
  */
 export class DynamoDbClaimStore implements ClaimStore {
-  private readonly clock: Clock;
-  private readonly keyPrefix: string;
+  private readonly table: StateTable;
 
-  constructor(private readonly options: DynamoDbClaimStoreOptions) {
-    this.clock = options.clock ?? systemClock;
-    this.keyPrefix = options.keyPrefix ?? '';
+  constructor(options: DynamoDbClaimStoreOptions) {
+    this.table = new StateTable(options);
   }
 
   async acquire(key: string, options: AcquireOptions): Promise<ClaimState> {
-    const now = this.nowSeconds();
+    const now = this.table.nowSeconds();
     const leaseUntil = now + Math.ceil(options.leaseSeconds);
     const expiresAt = Math.max(leaseUntil, now + Math.ceil(options.ttlSeconds));
     // The value of an earlier claim survives a takeover (if_not_exists): the work it guards keeps
     // its identity (an event keeps its request id). Only until the item is deleted by TTL.
     const setValue = options.value !== undefined ? ', #value = if_not_exists(#value, :value)' : '';
     try {
-      const output = await this.options.dynamodb.updateItem({
-        TableName: this.options.tableName,
-        Key: this.key(key),
+      const output = await this.table.update({
+        Key: this.table.key(key),
         ConditionExpression: 'attribute_not_exists(pk) OR expires_at <= :now OR (#state = :pending AND (lease_until <= :now OR #owner = :token))',
         UpdateExpression: `SET #state = :pending, #owner = :token, lease_until = :lease, expires_at = :expires${setValue}`,
         ExpressionAttributeNames: namesFor(options.value !== undefined),
@@ -68,18 +58,17 @@ export class DynamoDbClaimStore implements ClaimStore {
     } catch (error) {
       if (!isConditionCheckFailure(error)) throw error;
       // DynamoDB returns the item it met; an emulator that does not gets one strongly consistent read.
-      const item = itemMetBy(error) ?? (await this.read(key));
+      const item = itemMetBy(error) ?? (await this.table.get(key)) ?? {};
       if (item.claim_state?.S === 'done') return { status: 'done', ...valueOf(item) };
       return { status: 'busy', leaseEndsAt: Number(item.lease_until?.N ?? now) * 1000 };
     }
   }
 
   async complete(key: string, token: string, options: { ttlSeconds: number; value?: string }): Promise<boolean> {
-    const now = this.nowSeconds();
-    try {
-      await this.options.dynamodb.updateItem({
-        TableName: this.options.tableName,
-        Key: this.key(key),
+    const now = this.table.nowSeconds();
+    return this.table.ifMet(
+      this.table.update({
+        Key: this.table.key(key),
         ConditionExpression: '#owner = :token',
         UpdateExpression: `SET #state = :done, expires_at = :expires${options.value !== undefined ? ', #value = :value' : ''} REMOVE lease_until`,
         ExpressionAttributeNames: namesFor(options.value !== undefined),
@@ -89,62 +78,37 @@ export class DynamoDbClaimStore implements ClaimStore {
           ':expires': { N: String(now + Math.ceil(options.ttlSeconds)) },
           ...(options.value !== undefined ? { ':value': { S: options.value } } : {}),
         },
-      });
-      return true;
-    } catch (error) {
-      if (isConditionCheckFailure(error)) return false;
-      throw error;
-    }
+      }),
+    );
   }
 
   async release(key: string, token: string): Promise<void> {
-    try {
-      // Freed, not deleted: the next attempt may take it at once, and keeps its value (an event's
-      // request id), in case the work did happen after all — a send whose answer was lost.
-      await this.options.dynamodb.updateItem({
-        TableName: this.options.tableName,
-        Key: this.key(key),
+    // Freed, not deleted: the next attempt may take it at once, and keeps its value (an event's
+    // request id), in case the work did happen after all — a send whose answer was lost. A claim
+    // that is not ours any more (taken over, or already gone) has nothing to give back.
+    await this.table.ifMet(
+      this.table.update({
+        Key: this.table.key(key),
         ConditionExpression: '#owner = :token AND #state = :pending',
         UpdateExpression: 'SET lease_until = :zero REMOVE #owner',
         ExpressionAttributeNames: STATE_AND_OWNER,
         ExpressionAttributeValues: { ':token': { S: token }, ':pending': { S: 'pending' }, ':zero': { N: '0' } },
-      });
-    } catch (error) {
-      // Not ours any more (taken over, or already gone): nothing to give back.
-      if (!isConditionCheckFailure(error)) throw error;
-    }
+      }),
+    );
   }
 
   async mark(key: string, ttlSeconds: number): Promise<boolean> {
-    const now = this.nowSeconds();
+    const now = this.table.nowSeconds();
     // Its own token, so a retry re-sending a write whose answer was lost still counts as set.
     const token = randomUUID();
-    try {
-      await this.options.dynamodb.putItem({
-        TableName: this.options.tableName,
-        Item: { ...this.key(key), claim_state: { S: 'done' }, owner: { S: token }, expires_at: { N: String(now + Math.ceil(ttlSeconds)) } },
+    return this.table.ifMet(
+      this.table.put({
+        Item: { ...this.table.key(key), claim_state: { S: 'done' }, owner: { S: token }, expires_at: { N: String(now + Math.ceil(ttlSeconds)) } },
         ConditionExpression: 'attribute_not_exists(pk) OR expires_at <= :now OR #owner = :token',
         ExpressionAttributeNames: { '#owner': STATE_AND_OWNER['#owner'] },
         ExpressionAttributeValues: { ':now': { N: String(now) }, ':token': { S: token } },
-      });
-      return true;
-    } catch (error) {
-      if (isConditionCheckFailure(error)) return false;
-      throw error;
-    }
-  }
-
-  private async read(key: string): Promise<Item> {
-    const output = await this.options.dynamodb.getItem({ TableName: this.options.tableName, Key: this.key(key), ConsistentRead: true });
-    return output.Item ?? {};
-  }
-
-  private key(key: string): Item {
-    return { pk: { S: this.keyPrefix + key } };
-  }
-
-  private nowSeconds(): number {
-    return Math.floor(this.clock.now() / 1000);
+      }),
+    );
   }
 }
 

@@ -1,15 +1,8 @@
-import { systemClock, type Clock } from '../../clock';
-import { type DynamoDb, isConditionCheckFailure, type Item } from '../../aws/dynamodb';
+import { isConditionCheckFailure } from '../../aws/dynamodb';
 import type { CounterStore } from './counter-store';
+import { StateTable, type StateTableOptions } from './state-table';
 
-export type DynamoDbCounterStoreOptions = {
-  dynamodb: DynamoDb;
-  /** A table with string partition key `pk` and TTL on `expires_at`; claims may share it. */
-  tableName: string;
-  /** Prepended to every key, to keep counters apart from other items in a shared table. */
-  keyPrefix?: string;
-  clock?: Clock;
-};
+export type DynamoDbCounterStoreOptions = StateTableOptions;
 
 /** Each round is two conditional writes; contention on an expired key settles within a few rounds. */
 const MAX_ROUNDS = 5;
@@ -21,24 +14,21 @@ const MAX_ROUNDS = 5;
  * item agree: one Put wins, the others see a live item again and `ADD` to it.
  */
 export class DynamoDbCounterStore implements CounterStore {
-  private readonly clock: Clock;
-  private readonly keyPrefix: string;
+  private readonly table: StateTable;
 
-  constructor(private readonly options: DynamoDbCounterStoreOptions) {
-    this.clock = options.clock ?? systemClock;
-    this.keyPrefix = options.keyPrefix ?? '';
+  constructor(options: DynamoDbCounterStoreOptions) {
+    this.table = new StateTable(options);
   }
 
   async increment(key: string, ttlSeconds: number): Promise<number> {
-    const pk = { S: this.keyPrefix + key };
+    const item = this.table.key(key);
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
-      const nowSeconds = Math.floor(this.clock.now() / 1000);
+      const nowSeconds = this.table.nowSeconds();
       const now = { N: String(nowSeconds) };
       const expiresAt = { N: String(nowSeconds + Math.ceil(ttlSeconds)) };
       try {
-        const { Attributes } = await this.options.dynamodb.updateItem({
-          TableName: this.options.tableName,
-          Key: { pk },
+        const { Attributes } = await this.table.update({
+          Key: item,
           // The TTL is set on creation only: a fixed window must not slide with each hit.
           UpdateExpression: 'ADD #count :one SET expires_at = if_not_exists(expires_at, :exp)',
           ConditionExpression: 'attribute_not_exists(pk) OR expires_at > :now',
@@ -51,17 +41,10 @@ export class DynamoDbCounterStore implements CounterStore {
         if (!isConditionCheckFailure(error)) throw error;
       }
       // The item exists but has expired: replace it, unless another writer already did.
-      try {
-        await this.options.dynamodb.putItem({
-          TableName: this.options.tableName,
-          Item: { pk, count: { N: '1' }, expires_at: expiresAt },
-          ConditionExpression: 'expires_at <= :now',
-          ExpressionAttributeValues: { ':now': now },
-        });
-        return 1;
-      } catch (error) {
-        if (!isConditionCheckFailure(error)) throw error;
-      }
+      const restarted = await this.table.ifMet(
+        this.table.put({ Item: { ...item, count: { N: '1' }, expires_at: expiresAt }, ConditionExpression: 'expires_at <= :now', ExpressionAttributeValues: { ':now': now } }),
+      );
+      if (restarted) return 1;
     }
     throw new Error(`could not increment counter ${key}: the item kept changing under contention`);
   }

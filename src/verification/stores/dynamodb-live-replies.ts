@@ -1,13 +1,8 @@
-import { systemClock, type Clock } from '../../clock';
-import { type DynamoDb, isConditionCheckFailure, itemMetBy, type Item } from '../../aws/dynamodb';
+import { isConditionCheckFailure, itemMetBy, type Item } from '../../aws/dynamodb';
 import { liveReplyKey, type LiveReplies, type LiveReply } from './live-replies';
+import { StateTable, type StateTableOptions } from './state-table';
 
-export type DynamoDbLiveRepliesOptions = {
-  dynamodb: DynamoDb;
-  /** The state table: string partition key `pk`, TTL on `expires_at` (shared with claims). */
-  tableName: string;
-  clock?: Clock;
-};
+export type DynamoDbLiveRepliesOptions = StateTableOptions;
 
 /**
  * LiveReplies as one item per request in the state table: the record as JSON in `live`, its
@@ -15,23 +10,21 @@ export type DynamoDbLiveRepliesOptions = {
  * function that reads next may run a second after the one that wrote.
  */
 export class DynamoDbLiveReplies implements LiveReplies {
-  private readonly clock: Clock;
+  private readonly table: StateTable;
 
-  constructor(private readonly options: DynamoDbLiveRepliesOptions) {
-    this.clock = options.clock ?? systemClock;
+  constructor(options: DynamoDbLiveRepliesOptions) {
+    this.table = new StateTable(options);
   }
 
   async get(requestId: string): Promise<LiveReply | undefined> {
-    const output = await this.options.dynamodb.getItem({ TableName: this.options.tableName, Key: this.key(requestId), ConsistentRead: true });
-    return this.live(output.Item);
+    return this.live(await this.table.get(liveReplyKey(requestId)));
   }
 
   async create(requestId: string, reply: LiveReply, ttlSeconds: number): Promise<LiveReply> {
-    const now = this.nowSeconds();
+    const now = this.table.nowSeconds();
     try {
-      await this.options.dynamodb.putItem({
-        TableName: this.options.tableName,
-        Item: { ...this.key(requestId), ...this.attributes(reply, now + Math.ceil(ttlSeconds)) },
+      await this.table.put({
+        Item: { ...this.table.key(liveReplyKey(requestId)), ...this.attributes(reply, now + Math.ceil(ttlSeconds)) },
         ConditionExpression: 'attribute_not_exists(pk) OR expires_at <= :now',
         ExpressionAttributeValues: { ':now': { N: String(now) } },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -44,11 +37,10 @@ export class DynamoDbLiveReplies implements LiveReplies {
   }
 
   async advance(requestId: string, from: number, next: LiveReply, ttlSeconds: number): Promise<boolean> {
-    const now = this.nowSeconds();
-    try {
-      await this.options.dynamodb.updateItem({
-        TableName: this.options.tableName,
-        Key: this.key(requestId),
+    const now = this.table.nowSeconds();
+    return this.table.ifMet(
+      this.table.update({
+        Key: this.table.key(liveReplyKey(requestId)),
         ConditionExpression: 'shown = :from AND expires_at > :now',
         UpdateExpression: 'SET live = :live, shown = :shown, expires_at = :expires',
         ExpressionAttributeValues: {
@@ -58,16 +50,8 @@ export class DynamoDbLiveReplies implements LiveReplies {
           ':shown': { N: String(next.shown) },
           ':expires': { N: String(now + Math.ceil(ttlSeconds)) },
         },
-      });
-      return true;
-    } catch (error) {
-      if (isConditionCheckFailure(error)) return false;
-      throw error;
-    }
-  }
-
-  private key(requestId: string): Item {
-    return { pk: { S: liveReplyKey(requestId) } };
+      }),
+    );
   }
 
   private attributes(reply: LiveReply, expiresAt: number): Item {
@@ -75,11 +59,7 @@ export class DynamoDbLiveReplies implements LiveReplies {
   }
 
   private live(item: Item | undefined): LiveReply | undefined {
-    if (!item?.live?.S || Number(item.expires_at?.N ?? 0) <= this.nowSeconds()) return undefined;
+    if (!item?.live?.S || !this.table.isLive(item)) return undefined;
     return JSON.parse(item.live.S) as LiveReply;
-  }
-
-  private nowSeconds(): number {
-    return Math.floor(this.clock.now() / 1000);
   }
 }
