@@ -1,6 +1,6 @@
 import { wireAgentInvoker } from '../../src/verification/wiring';
 import { defaultAgentFromEnv } from './shared/agents';
-import { sqsQueue } from './shared/clients';
+import { records, sqsQueue } from './shared/clients';
 import { functionContext } from './shared/function-context';
 import { botTokenOf, livePortsOf, slackOf } from './shared/slack';
 import { sqsBatchHandler } from './shared/sqs-batch';
@@ -18,6 +18,7 @@ export const handler = sqsBatchHandler(
     conversations: () => slackOf(context),
     botToken: () => botTokenOf(context),
     live: livePortsOf(context),
+    records: records(config.STATE_TABLE_NAME),
   }),
   context,
 );

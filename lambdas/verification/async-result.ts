@@ -1,6 +1,6 @@
 import { wireAsyncResult } from '../../src/verification/wiring';
 import { defaultAgentFromEnv } from './shared/agents';
-import { sqsQueue } from './shared/clients';
+import { records, sqsQueue } from './shared/clients';
 import { functionContext } from './shared/function-context';
 import { livePortsOf } from './shared/slack';
 import { sqsBatchHandler } from './shared/sqs-batch';
@@ -15,6 +15,7 @@ export const handler = sqsBatchHandler(
     polls: sqsQueue(config.POLL_QUEUE_URL, 'POLL_QUEUE_URL'),
     replies: sqsQueue(config.REPLY_QUEUE_URL, 'REPLY_QUEUE_URL'),
     live: livePortsOf(context),
+    records: records(config.STATE_TABLE_NAME),
   }),
   context,
 );

@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { secretFromEnv } from '../../src/secrets/secret-source';
 import { wireSlackEvents } from '../../src/verification/wiring';
-import { botThreads, claimStore, counterStore, sqsQueue } from './shared/clients';
+import { botThreads, claimStore, counterStore, records, sqsQueue } from './shared/clients';
 import { functionContext, powertools } from './shared/function-context';
 
 /** slack-events: API Gateway → verify, filter, authorize, rate-limit, claim, enqueue, ack. */
@@ -16,6 +16,7 @@ const ingress = wireSlackEvents(context, {
   tasks: sqsQueue(config.TASK_QUEUE_URL, 'TASK_QUEUE_URL'),
   replies: sqsQueue(config.REPLY_QUEUE_URL, 'REPLY_QUEUE_URL'),
   threads: botThreads(config.STATE_TABLE_NAME),
+  records: records(config.STATE_TABLE_NAME),
 });
 
 export const handler = middy(async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {

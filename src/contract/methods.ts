@@ -58,6 +58,18 @@ export const AttachmentSchema = z
   .refine((attachment) => attachment.data.length % 4 !== 0 || base64DecodedLength(attachment.data) === attachment.size, { message: 'size must be the byte length of data', path: ['size'] });
 export type Attachment = z.infer<typeof AttachmentSchema>;
 
+/** At most this many context entities travel with a task. */
+export const MAX_CONTEXT_ENTITIES = 10;
+
+export const ContextEntitySchema = z
+  .object({
+    type: z.enum(['channel', 'canvas', 'list', 'message'], { error: 'type must be "channel", "canvas", "list" or "message"' }),
+    id: z.string({ error: 'id must be a string' }).min(1, 'id must not be empty'),
+    channel: optionalString,
+  })
+  .loose();
+export type ContextEntity = z.infer<typeof ContextEntitySchema>;
+
 export const ExecuteTaskParamsSchema = z
   .object({
     text: z.string({ error: 'text is required and must be a string' }).min(1, 'text must not be empty'),
@@ -74,6 +86,15 @@ export const ExecuteTaskParamsSchema = z
      * streams may answer `accepted` as soon as it has text, with that text and a cursor.
      */
     stream: z.boolean({ error: 'stream must be a boolean' }).optional(),
+    /**
+     * What the user is looking at in Slack while they ask (docs/contract.md, "Context"): entities
+     * by relevance — a channel, a canvas, a list, a message (`id` its ts, `channel` where it is).
+     * Optional; an agent may ignore it.
+     */
+    context: z
+      .object({ entities: z.array(ContextEntitySchema).max(MAX_CONTEXT_ENTITIES) })
+      .loose()
+      .optional(),
     /** Sent only when the operator opts in; never logged. */
     bot_token: optionalString,
   })

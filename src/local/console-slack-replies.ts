@@ -2,16 +2,26 @@ import { randomBytes } from 'node:crypto';
 import { systemClock, type Clock } from '../clock';
 import { FileDownloadError, type SlackConversations, type SlackThreadMessage, type ThreadRead } from '../slack/slack-conversations';
 import { REPLY_METADATA_TYPE } from '../slack/reply-metadata';
-import type { ReactionTarget, ReplyMarker, SlackReplies } from '../slack/slack-replies';
+import type { ReactionTarget, ReplyMarker, SlackReplies } from '../slack/slack-port';
 import { SlackApiError } from '../slack/slack-api-error';
 import type { LiveMessage, LiveThread, SlackLive } from '../slack/slack-live';
+import type { AgentSession, AgentSessionStatus, SlackAgent, SuggestedPrompt } from '../slack/slack-agent';
+import { decodeFeedbackValue, type MessageBlock } from '../slack/feedback-blocks';
 import { LOCAL_BOT_USER_ID, slackTs } from './slack-event-builder';
 
 /**
  * A posted reply; `requestId` names the task it answers (from the chunk's marker). A live message
  * (streamed or updated) changes its `text` as the answer grows; `streaming` while it does.
  */
-export type RecordedReply = { channel: string; threadTs: string; text: string; ts: string; at: number; requestId?: string; streaming?: boolean };
+export type RecordedReply = { channel: string; threadTs: string; text: string; ts: string; at: number; requestId?: string; streaming?: boolean; /** The feedback buttons' request id and agent, when the message carries them. */ feedback?: { requestId: string; agent?: string } };
+
+/** A thread's agent session as the local workspace shows it (docs/architecture.md §2.6). */
+export type LocalSession = { channel: string; threadTs: string; status: AgentSessionStatus; title?: string; initiatorUserId?: string; at: number };
+/** Something the agent surface showed one user, or offered them. */
+export type LocalSurfaceEvent =
+  | { type: 'prompts'; channel: string; prompts: SuggestedPrompt[]; title?: string; at: number }
+  | { type: 'ephemeral'; channel: string; user: string; text: string; threadTs?: string; at: number }
+  | { type: 'view'; triggerId: string; view: Record<string, unknown>; at: number };
 
 /** A file shared in the local workspace, as Slack describes it in a message event. */
 export type LocalFile = { id: string; name: string; mimetype: string; filetype: string; size: number; url_private_download: string };
@@ -31,11 +41,15 @@ const MAX_FILES = 200;
  * accepted event) and the files shared through the playground or `zone say --file`, so thread
  * context and attachments work locally as they do in Slack.
  */
-export class ConsoleSlackReplies implements SlackReplies, SlackConversations, SlackLive {
+export class ConsoleSlackReplies implements SlackReplies, SlackConversations, SlackLive, SlackAgent {
   readonly posted: RecordedReply[] = [];
   /** Thread statuses set, in order (`''` clears). */
   readonly statuses: Array<{ channel: string; threadTs: string; status: string; at: number }> = [];
   readonly reactions: Array<{ op: 'add' | 'remove'; name: string; timestamp: string }> = [];
+  /** Each thread's agent session, as last set (key: channel and thread). */
+  readonly sessions = new Map<string, LocalSession>();
+  /** Prompts offered, ephemeral messages, modals opened, in order. */
+  readonly surface: LocalSurfaceEvent[] = [];
   private readonly said: LocalMessage[] = [];
   private readonly files = new Map<string, { file: LocalFile; bytes: Buffer }>();
 
@@ -44,8 +58,9 @@ export class ConsoleSlackReplies implements SlackReplies, SlackConversations, Sl
     private readonly clock: Clock = systemClock,
   ) {}
 
-  async post({ channel, threadTs, text, marker }: { channel: string; threadTs: string; text: string; marker?: ReplyMarker }): Promise<{ ts: string }> {
+  async post({ channel, threadTs, text, marker, blocks }: { channel: string; threadTs: string; text: string; marker?: ReplyMarker; blocks?: readonly MessageBlock[] }): Promise<{ ts: string }> {
     const reply: RecordedReply = { channel, threadTs, text, ts: slackTs(), at: this.clock.now(), ...(marker ? { requestId: marker.requestId } : {}) };
+    this.keepFeedback(reply, blocks);
     this.posted.push(reply);
     this.write(`\n💬 reply in ${channel} (thread ${threadTs}):\n${text.replace(/^/gm, '   ')}\n`);
     return { ts: reply.ts };
@@ -82,23 +97,58 @@ export class ConsoleSlackReplies implements SlackReplies, SlackConversations, Sl
     reply.text += markdownText;
   }
 
-  async stopStream(message: LiveMessage, options: { markdownText?: string; marker?: ReplyMarker } = {}): Promise<void> {
+  async stopStream(message: LiveMessage, options: { markdownText?: string; marker?: ReplyMarker; blocks?: readonly MessageBlock[]; sessionStatus?: AgentSessionStatus } = {}): Promise<void> {
     const reply = this.live(message);
     if (!reply.streaming) throw new SlackApiError('chat.stopStream failed: message_not_in_streaming_state', 'message_not_in_streaming_state', false);
     reply.text += options.markdownText ?? '';
     reply.streaming = false;
     if (options.marker) reply.requestId = options.marker.requestId;
+    this.keepFeedback(reply, options.blocks);
+    if (options.sessionStatus) await this.setSessionStatus({ channel: reply.channel, threadTs: reply.threadTs, status: options.sessionStatus });
   }
 
-  async update(message: LiveMessage, text: string, options: { marker?: ReplyMarker } = {}): Promise<void> {
+  async update(message: LiveMessage, text: string, options: { marker?: ReplyMarker; blocks?: readonly MessageBlock[] } = {}): Promise<void> {
     const reply = this.live(message);
     const final = options.marker !== undefined;
     reply.text = text;
+    this.keepFeedback(reply, options.blocks);
     if (final) {
       reply.requestId = options.marker!.requestId;
       reply.streaming = false;
       this.write(`\n💬 reply in ${reply.channel} (thread ${reply.threadTs}):\n${text.replace(/^/gm, '   ')}\n`);
     }
+  }
+
+  async setSessionStatus(session: AgentSession & { status: AgentSessionStatus; title?: string; initiatorUserId?: string }): Promise<void> {
+    const key = `${session.channel}#${session.threadTs}`;
+    const existing = this.sessions.get(key);
+    // As Slack does: the title and initiator count only when the call creates the session.
+    this.sessions.set(key, { channel: session.channel, threadTs: session.threadTs, status: session.status, at: this.clock.now(), ...(existing?.title ?? session.title ? { title: existing?.title ?? session.title } : {}), ...(existing?.initiatorUserId ?? session.initiatorUserId ? { initiatorUserId: existing?.initiatorUserId ?? session.initiatorUserId } : {}) });
+    if (session.status === 'processing') this.write(`\n⏳ agent session ${existing ? '' : `"${session.title ?? ''}" `}processing (thread ${session.threadTs}; Stop: npx zone say --stop --thread ${session.threadTs})`);
+  }
+
+  async setSuggestedPrompts(target: { channel: string; prompts: readonly SuggestedPrompt[]; title?: string }): Promise<void> {
+    if (target.prompts.length > 4) throw new SlackApiError('assistant.threads.setSuggestedPrompts failed: invalid_arguments', 'invalid_arguments', false);
+    this.surface.push({ type: 'prompts', channel: target.channel, prompts: [...target.prompts], ...(target.title ? { title: target.title } : {}), at: this.clock.now() });
+  }
+
+  async postEphemeral(message: { channel: string; user: string; text: string; threadTs?: string }): Promise<void> {
+    this.surface.push({ type: 'ephemeral', channel: message.channel, user: message.user, text: message.text, ...(message.threadTs ? { threadTs: message.threadTs } : {}), at: this.clock.now() });
+    this.write(`\n👤 only ${message.user} sees: ${message.text}`);
+  }
+
+  async openView(view: { triggerId: string; view: Record<string, unknown> }): Promise<void> {
+    this.surface.push({ type: 'view', triggerId: view.triggerId, view: view.view, at: this.clock.now() });
+  }
+
+  /** The session of a thread, if one was set. */
+  session(channel: string, threadTs: string): LocalSession | undefined {
+    return this.sessions.get(`${channel}#${threadTs}`);
+  }
+
+  private keepFeedback(reply: RecordedReply, blocks: readonly MessageBlock[] | undefined): void {
+    const feedback = feedbackTargetOf(blocks);
+    if (feedback) reply.feedback = feedback;
   }
 
   private live(message: LiveMessage): RecordedReply {
@@ -141,4 +191,16 @@ export class ConsoleSlackReplies implements SlackReplies, SlackConversations, Sl
     if (bytes.length > limits.maxBytes) throw new FileDownloadError('too-large', `more than ${limits.maxBytes} bytes`);
     return bytes;
   }
+}
+
+/** The answer a message's feedback buttons name, read back from their value (src/slack/feedback-blocks.ts). */
+function feedbackTargetOf(blocks: readonly MessageBlock[] | undefined): { requestId: string; agent?: string } | undefined {
+  for (const block of blocks ?? []) {
+    for (const element of (block.elements as Array<{ type?: string; positive_button?: { value?: string } }> | undefined) ?? []) {
+      if (element.type !== 'feedback_buttons') continue;
+      const value = decodeFeedbackValue(element.positive_button?.value);
+      if (value) return { requestId: value.requestId, ...(value.agent ? { agent: value.agent } : {}) };
+    }
+  }
+  return undefined;
 }

@@ -14,6 +14,9 @@ import { MemoryBotThreads } from '../verification/stores/memory-bot-threads';
 import { MemoryClaimStore } from '../verification/stores/memory-claim-store';
 import { MemoryLiveReplies } from '../verification/stores/memory-live-replies';
 import { MemoryCounterStore } from '../verification/stores/memory-counter-store';
+import { MemoryRecords } from '../verification/stores/memory-records';
+import type { ListableRecords } from '../verification/stores/records';
+import type { SlackAgent } from '../slack/slack-agent';
 import { noTrace, type Tracer } from '../verification/trace';
 import { wireAgentInvoker, wireAsyncResult, wireSlackEvents, wireSlackPoster, type FunctionContext } from '../verification/wiring';
 
@@ -24,7 +27,9 @@ export type LocalPipelineOptions = {
    * Where replies go: the Slack Web API (real or fake), or the terminal. When it can also read
    * threads and files (SlackConversations), tasks carry their thread context and attachments.
    */
-  slack: SlackReplies & Partial<SlackConversations> & Partial<SlackLive>;
+  slack: SlackReplies & Partial<SlackConversations> & Partial<SlackLive> & Partial<SlackAgent>;
+  /** The agent surface's records; the local stack passes its own, so `zone feedback` can list them. */
+  records?: ListableRecords;
   signingSecret: string;
   /** Verification settings as environment variables (ALLOWED_*, RATE_LIMIT_PER_MINUTE, POLL_*, …). */
   env?: NodeJS.ProcessEnv;
@@ -46,6 +51,8 @@ export type LocalPipeline = {
     repliesDlq: MemoryQueue<unknown>;
   };
   config: VerificationConfig;
+  /** Running tasks, Stops, contexts and feedback (`listFeedback` reads the feedback). */
+  records: ListableRecords;
   /** Resolves when every queue is empty and nothing is in flight. */
   whenIdle(options?: { timeoutMs?: number }): Promise<void>;
   stop(): Promise<void>;
@@ -95,7 +102,10 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
   // The threads the bot answered in live on the scaled clock, like the claims.
   const threads = new MemoryBotThreads(clock);
   const liveStore = new MemoryLiveReplies(clock);
-  const ingress = wireSlackEvents(context, { signingSecret: staticSecret(options.signingSecret), claims, counters: new MemoryCounterStore(), tasks, replies, threads });
+  // The agent surface's records (running tasks, Stops, contexts, feedback) expire on real time:
+  // their lifetimes (an hour, a day, days) are not delays the queues scale.
+  const records = options.records ?? new MemoryRecords(systemClock);
+  const ingress = wireSlackEvents(context, { signingSecret: staticSecret(options.signingSecret), claims, counters: new MemoryCounterStore(), tasks, replies, threads, records });
   const botToken = config.SLACK_BOT_TOKEN;
   const slack = options.slack;
   const reader = canRead(slack) ? slack : undefined;
@@ -110,16 +120,19 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
       ...(reader ? { conversations: () => reader } : {}),
       ...(botToken ? { botToken: () => staticSecret(botToken) } : {}),
       ...(live ? { live } : {}),
+      records,
     }),
   );
-  polls.consume(wireAsyncResult(followUps, { agent: options.agent, polls, replies, ...(live ? { live } : {}) }));
-  replies.consume(wireSlackPoster(context, { slack, claims, threads, ...(live ? { live } : {}) }));
+  polls.consume(wireAsyncResult(followUps, { agent: options.agent, polls, replies, ...(live ? { live } : {}), records }));
+  const agentSurface = canAct(slack) ? slack : undefined;
+  replies.consume(wireSlackPoster(context, { slack, claims, threads, ...(live ? { live } : {}), ...(agentSurface ? { agent: () => agentSurface } : {}), records }));
 
   const all = [tasks, polls, replies, tasksDlq, pollsDlq, repliesDlq] as Array<MemoryQueue<unknown>>;
   return {
     ingress,
     queues: { tasks, polls, replies, tasksDlq, pollsDlq, repliesDlq },
     config,
+    records,
     whenIdle: (idleOptions) => whenAllIdle(all, idleOptions),
     stop: async () => {
       await Promise.all(all.map((queue) => queue.stop()));
@@ -129,6 +142,10 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
 
 function canStream(slack: SlackReplies & Partial<SlackLive>): slack is SlackReplies & SlackLive {
   return ['setStatus', 'startStream', 'appendStream', 'stopStream', 'update'].every((method) => typeof (slack as unknown as Record<string, unknown>)[method] === 'function');
+}
+
+function canAct(slack: SlackReplies & Partial<SlackAgent>): slack is SlackReplies & SlackAgent {
+  return ['setSessionStatus', 'setSuggestedPrompts', 'postEphemeral', 'openView'].every((method) => typeof (slack as unknown as Record<string, unknown>)[method] === 'function');
 }
 
 function canRead(slack: SlackReplies & Partial<SlackConversations>): slack is SlackReplies & SlackConversations {

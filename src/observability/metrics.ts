@@ -73,6 +73,16 @@ export class PipelineMetrics {
     this.single({ stage }, 'MessagesAbandoned', 1, MetricUnit.Count);
   }
 
+  /** A feedback click on an answer, by agent and value (`positive` / `negative`). */
+  feedback(agent: string, value: string): void {
+    this.single({ agent, value }, 'AnswerFeedback', 1, MetricUnit.Count);
+  }
+
+  /** A Stop pressed on a thread's agent session: `cancelled` (a task was working) or `idle`. */
+  stopped(result: 'cancelled' | 'idle' | 'before-start'): void {
+    this.single({ result }, 'SessionsStopped', 1, MetricUnit.Count);
+  }
+
   refused(reason: string): void {
     this.single({ reason }, 'EventsRefused', 1, MetricUnit.Count);
   }

@@ -7,6 +7,10 @@ import { pollDelaySeconds } from './poll-schedule';
 import { parseQueueMessage } from './poison-message';
 import { TaskMessageSchema, conversationKey, replyThreadTs, threadOf, type SlackThread, type TaskMessage } from './queue-messages';
 import { createSettlement } from './settle-outcome';
+import { kindOf } from './agent-messages';
+import { createStopTask } from './stop-task';
+import type { SlackAgent } from '../slack/slack-agent';
+import type { UserContexts } from './user-context';
 import { liveTargetOf } from './live-reply';
 import type { SecretSource } from '../secrets/secret-source';
 import type { TaskInputs } from './task-inputs';
@@ -19,7 +23,16 @@ export type AgentInvokerOptions = FollowUpOptions & {
   botTokenForExecution?: SecretSource;
   /** Reads the thread's earlier messages and the shared files (src/verification/task-inputs.ts); never throws. */
   readInputs?: (task: TaskMessage, call: { signal?: AbortSignal; deadline?: number }) => Promise<TaskInputs>;
+  /** What users look at (app_context_changed): sent with their tasks in the agent's DM. */
+  contexts?: UserContexts;
+  /** Moves a session with nothing running out of `processing` after a Stop. */
+  session?: Pick<SlackAgent, 'setSessionStatus'>;
 };
+
+/** A DM's channel id starts with D: the agent's own messages tab, where the user's context applies. */
+function isDirectMessage(channel: string): boolean {
+  return channel.startsWith('D');
+}
 
 /** The sign of life gets at most this long: it must not hold up the task. */
 const SIGN_OF_LIFE_BUDGET_MS = 3_000;
@@ -46,15 +59,32 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
   const trace = options.trace ?? noTrace;
   const settlement = createSettlement({ ...options, trace, clock });
 
+  const stopTask = options.work ? createStopTask({ ...options, work: options.work, ...(options.session ? { session: options.session } : {}) }) : undefined;
+
   const invoke: DeliveryHandler = async (delivery, { signal, deadline }) => {
+    // The tasks queue carries Stops too (docs/architecture.md §2.6): this function holds the agent that cancels.
+    if (kindOf(delivery.body) === 'stop') {
+      if (stopTask) return stopTask(delivery.body, { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) });
+      options.log.warn('a Stop arrived but this deployment keeps no record of running tasks; ignored');
+      return;
+    }
     const task = parseQueueMessage(TaskMessageSchema, delivery.body, 'task message');
     const log = taskLogger(options.log, { request_id: task.request_id, correlation_id: task.request_id, event_id: task.event_id });
     const thread = threadOf(task);
     const target = liveTargetOf(task);
+    // Stopped before it was picked up: the user pressed Stop after asking (docs/architecture.md §2.6, "Stop").
+    if (options.work && (await options.work.stoppedSince(thread, task.received_at))) {
+      log.info('the thread was stopped after this task was asked; not sending it');
+      options.metrics?.stopped('before-start');
+      await options.work.markStopped(task.request_id);
+      return settlement.reply(task, 'stopped', options.messages.stopped);
+    }
+    await options.work?.started({ request_id: task.request_id, user_id: task.user_id, thread, agent: options.agent.name });
     if (delivery.receiveCount === 1) {
-      // A sign of life first, before anything slow: the status under the thread, or the live message.
+      // A sign of life first, before anything slow: the agent session (processing, with a Stop
+      // button), else the status under the thread, else the live message.
       if (options.live) {
-        const shown = await options.live.reply.signOfLife(target, { ...(signal ? { signal } : {}), deadline: Math.min(deadline ?? Infinity, clock.now() + SIGN_OF_LIFE_BUDGET_MS) });
+        const shown = await options.live.reply.signOfLife(target, { ...(signal ? { signal } : {}), deadline: Math.min(deadline ?? Infinity, clock.now() + SIGN_OF_LIFE_BUDGET_MS) }, { title: task.text });
         trace({ requestId: task.request_id, hop: 'sign-of-life', at: clock.now(), detail: { how: shown } });
       }
       if (options.onTaskStarted) await options.onTaskStarted(thread).catch((error: unknown) => log.warn('could not mark the task as started', { error: error as Error }));
@@ -72,6 +102,9 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
     if (inputs.messages) params.messages = inputs.messages;
     if (inputs.attachments) params.attachments = inputs.attachments;
     if (options.live) params.stream = true;
+    // What the user is looking at, in the agent's DM (app_context_changed): what "this" means.
+    const context = options.contexts && isDirectMessage(task.channel) ? await options.contexts.current(task.team_id, task.user_id).catch(() => undefined) : undefined;
+    if (context) params.context = { entities: context.entities };
     if (options.botTokenForExecution) params.bot_token = await options.botTokenForExecution.get();
 
     const sentAt = clock.now();
@@ -89,6 +122,15 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
       case 'success':
         return settlement.settle(task, outcome, { log, notes: inputs.notes, details: { duration_ms: clock.now() - sentAt } });
       case 'pending': {
+        if (options.work) {
+          // A Stop that came while execute_task was on its way had no handle to cancel with: cancel now.
+          if (await options.work.isStopped(task.request_id)) {
+            const failure = await options.agent.cancel(outcome.handle, { requestId: task.request_id, sessionKey: conversationKey(thread), correlationId: task.request_id, signal });
+            log.info('the task was stopped while it was being sent; cancelled it', { task_id: outcome.handle.taskId, cancelled: failure === undefined });
+            return;
+          }
+          await options.work.accepted({ request_id: task.request_id, user_id: task.user_id, thread, agent: options.agent.name, handle: outcome.handle });
+        }
         const streamed = outcome.partial?.length ?? 0;
         if (outcome.partial && options.live) {
           await options.live.reply.show(target, 0, outcome.partial, { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) });

@@ -28,6 +28,11 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
     const log = taskLogger(options.log, { request_id: message.request_id, correlation_id: message.request_id, event_id: message.event_id, task_id: message.handle.taskId });
     // The conversation's session: the one that runs the task (agent-invoker started it there).
     const call = { requestId: message.request_id, sessionKey: conversationKey(message), correlationId: message.request_id, signal };
+    // Stopped by the user: the Stop cancelled the task and sent its one final message; polling ends here.
+    if (options.work && (await options.work.isStopped(message.request_id))) {
+      log.info('the task was stopped; polling ends');
+      return;
+    }
     const started = clock.now();
     const outcome = await options.agent.poll(message.handle, call);
     settlement.counted('poll', outcome, started);

@@ -68,6 +68,17 @@ export const VerificationConfigSchema = z.object({
   STREAM_POLL_DELAY_S: envInt(2, 1, 900),
   /** The time the invoker gives the thread read and the downloads, together (never more than a third of what it has left). */
   SLACK_READ_BUDGET_MS: envInt(10_000, 0),
+  /**
+   * The agent surface (docs/architecture.md §2.6). AGENT_SESSIONS: the sign of life is the thread's
+   * agent session (`processing`, with Slack's Stop button), where Slack allows it.
+   */
+  AGENT_SESSIONS: envBool(true),
+  /** Suggested prompts, as JSON `{"title"?, "home": [{title, message}…], "channel": […]}` (src/verification/agent-prompts.ts). */
+  AGENT_PROMPTS_JSON: z.optional(z.string()),
+  /** 👍 / 👎 under every answer (needs interactivity on in the Slack app). */
+  FEEDBACK_BUTTONS: envBool(true),
+  /** How long feedback records are kept. */
+  FEEDBACK_RETENTION_DAYS: envInt(90, 1, 3650),
 });
 export type VerificationConfig = z.infer<typeof VerificationConfigSchema>;
 

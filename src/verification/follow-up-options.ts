@@ -5,6 +5,7 @@ import type { ExecutionAgent } from '../protocols/execution-agent';
 import type { Queue } from '../queue/queue';
 import type { PollSchedule } from './poll-schedule';
 import type { PollMessage, ReplyMessage } from './queue-messages';
+import type { ThreadWork } from './thread-work';
 import type { LiveReplyService } from './live-reply';
 import type { Tracer } from './trace';
 import type { UserMessages } from './user-messages';
@@ -23,6 +24,12 @@ export type FollowUpOptions = {
    * it is produced. Without it, the answer comes when it is done.
    */
   live?: { reply: LiveReplyService; pollDelaySeconds: number };
+  /**
+   * What runs in each thread, so a Stop finds it (docs/architecture.md §2.6, "Stop"): the invoker
+   * records a task and its handle; both functions leave a stopped task alone. Without it, Stop
+   * is not offered.
+   */
+  work?: ThreadWork;
   log: Log;
   metrics?: PipelineMetrics;
   trace?: Tracer;

@@ -1,10 +1,12 @@
 import type { Log } from '../observability/logger';
 import { SlackApiError } from '../slack/slack-api-error';
+import type { MessageBlock } from '../slack/feedback-blocks';
+import type { SlackAgent } from '../slack/slack-agent';
 import type { LiveTask, SlackLive } from '../slack/slack-live';
-import type { SlackCallOptions, SlackReplies } from '../slack/slack-replies';
+import type { SlackCallOptions, SlackReplies } from '../slack/slack-port';
 import { toSafeMrkdwn } from '../slack/safe-mrkdwn';
 import { SLACK_CHUNK_LIMIT } from '../slack/split-message';
-import { replyThreadTs, threadOf, type SlackThread } from './queue-messages';
+import { replyThreadTs, threadOf, type ReplyMessage, type SlackThread } from './queue-messages';
 import type { LiveReplies, LiveReply } from './stores/live-replies';
 
 /**
@@ -19,7 +21,8 @@ import type { LiveReplies, LiveReply } from './stores/live-replies';
  * record dirty: previews stop, and the final answer rewrites the message whole.
  */
 export type LiveReplyOptions = {
-  slack: SlackLive & Pick<SlackReplies, 'post'>;
+  /** With `setSessionStatus` (an agent app), the sign of life is the thread's agent session. */
+  slack: SlackLive & Pick<SlackReplies, 'post'> & Partial<Pick<SlackAgent, 'setSessionStatus'>>;
   store: LiveReplies;
   /** What the status (and the stream's working step) say while the agent works. */
   workingText: string;
@@ -27,9 +30,13 @@ export type LiveReplyOptions = {
   placeholderText: string;
   log: Log;
   ttlSeconds?: number;
+  /** AGENT_SESSIONS: the sign of life is the thread's agent session where Slack allows it. */
+  sessions?: boolean;
 };
 
 /** Where a task's answer goes, and who asked (streams outside DMs name their recipient). */
+type ReplyKind = ReplyMessage['kind'];
+
 export type LiveTarget = SlackThread & { request_id: string; user_id: string };
 
 /** The live target of a task or poll message: its thread, its request and who asked. */
@@ -48,7 +55,9 @@ export function createLiveReply(options: LiveReplyOptions) {
   const { slack, store } = options;
 
   /** Records the live message: a new record, or in place of the `status` one the sign of life left. */
-  async function saveLive(target: LiveTarget, reply: LiveReply, previous: LiveReply | undefined): Promise<LiveReply> {
+  async function saveLive(target: LiveTarget, started: LiveReply, previous: LiveReply | undefined): Promise<LiveReply> {
+    // The session the sign of life started stays on record: the poster ends it.
+    const reply: LiveReply = previous?.session ? { ...started, session: true, ...(previous.threadTs ? { threadTs: previous.threadTs } : {}) } : started;
     if (!previous) return store.create(target.request_id, reply, ttl);
     return (await store.advance(target.request_id, previous.shown, reply, ttl)) ? reply : ((await store.get(target.request_id)) ?? reply);
   }
@@ -86,11 +95,23 @@ export function createLiveReply(options: LiveReplyOptions) {
      * A sign of life when the task is picked up: the thread's status ("is working…") where Slack
      * supports it, else a live message started empty (a stream, or a placeholder). Never throws.
      */
-    async signOfLife(target: LiveTarget, call: SlackCallOptions = {}): Promise<LiveReply['mode']> {
+    async signOfLife(target: LiveTarget, call: SlackCallOptions = {}, how: { title?: string } = {}): Promise<LiveReply['mode'] | 'session'> {
       try {
         // A task queued twice (a Slack retry that took over its claim) shows it once.
         const existing = await store.get(target.request_id);
-        if (existing) return existing.mode;
+        if (existing) return existing.session ? 'session' : existing.mode;
+        // Where Slack allows it, the thread's agent session: `processing`, with the Stop button
+        // (docs/architecture.md §2.6). Created by this call, titled after the question.
+        if (options.sessions && slack.setSessionStatus) {
+          try {
+            await slack.setSessionStatus({ channel: target.channel, threadTs: replyThreadTs(target), status: 'processing', ...(how.title ? { title: how.title } : {}), initiatorUserId: target.user_id }, call);
+            await store.create(target.request_id, { mode: 'status', channel: target.channel, ts: '', shown: 0, session: true, threadTs: replyThreadTs(target) }, ttl);
+            return 'session';
+          } catch (error) {
+            if (!(error instanceof SlackApiError) || error.outcome === 'unknown') throw error;
+            options.log.debug('no agent session here; showing the thread status instead', { code: codeOf(error) });
+          }
+        }
         try {
           await slack.setStatus({ channel: target.channel, threadTs: replyThreadTs(target) }, options.workingText, call);
           return (await store.create(target.request_id, { mode: 'status', channel: target.channel, ts: '', shown: 0 }, ttl)).mode;
@@ -156,26 +177,42 @@ export function createLiveReply(options: LiveReplyOptions) {
      * the live message's ts, or undefined when there is none (post the answer as usual).
      * Idempotent: a stream already stopped is rewritten with chat.update, which replaces.
      */
-    async finish(requestId: string, text: string, kind: 'answer' | 'error' | 'notice', call: SlackCallOptions = {}): Promise<string | undefined> {
+    async finish(requestId: string, text: string, kind: ReplyKind, call: SlackCallOptions & { blocks?: readonly MessageBlock[] } = {}): Promise<string | undefined> {
+      const { blocks, ...callOptions } = call;
       const record = await store.get(requestId);
       if (!record || record.mode === 'none' || record.mode === 'status') return undefined;
       const message = { channel: record.channel, ts: record.ts };
       // The reply's metadata, as on posted chunks: a poster that takes the reply over finds it.
       const marker = { requestId, chunk: 0 };
+      const withBlocks = blocks?.length ? { blocks } : {};
       if (record.mode === 'stream') {
         try {
-          await slack.stopStream(message, { ...call, marker, task: workingTask(kind === 'answer' ? 'complete' : 'error'), ...(kind === 'answer' ? {} : { markdownText: `\n\n${text}` }) });
+          await slack.stopStream(message, { ...callOptions, marker, task: workingTask(kind === 'answer' ? 'complete' : 'error'), ...(kind === 'answer' ? withBlocks : { markdownText: `\n\n${text}` }) });
           if (kind !== 'answer' && !record.dirty) return record.ts;
         } catch (error) {
-          // Stopped already (an earlier delivery, or Slack let it expire): the update below sets it right.
+          // Stopped already (an earlier delivery, a Stop, or Slack let it expire): the update below sets it right.
           if (!(error instanceof SlackApiError) || !STOPPED.has(error.code)) throw error;
         }
         // The answer as the agent wrote it (mrkdwn, links made safe), whatever the previews showed.
-        await slack.update(message, kind === 'answer' ? text : `${record.text ?? ''}\n\n${text}`.trim(), { ...call, marker });
+        await slack.update(message, kind === 'answer' ? text : `${record.text ?? ''}\n\n${text}`.trim(), { ...callOptions, marker, ...(kind === 'answer' ? withBlocks : {}) });
         return record.ts;
       }
-      await slack.update(message, kind === 'answer' ? text : `${record.text ?? ''}\n\n${text}`.trim(), { ...call, marker });
+      await slack.update(message, kind === 'answer' ? text : `${record.text ?? ''}\n\n${text}`.trim(), { ...callOptions, marker, ...(kind === 'answer' ? withBlocks : {}) });
       return record.ts;
+    },
+
+    /**
+     * For slack-poster, once the final message is out: the thread's agent session leaves
+     * `processing` (its Stop button goes), if the sign of life started one. Never throws.
+     */
+    async endSession(requestId: string, call: SlackCallOptions = {}): Promise<void> {
+      try {
+        const record = await store.get(requestId);
+        if (!record?.session || !slack.setSessionStatus) return;
+        await slack.setSessionStatus({ channel: record.channel, threadTs: record.threadTs ?? '', status: 'active' }, call);
+      } catch (error) {
+        options.log.warn('could not move the agent session out of processing', { code: codeOf(error) });
+      }
     },
   };
 }

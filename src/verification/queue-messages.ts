@@ -71,7 +71,8 @@ export const PollMessageSchema = z.extend(SlackThreadSchema, {
 });
 export type PollMessage = z.infer<typeof PollMessageSchema>;
 
-export const ReplyKindSchema = z.enum(['answer', 'error', 'notice']);
+/** `stopped`: the user pressed Stop; the note goes under what was shown (docs/architecture.md §2.6). */
+export const ReplyKindSchema = z.enum(['answer', 'error', 'notice', 'stopped']);
 
 export const ReplyMessageSchema = z.extend(SlackThreadSchema, {
   request_id: z.string().check(z.minLength(1)),
@@ -79,6 +80,8 @@ export const ReplyMessageSchema = z.extend(SlackThreadSchema, {
   /** answer: the task's result; error: a safe failure message; notice: refusals and hints. */
   kind: ReplyKindSchema,
   received_at: z.optional(z.number()),
+  /** The execution agent that answered: its name goes into the feedback buttons under the answer. */
+  agent: z.optional(z.string()),
 });
 export type ReplyMessage = z.infer<typeof ReplyMessageSchema>;
 

@@ -23,7 +23,7 @@ export type SettledTask = SlackThread & { request_id: string; received_at: numbe
 /** An outcome that ends the task. */
 export type FinalOutcome = Extract<Outcome, { kind: 'success' }> | Failure;
 
-export type SettlementOptions = Pick<FollowUpOptions, 'replies' | 'messages' | 'metrics' | 'maxReceiveCount' | 'log'> & { trace: Tracer; clock: Clock };
+export type SettlementOptions = Pick<FollowUpOptions, 'replies' | 'messages' | 'metrics' | 'maxReceiveCount' | 'log' | 'work'> & Partial<Pick<FollowUpOptions, 'agent'>> & { trace: Tracer; clock: Clock };
 
 export type Settlement = {
   /** Counts one call to the agent (`execute_task` or `get_task_result`): how long it took, what came of it. */
@@ -48,7 +48,7 @@ export function createSettlement(options: SettlementOptions): Settlement {
   const { trace, clock } = options;
 
   async function reply(task: SettledTask, kind: ReplyMessage['kind'], text: string): Promise<void> {
-    await options.replies.send({ ...threadOf(task), request_id: task.request_id, kind, text, received_at: task.received_at });
+    await options.replies.send({ ...threadOf(task), request_id: task.request_id, kind, text, received_at: task.received_at, ...(options.agent ? { agent: options.agent.name } : {}) });
     trace({ requestId: task.request_id, hop: 'reply-queued', at: clock.now(), detail: { kind } });
   }
 
@@ -59,6 +59,11 @@ export function createSettlement(options: SettlementOptions): Settlement {
     },
 
     async settle(task, outcome, how) {
+      // A task the user stopped has had its one final message (the Stop's): nothing more.
+      if (options.work && (await options.work.isStopped(task.request_id))) {
+        how.log.info('the task ended after it was stopped; no reply', { outcome: outcome.kind });
+        return;
+      }
       if (outcome.kind === 'success') {
         how.log.info('task answered', { ...how.details });
         const answer = answerReply(outcome.text, options.messages);

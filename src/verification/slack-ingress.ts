@@ -4,15 +4,20 @@ import { newRequestId } from '../contract/request-id';
 import { taskLogger, type Log } from '../observability/logger';
 import type { PipelineMetrics } from '../observability/metrics';
 import type { Queue } from '../queue/queue';
-import { MAX_TASK_FILES, conversationOf, threadOf, type ReplyMessage, type TaskFile, type TaskMessage } from './queue-messages';
+import type { ReplyQueueMessage, TaskQueueMessage } from './agent-messages';
+import { EVENT_HANDLERS, INTERACTION_HANDLERS } from './intake/intake-table';
+import { ignore, type IntakeContext, type IntakeDecision, type IntakeResult, type PromptSettings, type TaskDraft } from './intake/intake';
+import { readSlackRequest } from './intake/slack-request';
+import { MAX_TASK_FILES, type TaskFile } from './queue-messages';
 import type { RateLimiter } from './rate-limiter';
 import type { SecretSource } from '../secrets/secret-source';
-import { classifyEvent, SlackEnvelopeSchema, type SlackFile } from './slack-event';
+import type { SlackFile } from './slack-event';
 import type { BotThreads } from './stores/bot-threads';
 import { verifySlackSignature } from './slack-signature';
 import type { ClaimState, ClaimStore } from './stores/claim-store';
 import { EVENT_CLAIM_LEASE_SECONDS } from './pipeline-settings';
 import { noTrace, type Tracer } from './trace';
+import type { UserContexts } from './user-context';
 import { fill, type UserMessages } from './user-messages';
 
 export type IngressRequest = { headers: Readonly<Record<string, string | undefined>>; body: Buffer | string };
@@ -22,9 +27,15 @@ export type SlackIngressOptions = {
   signingSecret: SecretSource;
   claims: ClaimStore;
   rateLimiter: RateLimiter;
-  tasks: Queue<TaskMessage>;
-  replies: Queue<ReplyMessage>;
+  /** Tasks, and Stops (agent-invoker holds the execution agent that cancels). */
+  tasks: Queue<TaskQueueMessage>;
+  /** Replies and notices, and the Slack calls and feedback the intake asks for (slack-poster holds the bot token). */
+  replies: Queue<ReplyQueueMessage>;
   messages: UserMessages;
+  /** The suggested prompts (AGENT_PROMPTS_JSON). Without them, none are offered. */
+  prompts?: PromptSettings;
+  /** Where what each user looks at is remembered (app_context_changed), for their next task. */
+  contexts?: UserContexts;
   allowedTeamIds?: readonly string[];
   allowedUserIds?: readonly string[];
   allowedChannelIds?: readonly string[];
@@ -42,6 +53,8 @@ export type SlackIngressOptions = {
   clock?: Clock;
 };
 
+const NO_PROMPTS: PromptSettings = { home: [], channel: [] };
+
 const text = (statusCode: number, body: string): IngressResponse => ({ statusCode, headers: { 'Content-Type': 'text/plain' }, body });
 const OK = () => text(200, '');
 
@@ -49,9 +62,11 @@ const OK = () => text(200, '');
 const SECRET_REFRESH_INTERVAL_MS = 60_000;
 
 /**
- * The slack-events function: verify, filter, authorize, rate-limit, claim the event id, enqueue,
- * acknowledge. No Slack API call and no execution-zone call happen here, so it answers well
- * inside Slack's 3 seconds; anything that needs Slack goes through the replies queue.
+ * The slack-events function, for events and interactivity alike (one URL): verify the signature,
+ * read the request, look up its handler in the intake table (src/verification/intake/), claim it,
+ * enqueue what the handler asked for, acknowledge. A task also passes the allow-lists, the rate
+ * limit and the length check here. No Slack API call and no execution-zone call happen here, so
+ * it answers well inside Slack's 3 seconds; anything that needs Slack goes through a queue.
  */
 export function createSlackIngress(options: SlackIngressOptions): (request: IngressRequest) => Promise<IngressResponse> {
   const clock = options.clock ?? systemClock;
@@ -88,47 +103,52 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
     return false;
   }
 
+  const intakeContext = (now: number): IntakeContext => ({
+    ...(options.botUserId ? { botUserId: options.botUserId } : {}),
+    ...(options.threads ? { threads: options.threads } : {}),
+    prompts: options.prompts ?? NO_PROMPTS,
+    log: options.log,
+    now,
+  });
+
   return async function handle(request) {
     const started = clock.now();
     if (!(await verified(request))) return text(401, 'invalid signature');
 
-    let envelope;
+    // Verify → read → look up the handler → claim → enqueue → ack (docs/architecture.md §2.6).
+    const read = readSlackRequest(request.body, header(request, 'content-type'));
+    if (read.kind === 'url-verification') return { statusCode: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ challenge: read.challenge }) };
+    if (read.kind === 'unreadable') {
+      options.log.warn('acknowledged a signed request the intake cannot read', { why: read.why });
+      return OK();
+    }
+    const what = read.kind === 'event' ? read.envelope.event.type : read.payload.type;
+    const log = read.kind === 'event' ? taskLogger(options.log, { event_id: read.envelope.event_id }) : options.log;
+    let decision: IntakeDecision;
     try {
-      envelope = SlackEnvelopeSchema.parse(JSON.parse(request.body.toString()));
-    } catch {
-      options.log.warn('acknowledged a signed payload that is not a known Slack event envelope');
-      return OK();
+      if (read.kind === 'event') {
+        const handler = EVENT_HANDLERS[read.envelope.event.type];
+        decision = handler ? await handler(read.envelope, intakeContext(started)) : ignore('event-type');
+      } else {
+        const handler = INTERACTION_HANDLERS[read.payload.type];
+        if (!handler) {
+          // Slack would retry an error: a payload type we do not take is acknowledged, and said.
+          log.warn('acknowledged an interactivity payload of a type the intake does not take', { type: read.payload.type });
+          return OK();
+        }
+        decision = await handler(read.payload, intakeContext(started));
+      }
+    } catch (error) {
+      log.error('could not decide on the request; asking Slack to retry', { type: what, error: error as Error });
+      return text(500, 'temporarily unavailable');
     }
-    if (envelope.type === 'url_verification') return { statusCode: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ challenge: envelope.challenge }) };
-
-    const log = taskLogger(options.log, { event_id: envelope.event_id });
-    const decision = classifyEvent(envelope, options.botUserId);
     if (decision.kind === 'ignore') {
-      log.debug('ignored event', { reason: decision.reason, type: envelope.event.type });
+      log.debug('ignored event', { reason: decision.reason, type: what });
       return OK();
     }
-    const thread = threadOf({ team_id: envelope.team_id, ...decision });
-    if (decision.followUp) {
-      if (!options.threads) {
-        log.debug('ignored event', { reason: 'follow-ups-off', type: envelope.event.type });
-        return OK();
-      }
-      let answeredThere: boolean;
-      try {
-        // A follow-up is a reply in a thread: its conversation is that thread.
-        answeredThere = await options.threads.has(conversationOf(thread));
-      } catch (error) {
-        log.error('could not look up the thread; asking Slack to retry', { error: error as Error });
-        return text(500, 'temporarily unavailable');
-      }
-      if (!answeredThere) {
-        log.debug('ignored event', { reason: 'not-in-bot-thread', type: envelope.event.type });
-        return OK();
-      }
-    }
 
-    // Claim first: a Slack retry (same event_id) is acknowledged here without a second task or reply.
-    const claimKey = `event#${envelope.event_id}`;
+    // Claim first: a Slack retry (same event_id, same click) is acknowledged here without doing the work twice.
+    const { claimKey } = decision;
     const token = randomUUID();
     let claim: ClaimState;
     try {
@@ -153,59 +173,91 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
     if (claim.takenOver) log.warn('took over the claim of an earlier delivery that did not finish', retry);
 
     const requestId = claim.value ?? newRequestId();
-    const files = decision.files?.slice(0, MAX_TASK_FILES).map(taskFileOf);
-    // A message of files alone is still a question about them.
-    const taskText = decision.text || (files?.length ? options.messages.filesWithoutText : '');
-    const taskLog = taskLogger(log, { request_id: requestId, correlation_id: requestId });
-    trace({ requestId, hop: 'ingress', at: started, detail: { event_id: envelope.event_id, user: decision.user, channel: decision.channel, ts: decision.ts, thread_ts: decision.thread_ts } });
-
+    const eventId = read.kind === 'event' ? read.envelope.event_id : claimKey;
     try {
-      const found = await refusalFor(envelope.team_id, decision.user, decision.channel, taskText, started);
-      // A reply without a mention may not have been meant for the bot at all: never answer it with a
-      // refusal in front of the people talking (not allowed, too long, slow down).
-      const refusal = found && decision.followUp ? 'silent' : found;
-      if (refusal === 'silent') {
-        trace({ requestId, hop: 'refused', at: clock.now(), detail: { replied: false } });
-      } else if (refusal) {
-        await options.replies.send({ ...thread, request_id: requestId, kind: 'notice', text: refusal.text, received_at: started });
-        options.metrics?.refused(refusal.reason);
-        taskLog.info('event refused with a notice', { reason: refusal.reason });
-        trace({ requestId, hop: 'refused', at: clock.now(), detail: { reason: refusal.reason } });
-      } else {
-        // Traced before the send: an in-memory consumer may start on the task before send returns.
-        trace({ requestId, hop: 'queued', at: clock.now() });
-        await options.tasks.send(
-          {
-            ...thread,
-            request_id: requestId,
-            event_id: envelope.event_id,
-            user_id: decision.user,
-            text: taskText,
-            received_at: started,
-            ...(files?.length ? { files } : {}),
-            ...(decision.botUserId ? { bot_user_id: decision.botUserId } : {}),
-            ...(decision.followUp ? { follow_up: true } : {}),
-          },
-          { attributes: { request_id: requestId, event_id: envelope.event_id } },
-        );
-        taskLog.info('task queued', { text_length: taskText.length, files: files?.length ?? 0, follow_up: decision.followUp ?? false });
-      }
+      for (const result of decision.results) await enqueue(result, { requestId, eventId, started, log });
     } catch (error) {
-      // Nothing was queued: give the claim back so Slack's retry can succeed at once. If even that
-      // fails, the lease runs out before Slack's next retry.
-      await options.claims.release(claimKey, token).catch((releaseError: unknown) => taskLog.error('could not release the event claim', { error: releaseError as Error }));
-      taskLog.error('could not queue the event; asking Slack to retry', { error: error as Error });
+      // Nothing (or not all) was queued: give the claim back so Slack's retry can succeed at once.
+      // If even that fails, the lease runs out before Slack's next retry.
+      await options.claims.release(claimKey, token).catch((releaseError: unknown) => log.error('could not release the event claim', { error: releaseError as Error }));
+      log.error('could not queue the event; asking Slack to retry', { error: error as Error });
       return text(500, 'temporarily unavailable');
     }
     // Queued: from here on a retry is a duplicate. If marking it fails, a later retry takes the
     // claim over and queues the same request id again, which the rest of the pipeline dedupes.
     await options.claims
       .complete(claimKey, token, { ttlSeconds: options.claimTtlSeconds })
-      .then((kept) => kept || taskLog.warn('the event claim was taken over while this delivery queued it; the same request id goes twice and is deduplicated downstream'))
-      .catch((error: unknown) => taskLog.error('could not mark the event claim done; a Slack retry may queue the same request id again', { error: error as Error }));
+      .then((kept) => kept || log.warn('the event claim was taken over while this delivery queued it; the same request id goes twice and is deduplicated downstream'))
+      .catch((error: unknown) => log.error('could not mark the event claim done; a Slack retry may queue the same request id again', { error: error as Error }));
     options.metrics?.latency('ack', clock.now() - started);
     return OK();
   };
+
+  /** One thing the handler asked for, where it goes: a queue, or the record of what the user looks at. */
+  async function enqueue(result: IntakeResult, at: { requestId: string; eventId: string; started: number; log: Log }): Promise<void> {
+    switch (result.kind) {
+      case 'task':
+        return enqueueTask(result.task, at);
+      case 'stop':
+        trace({ requestId: at.requestId, hop: 'stop', at: clock.now(), detail: { channel: result.thread.channel, thread_ts: result.thread.thread_ts } });
+        await options.tasks.send({ ...result.thread, kind: 'stop', event_id: at.eventId, user_id: result.user, stopped_at: result.at, ...(result.streamingTs.length ? { streaming_ts: result.streamingTs } : {}) }, { attributes: { event_id: at.eventId } });
+        at.log.info('Stop queued', { channel: result.thread.channel, thread_ts: result.thread.thread_ts });
+        return;
+      case 'slack':
+        await options.replies.send({ kind: 'action', id: at.eventId, action: result.action });
+        at.log.info('Slack action queued', { type: result.action.type });
+        return;
+      case 'feedback':
+        await options.replies.send({ kind: 'feedback', ...result.feedback, clicked_at: at.started });
+        at.log.info('feedback queued', { request_id: result.feedback.request_id, value: result.feedback.value, comment: result.feedback.comment !== undefined });
+        return;
+      case 'context':
+        if (!options.contexts) return;
+        await options.contexts.remember(result.context.team_id, result.context.user, { entities: result.context.entities });
+        return;
+    }
+  }
+
+  async function enqueueTask(draft: TaskDraft, at: { requestId: string; eventId: string; started: number; log: Log }): Promise<void> {
+    const { requestId, eventId, started } = at;
+    const thread = draft.thread;
+    const files = draft.files?.slice(0, MAX_TASK_FILES).map(taskFileOf);
+    // A message of files alone is still a question about them.
+    const taskText = draft.text || (files?.length ? options.messages.filesWithoutText : '');
+    const taskLog = taskLogger(at.log, { request_id: requestId, correlation_id: requestId });
+    trace({ requestId, hop: 'ingress', at: started, detail: { event_id: eventId, user: draft.user, channel: thread.channel, ts: thread.ts, thread_ts: thread.thread_ts } });
+
+    const found = await refusalFor(thread.team_id, draft.user, thread.channel, taskText, started);
+    // A reply without a mention may not have been meant for the bot at all: never answer it with a
+    // refusal in front of the people talking (not allowed, too long, slow down).
+    const refusal = found && draft.followUp ? 'silent' : found;
+    if (refusal === 'silent') {
+      trace({ requestId, hop: 'refused', at: clock.now(), detail: { replied: false } });
+    } else if (refusal) {
+      await options.replies.send({ ...thread, request_id: requestId, kind: 'notice', text: refusal.text, received_at: started });
+      options.metrics?.refused(refusal.reason);
+      taskLog.info('event refused with a notice', { reason: refusal.reason });
+      trace({ requestId, hop: 'refused', at: clock.now(), detail: { reason: refusal.reason } });
+    } else {
+      // Traced before the send: an in-memory consumer may start on the task before send returns.
+      trace({ requestId, hop: 'queued', at: clock.now() });
+      await options.tasks.send(
+        {
+          ...thread,
+          request_id: requestId,
+          event_id: eventId,
+          user_id: draft.user,
+          text: taskText,
+          received_at: started,
+          ...(files?.length ? { files } : {}),
+          ...(draft.botUserId ? { bot_user_id: draft.botUserId } : {}),
+          ...(draft.followUp ? { follow_up: true } : {}),
+        },
+        { attributes: { request_id: requestId, event_id: eventId } },
+      );
+      taskLog.info('task queued', { text_length: taskText.length, files: files?.length ?? 0, follow_up: draft.followUp ?? false });
+    }
+  }
 
   /** A notice to send instead of a task, 'silent' for a refusal already announced, or undefined to go ahead. */
   async function refusalFor(teamId: string, userId: string, channel: string, taskText: string, at: number): Promise<{ reason: string; text: string } | 'silent' | undefined> {

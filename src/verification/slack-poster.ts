@@ -4,11 +4,15 @@ import type { PipelineMetrics } from '../observability/metrics';
 import { randomUUID } from 'node:crypto';
 import type { Delivery, DeliveryContext } from '../queue/queue';
 import { SlackApiError } from '../slack/slack-api-error';
-import type { ReplyMarker, SlackReplies } from '../slack/slack-replies';
+import type { ReplyMarker, SlackReplies } from '../slack/slack-port';
 import { toSafeMrkdwn } from '../slack/safe-mrkdwn';
 import { SLACK_CHUNK_LIMIT, splitForSlack } from '../slack/split-message';
 import { parseQueueMessage } from './poison-message';
-import { ReplyMessageSchema, conversationOf, replyThreadTs, type ReplyMessage, type SlackThread } from './queue-messages';
+import { ActionMessageSchema, FeedbackMessageSchema, kindOf } from './agent-messages';
+import type { AgentSurface } from './agent-surface';
+import type { ThreadWork } from './thread-work';
+import { feedbackBlocks, type MessageBlock } from '../slack/feedback-blocks';
+import { ReplyMessageSchema, conversationOf, replyThreadTs, threadOf, type ReplyMessage, type SlackThread } from './queue-messages';
 import type { LiveReplyService } from './live-reply';
 import type { BotThreads } from './stores/bot-threads';
 import type { ClaimStore } from './stores/claim-store';
@@ -52,6 +56,12 @@ export type SlackPosterOptions = {
   threads?: { store: BotThreads; ttlSeconds: number };
   /** Live answers (STREAM_REPLIES): the final answer finishes the message its previews were shown in. */
   live?: LiveReplyService;
+  /** The agent surface: the Slack calls the intake asks for, and feedback (docs/architecture.md §2.6). */
+  surface?: AgentSurface;
+  /** Feedback buttons under every answer (FEEDBACK_BUTTONS). */
+  feedbackButtons?: boolean;
+  /** What runs in each thread: a task whose final message is out is marked finished, so a later Stop finds nothing. */
+  work?: ThreadWork;
   /** Longest message posted, in UTF-16 code units. @default SLACK_CHUNK_LIMIT */
   chunkLimit?: number;
   metrics?: PipelineMetrics;
@@ -88,7 +98,7 @@ export const FALLBACK_CHUNK = -1;
 
 type PostTarget = { channel: string; threadTs: string };
 /** One message of a reply: its claim key, its metadata marker, its text. */
-type Piece = { key: string; marker: ReplyMarker; text: string; label: string };
+type Piece = { key: string; marker: ReplyMarker; text: string; label: string; blocks?: MessageBlock[] };
 
 export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
   const slack = options.replies;
@@ -98,6 +108,17 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
   const clock = options.clock ?? systemClock;
 
   return async (delivery, context = {}) => {
+    // The replies queue carries the agent surface's Slack calls and feedback too (docs/architecture.md §2.6).
+    const kind = kindOf(delivery.body);
+    if (kind === 'action' || kind === 'feedback') {
+      if (!options.surface) {
+        options.log.warn('a Slack action or feedback arrived but this deployment has no agent surface; ignored', { kind });
+        return;
+      }
+      const call = { ...(context.signal ? { signal: context.signal } : {}), ...(context.deadline !== undefined ? { deadline: context.deadline } : {}) };
+      if (kind === 'action') return options.surface.act(parseQueueMessage(ActionMessageSchema, delivery.body, 'Slack action message'), call);
+      return options.surface.feedback(parseQueueMessage(FeedbackMessageSchema, delivery.body, 'feedback message'), call);
+    }
     const message = parseQueueMessage(ReplyMessageSchema, delivery.body, 'reply message');
     const log = taskLogger(options.log, { request_id: message.request_id, correlation_id: message.request_id });
     const chunks = splitForSlack(toSafeMrkdwn(message.text), limit);
@@ -119,12 +140,14 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
     let posted = 0;
     const alreadyOut: string[] = [];
     for (const [index, text] of chunks.entries()) {
-      const piece: Piece = { key: `reply#${message.request_id}#${index}`, marker: { requestId: message.request_id, chunk: index }, text, label: `chunk ${index}` };
+      // The feedback buttons go under the last message of an answer (docs/architecture.md §2.6, "Feedback").
+      const blocks = options.feedbackButtons && message.kind === 'answer' && index === chunks.length - 1 ? feedbackBlocks({ requestId: message.request_id, ...(message.agent ? { agent: message.agent } : {}) }) : undefined;
+      const piece: Piece = { key: `reply#${message.request_id}#${index}`, marker: { requestId: message.request_id, chunk: index }, text, label: `chunk ${index}`, ...(blocks ? { blocks } : {}) };
       try {
         // The first chunk of a task whose answer was shown live goes into that message (it replaces
         // the previews, exactly once: finishing again rewrites it the same).
         const live = index === 0 && options.live ? options.live : undefined;
-        const result = await postPiece(target, piece, context, log, live && (() => live.finish(message.request_id, text, message.kind, context)));
+        const result = await postPiece(target, piece, context, log, live && (() => live.finish(message.request_id, text, message.kind, { ...context, ...(blocks ? { blocks } : {}) })));
         if (result.posted) posted += 1;
         else alreadyOut.push(result.ts);
       } catch (error) {
@@ -142,6 +165,12 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
       await options.threads.store
         .remember(conversationOf(message), options.threads.ttlSeconds)
         .catch((error: unknown) => log.warn('could not record the thread as one the bot answered in; a follow-up there needs a mention', { error: error as Error }));
+    }
+
+    if (message.kind !== 'notice') {
+      // The task is over: its agent session leaves `processing`, and a later Stop finds nothing to stop.
+      await options.live?.endSession(message.request_id, context);
+      await options.work?.finished(threadOf(message), message.request_id).catch((error: unknown) => log.warn('could not record the task as finished', { error: error as Error }));
     }
 
     // Also on a redelivery that posted nothing new: the earlier delivery may have died before
@@ -199,7 +228,7 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
     }
     let ts: string;
     try {
-      ({ ts } = await slack.post({ ...target, text: piece.text, marker: piece.marker }, context));
+      ({ ts } = await slack.post({ ...target, text: piece.text, marker: piece.marker, ...(piece.blocks ? { blocks: piece.blocks } : {}) }, context));
     } catch (error) {
       // Refused by Slack: nothing was posted, the next delivery may take it at once.
       // Unknown (no answer): it may be out; the lease keeps it until the redelivery.

@@ -1,7 +1,7 @@
 import type { Attachment } from '../contract';
 import { ATTACHMENT_TYPES, attachmentTypeOf, type AttachmentKind, type AttachmentType } from '../contract/attachments';
 import type { Log } from '../observability/logger';
-import type { SlackCallOptions } from '../slack/slack-replies';
+import type { SlackCallOptions } from '../slack/slack-port';
 import { FileDownloadError, type SlackConversations } from '../slack/slack-conversations';
 import { contentMatches } from './file-content';
 import type { TaskFile } from './queue-messages';

@@ -2,7 +2,7 @@ import { systemClock, type Clock } from '../clock';
 import type { Attachment, ThreadMessage } from '../contract';
 import type { Log } from '../observability/logger';
 import type { SlackConversations } from '../slack/slack-conversations';
-import type { SlackCallOptions } from '../slack/slack-replies';
+import type { SlackCallOptions } from '../slack/slack-port';
 import type { TaskMessage } from './queue-messages';
 import type { AttachmentLimits } from './attachment-limits';
 import { taskFiles } from './task-files';

@@ -17,7 +17,12 @@ export type TraceHop =
   | 'retry'
   | 'reply-queued'
   | 'reply-posted'
-  | 'dead-lettered';
+  | 'dead-lettered'
+  /** The agent surface (docs/architecture.md §2.6): a Slack call the intake asked for, feedback, a Stop. */
+  | 'slack-action'
+  | 'feedback'
+  | 'stop'
+  | 'stopped';
 
 export type TraceEvent = { requestId: string; hop: TraceHop; at: number; detail?: Record<string, unknown> };
 

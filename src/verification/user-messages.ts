@@ -27,6 +27,16 @@ export const DEFAULT_USER_MESSAGES = {
   threadTrimmed: 'I read only the latest {kept} earlier messages of this thread.',
   threadPartial: "This thread is too long for me to read to its end; I answered from {kept} of its earlier messages, not the most recent ones.",
   filesSkipped: "I couldn't read {files}.",
+  /** Under what was shown when the user pressed Stop (docs/architecture.md §2.6). */
+  stopped: '_Stopped._',
+  /** Ephemeral, to the one who clicked 👍 or 👎 under an answer. */
+  feedbackThanks: 'Thanks for the feedback!',
+  /** Ephemeral, after the "what went wrong" form was sent. */
+  feedbackDetailsThanks: 'Thanks, that helps us improve the answers.',
+  /** The "what went wrong" form a 👎 opens: its title (24 characters at most), field label and button. */
+  feedbackFormTitle: 'What went wrong?',
+  feedbackFormLabel: 'Tell us what was wrong with the answer (optional)',
+  feedbackFormSubmit: 'Send',
 } as const;
 
 export type UserMessageKey = keyof typeof DEFAULT_USER_MESSAGES;

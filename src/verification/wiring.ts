@@ -6,7 +6,7 @@ import type { DeliveryHandler, Queue } from '../queue/queue';
 import type { SecretSource } from '../secrets/secret-source';
 import type { SlackConversations } from '../slack/slack-conversations';
 import type { SlackLive } from '../slack/slack-live';
-import type { SlackReplies } from '../slack/slack-replies';
+import type { SlackReplies } from '../slack/slack-port';
 import { createAgentInvoker } from './agent-invoker';
 import { createAsyncResult } from './async-result';
 import { attachmentLimitsOf, pollScheduleOf, type VerificationConfig } from './config';
@@ -23,6 +23,13 @@ import { readTaskInputs } from './task-inputs';
 import type { CounterStore } from './stores/counter-store';
 import type { Tracer } from './trace';
 import { userMessages } from './user-messages';
+import { agentPromptsOf } from './agent-prompts';
+import { createAgentSurface, type AgentSurface } from './agent-surface';
+import { createFeedbackRecords } from './feedback-records';
+import type { Records } from './stores/records';
+import { createThreadWork } from './thread-work';
+import { createUserContexts } from './user-context';
+import type { SlackAgent } from '../slack/slack-agent';
 
 /**
  * The one place the four verification functions are wired from configuration and ports. The
@@ -51,6 +58,8 @@ export type SlackEventsPorts = {
   replies: Queue<ReplyMessage>;
   /** The threads the bot answered in; read only with THREAD_FOLLOW_UPS (on by default). */
   threads: BotThreads;
+  /** The state table's records: what each user is looking at (app_context_changed). */
+  records?: Records;
 };
 
 export function wireSlackEvents(context: FunctionContext, ports: SlackEventsPorts): (request: IngressRequest) => Promise<IngressResponse> {
@@ -69,6 +78,8 @@ export function wireSlackEvents(context: FunctionContext, ports: SlackEventsPort
     claimTtlSeconds: config.EVENT_CLAIM_TTL_SECONDS,
     botUserId: config.SLACK_BOT_USER_ID,
     ...(config.THREAD_FOLLOW_UPS ? { threads: ports.threads } : {}),
+    prompts: agentPromptsOf(config.AGENT_PROMPTS_JSON),
+    ...(ports.records ? { contexts: createUserContexts(ports.records) } : {}),
     ...common(context),
   });
 }
@@ -79,7 +90,7 @@ export function wireSlackEvents(context: FunctionContext, ports: SlackEventsPort
  * that cannot stream), answers come when they are done.
  */
 export type LivePorts = {
-  slack: () => SlackLive & Pick<SlackReplies, 'post'>;
+  slack: () => SlackLive & Pick<SlackReplies, 'post'> & Partial<Pick<SlackAgent, 'setSessionStatus'>>;
   store: LiveReplies;
 };
 
@@ -89,6 +100,11 @@ export type AsyncResultPorts = {
   polls: Queue<PollMessage>;
   replies: Queue<ReplyMessage>;
   live?: LivePorts;
+  /**
+   * The state table's records: what runs in each thread (so a Stop finds it) and what users look
+   * at. Without them, Stop and context are not offered.
+   */
+  records?: Records;
 };
 
 export type AgentInvokerPorts = AsyncResultPorts & {
@@ -117,8 +133,11 @@ export function wireAgentInvoker(context: FunctionContext, ports: AgentInvokerPo
     messages: userMessages(config.USER_MESSAGES_JSON),
     log: context.log,
   };
+  const live = config.STREAM_REPLIES && config.AGENT_SESSIONS ? ports.live?.slack() : undefined;
   return createAgentInvoker({
     ...followUp(context, ports, config.TASK_MAX_RECEIVE_COUNT),
+    ...(ports.records ? { contexts: createUserContexts(ports.records) } : {}),
+    ...(live?.setSessionStatus ? { session: { setSessionStatus: live.setSessionStatus.bind(live) } } : {}),
     ...(slack ? { onTaskStarted: (thread) => acknowledgeReceipt(slack, thread) } : {}),
     ...(botToken ? { botTokenForExecution: botToken } : {}),
     ...(reading ? { readInputs: (task, call) => readTaskInputs(task, reading, call, context.clock) } : {}),
@@ -135,6 +154,10 @@ export type SlackPosterPorts = {
   live?: LivePorts;
   /** Where answered threads are recorded, for THREAD_FOLLOW_UPS. */
   threads: BotThreads;
+  /** The agent surface's Slack calls (prompts, ephemeral messages, modals). */
+  agent?: () => SlackAgent;
+  /** The state table's records: feedback, and what runs in each thread. */
+  records?: Records;
 };
 
 export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPorts): SlackPoster {
@@ -148,8 +171,15 @@ export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPort
     fallbackText: userMessages(config.USER_MESSAGES_JSON).internalError,
     ...(config.THREAD_FOLLOW_UPS ? { threads: { store: ports.threads, ttlSeconds: config.THREAD_MEMORY_TTL_SECONDS } } : {}),
     ...(config.STREAM_REPLIES && ports.live ? { live: liveReplyOf(context, ports.live) } : {}),
+    ...(ports.records ? { work: createThreadWork(ports.records, context.clock) } : {}),
+    ...(ports.records && ports.agent ? { surface: agentSurfaceOf(context, ports.agent(), ports.records), feedbackButtons: config.FEEDBACK_BUTTONS } : {}),
     ...common(context),
   });
+}
+
+function agentSurfaceOf(context: FunctionContext, slack: SlackAgent, records: Records): AgentSurface {
+  const feedback = createFeedbackRecords(records, { clock: context.clock, ttlSeconds: context.config.FEEDBACK_RETENTION_DAYS * 24 * 60 * 60 });
+  return createAgentSurface({ slack, feedback, messages: userMessages(context.config.USER_MESSAGES_JSON), ...common(context) });
 }
 
 /** What agent-invoker and async-result share: the agent, where polls and replies go, how to poll. */
@@ -162,13 +192,14 @@ function followUp(context: FunctionContext, ports: AsyncResultPorts, maxReceiveC
     schedule: pollScheduleOf(context.config),
     maxReceiveCount,
     ...(context.config.STREAM_REPLIES && ports.live ? { live: { reply: liveReplyOf(context, ports.live), pollDelaySeconds: context.config.STREAM_POLL_DELAY_S } } : {}),
+    ...(ports.records ? { work: createThreadWork(ports.records, context.clock) } : {}),
     ...common(context),
   };
 }
 
 function liveReplyOf(context: FunctionContext, ports: LivePorts): LiveReplyService {
   const messages = userMessages(context.config.USER_MESSAGES_JSON);
-  return createLiveReply({ slack: ports.slack(), store: ports.store, workingText: messages.working, placeholderText: messages.workingPlaceholder, log: context.log });
+  return createLiveReply({ slack: ports.slack(), store: ports.store, workingText: messages.working, placeholderText: messages.workingPlaceholder, log: context.log, sessions: context.config.AGENT_SESSIONS });
 }
 
 function common(context: FunctionContext): { log: Log; metrics?: PipelineMetrics; trace?: Tracer; clock: Clock } {

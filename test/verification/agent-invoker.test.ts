@@ -19,7 +19,7 @@ describe('createAgentInvoker', () => {
     await createAgentInvoker(parts.options)(delivery(task), {});
 
     // Assess
-    expect(parts.sentReplies()).toEqual([{ ...THREAD, request_id: task.request_id, kind: 'answer', text: 'echo: hello', received_at: task.received_at }]);
+    expect(parts.sentReplies()).toEqual([{ ...THREAD, request_id: task.request_id, kind: 'answer', text: 'echo: hello', received_at: task.received_at, agent: 'default' }]);
     expect(parts.sentPolls()).toEqual([]);
   });
 
@@ -77,14 +77,11 @@ describe('createAgentInvoker', () => {
 
   it('shows the text a streaming task produced at once, and has the first poll look again after the streaming delay', async () => {
     // Prepare: live answers on; the task says its first words, then keeps working.
-    const executor = scriptedExecutor();
+    const executor = scriptedExecutor('first words ');
     const parts = followUpParts({ executor, live: true });
 
     // Act
-    const invoked = createAgentInvoker(parts.options)(delivery(taskMessage('stream it')), {});
-    await executor.started;
-    executor.say('first words ');
-    await invoked;
+    await createAgentInvoker(parts.options)(delivery(taskMessage('stream it')), {});
 
     // Assess
     expect(parts.slack.posted.map(({ threadTs, text, streaming }) => ({ threadTs, text, streaming }))).toEqual([{ threadTs: THREAD.thread_ts, text: 'first words ', streaming: true }]);

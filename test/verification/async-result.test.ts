@@ -50,7 +50,7 @@ describe('createAsyncResult', () => {
     await createAsyncResult(parts.options)(delivery(message), {});
 
     // Assess
-    expect(parts.sentReplies()).toEqual([{ ...THREAD, request_id: message.request_id, kind: 'answer', text: 'the answer\n\nℹ️ a note', received_at: message.received_at }]);
+    expect(parts.sentReplies()).toEqual([{ ...THREAD, request_id: message.request_id, kind: 'answer', text: 'the answer\n\nℹ️ a note', received_at: message.received_at, agent: 'default' }]);
     expect(parts.sentPolls()).toEqual([]);
   });
 
@@ -151,12 +151,9 @@ describe('createAsyncResult', () => {
 
   it('shows the text produced since the last poll in the live message, and looks again after the streaming delay', async () => {
     // Prepare: live answers on; agent-invoker started the task and showed its first words.
-    const executor = scriptedExecutor();
+    const executor = scriptedExecutor('first ');
     const parts = followUpParts({ executor, live: true });
-    const invoked = createAgentInvoker(parts.options)(delivery(taskMessage('stream it')), {});
-    await executor.started;
-    executor.say('first ');
-    await invoked;
+    await createAgentInvoker(parts.options)(delivery(taskMessage('stream it')), {});
     const [first] = parts.sentPolls();
     executor.say('second ');
     await eventually(async () => {

@@ -5,6 +5,7 @@ import { DynamoDbBotThreads } from '../../../src/verification/stores/dynamodb-bo
 import { DynamoDbClaimStore } from '../../../src/verification/stores/dynamodb-claim-store';
 import { DynamoDbCounterStore } from '../../../src/verification/stores/dynamodb-counter-store';
 import { DynamoDbLiveReplies } from '../../../src/verification/stores/dynamodb-live-replies';
+import { DynamoDbRecords } from '../../../src/verification/stores/dynamodb-records';
 
 /**
  * AWS clients and adapters built once per container, outside the handler, so warm invocations
@@ -44,4 +45,9 @@ export function botThreads(tableName: string | undefined): DynamoDbBotThreads {
 
 export function liveReplies(tableName: string | undefined): DynamoDbLiveReplies {
   return new DynamoDbLiveReplies({ dynamodb: dynamoDb(), tableName: required(tableName, 'STATE_TABLE_NAME') });
+}
+
+/** The agent surface's records (running tasks, Stops, contexts, feedback) in the state table. */
+export function records(tableName: string | undefined): DynamoDbRecords {
+  return new DynamoDbRecords({ dynamodb: dynamoDb(), tableName: required(tableName, 'STATE_TABLE_NAME') });
 }

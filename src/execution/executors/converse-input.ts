@@ -43,7 +43,7 @@ export function converseMessages(params: ExecuteTaskParams): ConverseInput {
     content: [{ text: message.role === 'user' ? userText(message.text, message.user_id) : message.text }],
   }));
   const { blocks, skipped } = attachmentBlocks(params.attachments ?? []);
-  turns.push({ role: 'user', content: [{ text: userText(params.text, params.user_id) }, ...blocks] });
+  turns.push({ role: 'user', content: [{ text: userText(params.text, params.user_id) + lookingAt(params) }, ...blocks] });
 
   const messages: Message[] = [];
   for (const turn of turns) {
@@ -120,4 +120,15 @@ class UniqueNames {
     this.taken.add(candidate.toLowerCase());
     return candidate;
   }
+}
+
+/**
+ * What the user was looking at in Slack (docs/contract.md, "Context"), as a note after their
+ * question, so "this channel" has a referent; the ids are Slack's, which the model can quote back.
+ */
+function lookingAt(params: ExecuteTaskParams): string {
+  const entities = params.context?.entities ?? [];
+  if (entities.length === 0) return '';
+  const described = entities.map((entity) => (entity.type === 'channel' ? `channel <#${entity.id}>` : entity.type === 'message' ? `a message (ts ${entity.id}) in <#${entity.channel ?? ''}>` : `${entity.type} ${entity.id}`));
+  return `\n\n(While asking, I am looking at: ${described.join('; ')}.)`;
 }

@@ -46,6 +46,8 @@ export class EchoExecutor implements Executor {
     if (directives && params.text.includes('#context')) {
       const roles = (params.messages ?? []).map((message) => message.role);
       lines.push(`context: ${roles.length} turns (${roles.join(', ')})`);
+      // What the user was looking at (docs/contract.md, "Context").
+      if (params.context?.entities.length) lines.push(`looking at: ${params.context.entities.map((entity) => `${entity.type} ${entity.id}`).join(', ')}`);
     }
     for (const attachment of params.attachments ?? []) {
       const sha256 = createHash('sha256').update(Buffer.from(attachment.data, 'base64')).digest('hex');

@@ -23,6 +23,12 @@ export type LiveReply = {
    * message may not be a prefix of the answer. Previews stop; the final answer rewrites it.
    */
   dirty?: boolean;
+  /**
+   * The sign of life was the thread's agent session (`processing`, with Slack's Stop button):
+   * slack-poster moves it to `active` once the final message is out. `threadTs`: its thread.
+   */
+  session?: true;
+  threadTs?: string;
 };
 
 export interface LiveReplies {
