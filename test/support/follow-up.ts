@@ -11,7 +11,7 @@ import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { createProtocol } from '../../src/protocols/factory';
 import type { PendingHandle } from '../../src/protocols/outcome';
 import { MemoryQueue } from '../../src/queue/memory-queue';
-import type { Delivery } from '../../src/queue/queue';
+import type { Delivery, DeliveryHandler } from '../../src/queue/queue';
 import { InProcessTransport } from '../../src/transport/in-process';
 import type { Transport } from '../../src/transport/transport';
 import type { FollowUpOptions } from '../../src/verification/follow-up-options';
@@ -107,6 +107,15 @@ export function pollMessage(handle: PendingHandle, extra: Partial<PollMessage> &
   return { ...THREAD, request_id: randomUUID(), event_id: 'Ev1', user_id: 'U1', handle, attempt: 0, received_at: 1_700_000_000_000, ...extra };
 }
 
+/** A message that names its thread but is no task or poll message: what a bug or a hand-made redrive could leave on a queue. */
+export const UNREADABLE = { ...THREAD, request_id: 'not-a-uuid' } as const;
+
+/** Delivers `body` on its first receive and on its last; resolves with what each threw (undefined if it did not). */
+export async function firstAndLastReceive(handler: DeliveryHandler, body: unknown): Promise<{ first: unknown; last: unknown }> {
+  const thrown = (receiveCount: number) => handler(delivery(body, receiveCount), {}).then(() => undefined, (error: unknown) => error ?? new Error('thrown'));
+  return { first: await thrown(1), last: await thrown(MAX_RECEIVE_COUNT) };
+}
+
 /** The `receiveCount`-th delivery of a message (1 = the first receive). */
 export function delivery(message: unknown, receiveCount = 1): Delivery {
   return { messageId: randomUUID(), body: typeof message === 'string' ? message : JSON.stringify(message), receiveCount, attributes: {} };
@@ -129,30 +138,43 @@ export function throttledExecutor(times: number): Executor & { readonly calls: n
   };
 }
 
+/** The scripted tasks not ended yet; `endScriptedTasks` (afterEach) ends them. */
+const unfinished = new Set<() => void>();
+
+/** Ends every scripted task a test left running. */
+export function endScriptedTasks(): void {
+  for (const finish of unfinished) finish();
+}
+
 /**
- * An executor that produces its answer when the test says: `say(text)` hands a piece over (as a
- * model's stream does), `finish()` ends the task with everything said, `fail(error)` ends it with
- * that error. Cancelling the task ends it too.
+ * An executor that produces its answer when the test says: `firstWords` as soon as it starts, then
+ * `say(text)` hands a piece over (as a model's stream does), `finish()` ends the task with
+ * everything said, `fail(error)` ends it with that error. Cancelling the task ends it too, and so
+ * does `endScriptedTasks` after the test.
  */
-export function scriptedExecutor(): Executor & { say(text: string): void; finish(): void; fail(error: Error): void; readonly started: Promise<void> } {
+export function scriptedExecutor(firstWords?: string): Executor & { say(text: string): void; finish(): void; fail(error: Error): void; readonly started: Promise<void> } {
   let onText: ExecutorContext['onText'];
   let said = '';
   let end!: (error?: Error) => void;
   let started!: () => void;
   const ended = new Promise<Error | undefined>((resolve) => (end = resolve));
+  const endNow = () => end();
+  unfinished.add(endNow);
+  void ended.then(() => unfinished.delete(endNow));
   const startedPromise = new Promise<void>((resolve) => (started = resolve));
-  return {
+  const executor = {
     name: 'scripted',
     started: startedPromise,
-    say(text) {
+    say(text: string) {
       said += text;
       onText?.(text);
     },
     finish: () => end(),
-    fail: (error) => end(error),
-    async execute(_params, context) {
+    fail: (error: Error) => end(error),
+    async execute(_params: unknown, context: ExecutorContext) {
       onText = context.onText;
       started();
+      if (firstWords) executor.say(firstWords);
       const signal = context.signal;
       const error = await new Promise<Error | undefined>((resolve, reject) => {
         signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
@@ -162,4 +184,5 @@ export function scriptedExecutor(): Executor & { say(text: string): void; finish
       return { response_text: said };
     },
   };
+  return executor;
 }

@@ -1,7 +1,7 @@
 import { createAgentInvoker, RetryableTaskError } from '../../src/verification/agent-invoker';
 import { acknowledgeReceipt, REACTIONS } from '../../src/verification/slack-poster';
 import { DEFAULT_USER_MESSAGES } from '../../src/verification/user-messages';
-import { delivery, followUpParts, MAX_RECEIVE_COUNT, SCHEDULE, scriptedExecutor, STREAM_POLL_DELAY_S, taskMessage, THREAD, throttledExecutor } from '../support/follow-up';
+import { delivery, endScriptedTasks, firstAndLastReceive, followUpParts, MAX_RECEIVE_COUNT, SCHEDULE, scriptedExecutor, STREAM_POLL_DELAY_S, taskMessage, THREAD, throttledExecutor, UNREADABLE } from '../support/follow-up';
 
 /**
  * agent-invoker (docs/architecture.md §2.2): one task message → one `execute_task` through the
@@ -9,6 +9,8 @@ import { delivery, followUpParts, MAX_RECEIVE_COUNT, SCHEDULE, scriptedExecutor,
  * process behind the in-process transport, in-memory polls and replies queues, the local
  * workspace as Slack, a hand-moved clock.
  */
+afterEach(endScriptedTasks);
+
 describe('createAgentInvoker', () => {
   it('replies in the user\'s thread with the answer when the agent answers at once', async () => {
     // Prepare
@@ -72,7 +74,6 @@ describe('createAgentInvoker', () => {
       notes: ['a note'],
     });
     expect(parts.sentReplies()).toEqual([]);
-    executor.finish();
   });
 
   it('shows the text a streaming task produced at once, and has the first poll look again after the streaming delay', async () => {
@@ -88,7 +89,6 @@ describe('createAgentInvoker', () => {
     const [poll] = parts.sentPolls();
     expect(poll!.delaySeconds).toBe(STREAM_POLL_DELAY_S);
     expect(poll!.message).toMatchObject({ streamed: 'first words '.length, since_text: 0, handle: { cursor: String('first words '.length) } });
-    executor.finish();
   });
 
   it('replies with the safe text for a permanent failure, and does not fail the record', async () => {
@@ -146,19 +146,15 @@ describe('createAgentInvoker', () => {
   });
 
   it('apologizes on the last receive of a task message it cannot read, when the message names its thread', async () => {
-    // Prepare: a body with the thread but no valid task.
+    // Prepare
     const parts = followUpParts();
-    const invoke = createAgentInvoker(parts.options);
-    const unreadable = { ...THREAD, request_id: 'not-a-uuid' };
 
     // Act
-    const early = invoke(delivery(unreadable, 1), {});
-    const last = invoke(delivery(unreadable, MAX_RECEIVE_COUNT), {});
+    const thrown = await firstAndLastReceive(createAgentInvoker(parts.options), UNREADABLE);
 
-    // Assess
-    await expect(early).rejects.toThrow();
-    await expect(last).rejects.toThrow();
-    expect(parts.sentReplies()).toEqual([{ ...THREAD, request_id: 'not-a-uuid', kind: 'error', text: DEFAULT_USER_MESSAGES.internalError }]);
+    // Assess: both receives fail the record; only the last one tells the user.
+    expect(thrown).toEqual({ first: expect.any(Error), last: expect.any(Error) });
+    expect(parts.sentReplies()).toEqual([{ ...UNREADABLE, kind: 'error', text: DEFAULT_USER_MESSAGES.internalError }]);
   });
 
   it('marks the user\'s message 👀 when the task starts, on the first receive only', async () => {

@@ -11,7 +11,7 @@ import { createAsyncResult } from '../../src/verification/async-result';
 import { pollDelaySeconds } from '../../src/verification/poll-schedule';
 import type { PollMessage } from '../../src/verification/queue-messages';
 import { DEFAULT_USER_MESSAGES } from '../../src/verification/user-messages';
-import { delivery, followUpParts, MAX_RECEIVE_COUNT, pollMessage, SCHEDULE, scriptedExecutor, STREAM_POLL_DELAY_S, taskMessage, THREAD, type FollowUpParts } from '../support/follow-up';
+import { delivery, endScriptedTasks, firstAndLastReceive, followUpParts, pollMessage, SCHEDULE, scriptedExecutor, STREAM_POLL_DELAY_S, taskMessage, THREAD, UNREADABLE, type FollowUpParts } from '../support/follow-up';
 import { closeServer, eventually, listenOnLoopback } from '../support/http';
 
 /**
@@ -34,6 +34,8 @@ function ended(parts: FollowUpParts, handle: PendingHandle): Promise<Outcome> {
     return outcome.kind === 'pending' ? undefined : outcome;
   });
 }
+
+afterEach(endScriptedTasks);
 
 describe('createAsyncResult', () => {
   it('replies with the answer, the notes under it, once the task is done', async () => {
@@ -67,7 +69,6 @@ describe('createAsyncResult', () => {
     expect(parts.sentPolls()).toEqual([{ message: { ...message, attempt: 2 }, delaySeconds: pollDelaySeconds(SCHEDULE, 2) }]);
     expect(pollDelaySeconds(SCHEDULE, 2)).toBe(18);
     expect(parts.sentReplies()).toEqual([]);
-    executor.finish();
   });
 
   it('never waits past the deadline: the last poll lands on it', async () => {
@@ -81,7 +82,6 @@ describe('createAsyncResult', () => {
 
     // Assess
     expect(parts.sentPolls().map((poll) => poll.delaySeconds)).toEqual([5]);
-    executor.finish();
   });
 
   it('past the deadline cancels the task in the execution zone and replies that it took too long', async () => {
@@ -146,7 +146,6 @@ describe('createAsyncResult', () => {
     // Assess
     expect(parts.sentPolls()).toEqual([{ message: { ...message, attempt: 2 }, delaySeconds: pollDelaySeconds(SCHEDULE, 2) }]);
     expect(parts.sentReplies()).toEqual([]);
-    executor.finish();
   });
 
   it('shows the text produced since the last poll in the live message, and looks again after the streaming delay', async () => {
@@ -169,7 +168,6 @@ describe('createAsyncResult', () => {
     const [, next] = parts.sentPolls();
     expect(next!.delaySeconds).toBe(STREAM_POLL_DELAY_S);
     expect(next!.message).toMatchObject({ attempt: 1, streamed: 'first second '.length, since_text: 0, handle: { cursor: String('first second '.length) } });
-    executor.finish();
   });
 
   it('backs off from the first delay again once a streaming task stops producing text', async () => {
@@ -189,22 +187,17 @@ describe('createAsyncResult', () => {
       { attempt: 5, since_text: 1, delaySeconds: pollDelaySeconds(SCHEDULE, 0) },
       { attempt: 6, since_text: 2, delaySeconds: pollDelaySeconds(SCHEDULE, 1) },
     ]);
-    executor.finish();
   });
 
   it('apologizes on the last receive of a poll message it cannot read, when the message names its thread', async () => {
     // Prepare
     const parts = followUpParts();
-    const poll = createAsyncResult(parts.options);
-    const unreadable = { ...THREAD, request_id: 'not-a-uuid' };
 
     // Act
-    const early = poll(delivery(unreadable, 1), {});
-    const last = poll(delivery(unreadable, MAX_RECEIVE_COUNT), {});
+    const thrown = await firstAndLastReceive(createAsyncResult(parts.options), UNREADABLE);
 
-    // Assess
-    await expect(early).rejects.toThrow();
-    await expect(last).rejects.toThrow();
-    expect(parts.sentReplies()).toEqual([{ ...THREAD, request_id: 'not-a-uuid', kind: 'error', text: DEFAULT_USER_MESSAGES.internalError }]);
+    // Assess: both receives fail the record; only the last one tells the user.
+    expect(thrown).toEqual({ first: expect.any(Error), last: expect.any(Error) });
+    expect(parts.sentReplies()).toEqual([{ ...UNREADABLE, kind: 'error', text: DEFAULT_USER_MESSAGES.internalError }]);
   });
 });
