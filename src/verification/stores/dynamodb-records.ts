@@ -1,19 +1,20 @@
-import type { PutItemCommandInput } from '@aws-sdk/client-dynamodb';
+import type { Item } from '../../aws/dynamodb';
 import type { RecordValue, Records } from './records';
 import { StateTable, type StateTableOptions } from './state-table';
 
-export type DynamoDbRecordsOptions = StateTableOptions;
-
 /**
- * Records as items of the state table: `pk`, the value as a JSON string in `record`, and
- * `expires_at`. DynamoDB deletes expired items only eventually, so a read treats an item past its
- * `expires_at` as absent. Conditional writes compare one top-level field, copied beside the JSON
- * as `cond` so the condition can read it.
+ * Records as items of the state table: the value as JSON in `record`, its lifetime in
+ * `expires_at`. A conditional write compares one top-level string field of the value, which is
+ * copied beside the JSON as `cond_<field>` so the condition can read it; an expired item counts as
+ * absent, as everywhere in the table.
  */
+/** The one field a conditional write compares (the thread's task is replaced only by the same request). */
+const CONDITION_FIELD = 'request_id';
+
 export class DynamoDbRecords implements Records {
   private readonly table: StateTable;
 
-  constructor(options: DynamoDbRecordsOptions) {
+  constructor(options: StateTableOptions) {
     this.table = new StateTable(options);
   }
 
@@ -28,24 +29,18 @@ export class DynamoDbRecords implements Records {
   }
 
   async putIf(key: string, value: RecordValue, ttlSeconds: number, when: { field: string; expected: string | undefined }): Promise<boolean> {
-    const nowSeconds = this.table.nowSeconds();
+    if (when.field !== CONDITION_FIELD) throw new Error(`DynamoDbRecords compares only ${CONDITION_FIELD}, not ${when.field}`);
+    const now = { ':now': { N: String(this.table.nowSeconds()) } };
     const names = { '#cond': `cond_${when.field}` };
-    const condition: Pick<PutItemCommandInput, 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'> =
+    const condition =
       when.expected === undefined
-        ? { ConditionExpression: 'attribute_not_exists(pk) OR expires_at <= :now OR attribute_not_exists(#cond)', ExpressionAttributeNames: names, ExpressionAttributeValues: { ':now': { N: String(nowSeconds) } } }
-        : { ConditionExpression: '#cond = :expected AND expires_at > :now', ExpressionAttributeNames: names, ExpressionAttributeValues: { ':expected': { S: when.expected }, ':now': { N: String(nowSeconds) } } };
-    return this.table.ifMet(this.table.put({ Item: this.item(key, value, ttlSeconds, when.field), ...condition }));
+        ? { ConditionExpression: 'attribute_not_exists(pk) OR expires_at <= :now OR attribute_not_exists(#cond)', ExpressionAttributeNames: names, ExpressionAttributeValues: now }
+        : { ConditionExpression: '#cond = :expected AND expires_at > :now', ExpressionAttributeNames: names, ExpressionAttributeValues: { ...now, ':expected': { S: when.expected } } };
+    return this.table.ifMet(this.table.put({ Item: this.item(key, value, ttlSeconds), ...condition }));
   }
 
-  private item(key: string, value: RecordValue, ttlSeconds: number, condField?: string) {
-    const expiresAt = this.table.nowSeconds() + Math.ceil(ttlSeconds);
-    const cond = condField ?? 'request_id';
-    const condValue = value[cond];
-    return {
-      ...this.table.key(key),
-      record: { S: JSON.stringify(value) },
-      expires_at: { N: String(expiresAt) },
-      ...(typeof condValue === 'string' ? { [`cond_${cond}`]: { S: condValue } } : {}),
-    };
+  private item(key: string, value: RecordValue, ttlSeconds: number): Item {
+    const conditions = Object.fromEntries(Object.entries(value).flatMap(([field, fieldValue]) => (typeof fieldValue === 'string' && field === CONDITION_FIELD ? [[`cond_${field}`, { S: fieldValue }]] : [])));
+    return { ...this.table.key(key), record: { S: JSON.stringify(value) }, expires_at: { N: String(this.table.nowSeconds() + Math.ceil(ttlSeconds)) }, ...conditions };
   }
 }

@@ -13,7 +13,8 @@ export interface Records {
   put(key: string, value: RecordValue, ttlSeconds: number): Promise<void>;
   /**
    * Replaces the record only while `field` still holds `expected` (absent = the record is absent
-   * or lacks it); false when another writer got there first.
+   * or lacks it); false when another writer got there first. The field is `request_id` (the one
+   * the DynamoDB records can compare).
    */
   putIf(key: string, value: RecordValue, ttlSeconds: number, when: { field: string; expected: string | undefined }): Promise<boolean>;
 }

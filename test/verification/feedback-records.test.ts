@@ -1,0 +1,73 @@
+import type { FeedbackMessage } from '../../src/verification/agent-messages';
+import { createFeedbackRecords, listFeedback } from '../../src/verification/feedback-records';
+import { MemoryRecords } from '../../src/verification/stores/memory-records';
+import { manualClock } from '../support/manual-clock';
+
+const REQUEST_ID = '0f8fad5b-d9cb-469f-a165-70867728950e';
+const click = (value: 'positive' | 'negative' | undefined, clickedAt: number, extra: Partial<FeedbackMessage> = {}): FeedbackMessage => ({
+  kind: 'feedback',
+  team_id: 'T1',
+  channel: 'C1',
+  message_ts: '2.000001',
+  thread_ts: '1.000001',
+  user: 'U1',
+  request_id: REQUEST_ID,
+  agent: 'main',
+  ...(value ? { value } : {}),
+  clicked_at: clickedAt,
+  ...extra,
+});
+
+describe('createFeedbackRecords', () => {
+  const clock = manualClock();
+  const setup = () => {
+    const records = new MemoryRecords(clock);
+    return { records, feedback: createFeedbackRecords(records, { clock, ttlSeconds: 3600 }) };
+  };
+
+  it('keeps one record per answer and user, the later click winning', async () => {
+    // Prepare
+    const { records, feedback } = setup();
+    // Act
+    const first = await feedback.record(click('positive', 1000));
+    const second = await feedback.record(click('negative', 2000));
+    // Assess
+    expect(first.changedValue).toBe(true);
+    expect(second.changedValue).toBe(true);
+    expect(await listFeedback(records)).toEqual([expect.objectContaining({ request_id: REQUEST_ID, user: 'U1', agent: 'main', value: 'negative', clicked_at: 2000 })]);
+  });
+
+  it('never lets a click that reached slack-events earlier undo a newer one (a late redelivery)', async () => {
+    // Prepare
+    const { records, feedback } = setup();
+    await feedback.record(click('negative', 2000));
+    // Act
+    const late = await feedback.record(click('positive', 1000));
+    // Assess
+    expect(late.changedValue).toBe(false);
+    expect((await listFeedback(records))[0]?.value).toBe('negative');
+  });
+
+  it('adds the form\'s text to the record without changing the rating, and counts a repeated click once', async () => {
+    // Prepare
+    const { records, feedback } = setup();
+    await feedback.record(click('negative', 1000));
+    // Act
+    const comment = await feedback.record(click(undefined, 3000, { comment: 'the numbers were wrong' }));
+    const again = await feedback.record(click('negative', 4000));
+    // Assess
+    expect(comment.changedValue).toBe(false);
+    expect(again.changedValue).toBe(false);
+    expect(await listFeedback(records)).toEqual([expect.objectContaining({ value: 'negative', comment: 'the numbers were wrong' })]);
+  });
+
+  it('keeps different users\' feedback on one answer apart', async () => {
+    // Prepare
+    const { records, feedback } = setup();
+    // Act
+    await feedback.record(click('positive', 1000));
+    await feedback.record(click('negative', 1000, { user: 'U2' }));
+    // Assess
+    expect((await listFeedback(records)).map((record) => `${record.user}:${record.value}`).sort()).toEqual(['U1:positive', 'U2:negative']);
+  });
+});
