@@ -28,7 +28,8 @@ import { TRANSPORTS, serveBehindEveryTransport, type TransportName } from './sup
  * @slack/web-api client against the fake Slack Web API on loopback); the execution runtime's echo
  * executor streams its answer word by word (ECHO_STREAM_MS). Per event:
  *   1. the first visible sign: the POST → the first Slack call that shows something (an accepted
- *      `assistant.threads.setStatus`, or a started stream or posted message), as the fake answers it;
+ *      `agents.sessions.setStatus` to processing — the agent session, Slack's Stop button with it —
+ *      or `assistant.threads.setStatus`, or a started stream or posted message), as the fake answers it;
  *   2. the first streamed text: the executor's first word → the first Slack call that shows answer
  *      text (a stream started with text, an append, an update, a post carrying it). The first word is
  *      timed by a wrapping executor around the echo executor (it wraps `onText`), passed to
@@ -338,8 +339,9 @@ function showsAnswer(request: FakeSlackRequest): boolean {
   return ['chat.startStream', 'chat.appendStream', 'chat.update', 'chat.postMessage'].includes(request.method) && JSON.stringify(request.body).includes('echo:');
 }
 
-/** A Slack call that shows the user something: a status, a stream, a message. */
+/** A Slack call that shows the user something: the agent session going to processing (with its Stop button), a status, a stream, a message. */
 function showsSomething(request: FakeSlackRequest): boolean {
+  if (request.method === 'agents.sessions.setStatus') return request.body.status === 'processing';
   if (request.method === 'assistant.threads.setStatus') return typeof request.body.status === 'string' && request.body.status !== '';
   return request.method === 'chat.startStream' || request.method === 'chat.postMessage';
 }
