@@ -23,35 +23,6 @@ export const RequestSchema = z
   });
 export type JsonRpcRequest<P = JsonRpcParams> = { jsonrpc: '2.0'; method: string; params?: P; id: JsonRpcId };
 
-/**
- * RequestSchema by hand, for a server's hot path: true exactly when `RequestSchema.safeParse`
- * would succeed on `value` (test/contract/request-envelope.test.ts holds the two side by side).
- * `jsonrpc` is "2.0", `method` a string, `params` absent or a plain object or an array, `id` a
- * string, a finite number or null. With `notification` the `id` member is not looked at: a
- * request without one is checked as if it were null. Nothing is copied; a request that passes is
- * `value` itself.
- */
-export function isRequestEnvelope(value: unknown, notification = false): value is JsonRpcRequest {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const message = value as { jsonrpc?: unknown; method?: unknown; params?: unknown; id?: unknown };
-  if (message.jsonrpc !== JSONRPC_VERSION || typeof message.method !== 'string') return false;
-  const params = message.params;
-  if (params !== undefined && !Array.isArray(params) && !isPlainObject(params)) return false;
-  if (notification) return true;
-  const id = message.id;
-  return id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
-}
-
-/** zod's own test for what `z.record` takes (a modified constructor or prototype is not plain). */
-function isPlainObject(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const ctor = (value as { constructor?: unknown }).constructor;
-  if (ctor === undefined || typeof ctor !== 'function') return true;
-  const prototype = (ctor as { prototype?: unknown }).prototype;
-  if (typeof prototype !== 'object' || prototype === null || Array.isArray(prototype)) return false;
-  return Object.prototype.hasOwnProperty.call(prototype, 'isPrototypeOf');
-}
-
 export const NotificationSchema = RequestSchema.omit({ id: true });
 export type JsonRpcNotification<P = JsonRpcParams> = Omit<JsonRpcRequest<P>, 'id'>;
 

@@ -1,6 +1,6 @@
 import { isAscii } from 'node:buffer';
 import type { Log } from '../observability/logger';
-import { ErrorCode, errorResponse, isRequestEnvelope, successResponse, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../contract';
+import { ErrorCode, NotificationSchema, RequestSchema, errorResponse, successResponse, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../contract';
 import { RpcError } from './rpc-error';
 
 /** One method: params in, result out, or an RpcError thrown. */
@@ -37,9 +37,9 @@ const NO_ANSWER: Promise<undefined> = Promise.resolve(undefined);
  * malformed bodies get -32700/-32600 with id null, unknown methods -32601, and any unexpected
  * error -32603 with a generic message (the cause goes to the log, never onto the wire).
  *
- * The envelope is checked by hand (`isRequestEnvelope`, RequestSchema's twin) and nothing is
- * copied: each method validates its own params. A single request costs one promise chain, from
- * the method's promise to the serialized answer.
+ * The envelope is checked by RequestSchema (NotificationSchema for a notification) and the
+ * message is routed as it came: each method validates its own params. A single request costs one
+ * promise chain, from the method's promise to the serialized answer.
  */
 export function createDispatcher(methods: Readonly<Record<string, MethodHandler>>, log: Log, options: DispatcherOptions = {}): Dispatch {
   const maxBatchLength = options.maxBatchLength ?? Number.POSITIVE_INFINITY;
@@ -71,10 +71,11 @@ export function createDispatcher(methods: Readonly<Record<string, MethodHandler>
     if (typeof message !== 'object' || message === null || Array.isArray(message)) return { refused: errorResponse(null, ErrorCode.InvalidRequest) };
     // A request without an `id` member is a notification; it is validated like any request.
     const notification = !('id' in message);
-    if (!isRequestEnvelope(message, notification)) return { refused: errorResponse(null, ErrorCode.InvalidRequest) };
-    const handler = message.method.startsWith('rpc.') ? undefined : handlers.get(message.method);
-    if (!handler) return { refused: notification ? undefined : errorResponse(message.id, ErrorCode.MethodNotFound) };
-    return { handler, request: message, notification };
+    if (!(notification ? NotificationSchema : RequestSchema).safeParse(message).success) return { refused: errorResponse(null, ErrorCode.InvalidRequest) };
+    const request = message as JsonRpcRequest;
+    const handler = request.method.startsWith('rpc.') ? undefined : handlers.get(request.method);
+    if (!handler) return { refused: notification ? undefined : errorResponse(request.id, ErrorCode.MethodNotFound) };
+    return { handler, request, notification };
   }
 
   /** Calls the method; `answer` turns its result or failure into what the caller gets. */

@@ -13,7 +13,7 @@ import { systemClock, type Clock } from '../clock';
 import type { Log } from '../observability/logger';
 import { DeadlineQueue, type Deadline } from './deadlines';
 import type { Executor, ExecutorContext, ExecutorOutput } from './executors/executor';
-import { ParamsFingerprint } from './params-fingerprint';
+import { paramsHashOf } from './params-fingerprint';
 import { PartialTextWriter } from './partial-text';
 import { RpcError } from './rpc-error';
 import { TaskStoreFullError, type CreateOutcome, type TaskRecord, type TaskStore } from './stores/task-store';
@@ -113,11 +113,11 @@ export class TaskService {
 
   async executeTask(params: ExecuteTaskParams, requestId: JsonRpcId): Promise<ExecuteTaskResult> {
     const requestKey = requestId === null ? undefined : this.requestKeyOf(requestId);
-    const fingerprint = new ParamsFingerprint(params);
+    const paramsHash = paramsHashOf(params);
     if (!this.reserveSlot()) {
       // At capacity nothing new starts, but a repeated id still learns where its task stands.
       const existing = requestKey === undefined ? undefined : await this.options.store.getByRequest(requestKey);
-      if (existing && !isTransientFailure(existing)) return answerRepeat(existing, fingerprint, params, TaskLog.of(this.options.log, params, requestId, existing.task_id));
+      if (existing && !isTransientFailure(existing)) return answerRepeat(existing, paramsHash, params, TaskLog.of(this.options.log, params, requestId, existing.task_id));
       throw this.overCapacity('concurrent_tasks', this.options.maxConcurrentTasks!, requestFields(params, requestId));
     }
     let slotHandedOver = false;
@@ -130,10 +130,11 @@ export class TaskService {
         created_at: now,
         updated_at: now,
         expires_at: Math.floor(now / 1000) + this.options.ttlSeconds,
+        params_hash: paramsHash,
       };
       let created: CreateOutcome;
       try {
-        created = await this.options.store.create(record, requestKey, fingerprint);
+        created = await this.options.store.create(record, requestKey);
       } catch (error) {
         if (error instanceof TaskStoreFullError) throw this.overCapacity('task_store', error.maxRecords, requestFields(params, requestId));
         throw error;
@@ -143,10 +144,10 @@ export class TaskService {
       const log = TaskLog.of(this.options.log, params, requestId, taskId);
       if (!created.created) {
         const retried =
-          sameParams(created.record, fingerprint) &&
+          sameParams(created.record, paramsHash) &&
           isTransientFailure(created.record) &&
           (await this.options.store.transition(taskId, ['failed'], { status: 'accepted', partial: null }));
-        if (!retried) return answerRepeat(created.record, fingerprint, params, log);
+        if (!retried) return answerRepeat(created.record, paramsHash, params, log);
         // The caller retries a task that failed for a passing reason (model throttled): run it again.
         log.info('repeated execute_task id of a transiently failed task: running it again', { code: created.record.error?.code });
       }
@@ -436,8 +437,8 @@ export function requestKeyOf(requestId: string | number): string {
 }
 
 /** A repeated id must carry the params it started its task with; records kept before hashes were pass. */
-function sameParams(record: TaskRecord, params: ParamsFingerprint): boolean {
-  return record.params_hash === undefined || record.params_hash === params.hash;
+function sameParams(record: TaskRecord, paramsHash: string): boolean {
+  return record.params_hash === undefined || record.params_hash === paramsHash;
 }
 
 /**
@@ -445,8 +446,8 @@ function sameParams(record: TaskRecord, params: ParamsFingerprint): boolean {
  * A repeat with `stream: true` of a task that is still pending gets the text it has produced so
  * far, from the start (the caller did not get the first answer).
  */
-function answerRepeat(record: TaskRecord, fingerprint: ParamsFingerprint, params: ExecuteTaskParams, log: Log): ExecuteTaskResult {
-  if (!sameParams(record, fingerprint)) {
+function answerRepeat(record: TaskRecord, paramsHash: string, params: ExecuteTaskParams, log: Log): ExecuteTaskResult {
+  if (!sameParams(record, paramsHash)) {
     log.warn('repeated execute_task id with different params: refused');
     throw new RpcError(ErrorCode.RequestIdConflict, 'Request id reused with different params: a repeated execute_task id must carry the params of its first request', {
       retryable: false,

@@ -9,7 +9,6 @@ import {
 import { createHash } from 'node:crypto';
 import { systemClock, type Clock } from '../../clock';
 import type { TaskStatus } from '../../contract';
-import type { ParamsFingerprint } from '../params-fingerprint';
 import type { CreateOutcome, PartialTextPolicy, TaskRecord, TaskStore, TaskUpdate } from './task-store';
 
 export type DynamoDbTaskStoreOptions = {
@@ -72,9 +71,9 @@ export class DynamoDbTaskStore implements TaskStore {
     this.partialText = options.partialText ?? DYNAMODB_PARTIAL_TEXT;
   }
 
-  async create(record: TaskRecord, requestKey?: string, params?: ParamsFingerprint): Promise<CreateOutcome> {
-    // Another process may be the one a repeated id comes back to: the hash is written with the task.
-    const created = await this.putTask(params ? { ...record, params_hash: params.hash } : record);
+  async create(record: TaskRecord, requestKey?: string): Promise<CreateOutcome> {
+    // Another process may be the one a repeated id comes back to: the params hash is written with the task.
+    const created = await this.putTask(record);
     if (!created.created || requestKey === undefined) return created;
     return this.claimRequest(requestKey, record);
   }

@@ -1,6 +1,5 @@
 import { systemClock, type Clock } from '../../clock';
 import { PENDING_STATUSES, type TaskStatus } from '../../contract';
-import type { ParamsFingerprint } from '../params-fingerprint';
 import { TaskStoreFullError, type CreateOutcome, type TaskRecord, type TaskStore, type TaskUpdate } from './task-store';
 
 export type MemoryTaskStoreOptions = {
@@ -13,11 +12,10 @@ export type MemoryTaskStoreOptions = {
 };
 
 /**
- * A record, the fingerprint of the params that started its task (its hash is worked out only if
- * the request key comes back), and its place in creation order (a list, so the oldest are found
- * without walking past dropped ones).
+ * A record, the request key it was created with, and its place in creation order (a list, so the
+ * oldest are found without walking past dropped ones).
  */
-type Entry = { record: TaskRecord; requestKey?: string; fingerprint?: ParamsFingerprint; older?: Entry; newer?: Entry };
+type Entry = { record: TaskRecord; requestKey?: string; older?: Entry; newer?: Entry };
 
 /**
  * A bounded in-memory task store for local runs, tests and single-session AgentCore hosts. A
@@ -50,14 +48,14 @@ export class MemoryTaskStore implements TaskStore {
     return `${typeof requestId}:${requestId}`;
   }
 
-  async create(record: TaskRecord, requestKey?: string, params?: ParamsFingerprint): Promise<CreateOutcome> {
+  async create(record: TaskRecord, requestKey?: string): Promise<CreateOutcome> {
     const existing = (requestKey === undefined ? undefined : this.liveByRequest(requestKey)) ?? this.live(record.task_id);
-    if (existing) return { created: false, record: withParamsHash(existing) };
+    if (existing) return { created: false, record: { ...existing.record } };
     this.makeRoom();
     // The store keeps a copy; the caller gets its own record back (nothing the store holds). The
     // copy is made by assignment, not by a spread: V8 adds a property (the result, later) to a
     // spread copy ~30× slower than to an object built up key by key.
-    const entry: Entry = { record: Object.assign({}, record), requestKey, fingerprint: params, older: this.newest, newer: undefined };
+    const entry: Entry = { record: Object.assign({}, record), requestKey, older: this.newest, newer: undefined };
     if (this.newest) this.newest.newer = entry;
     else this.oldest = entry;
     this.newest = entry;
@@ -73,7 +71,7 @@ export class MemoryTaskStore implements TaskStore {
 
   async getByRequest(requestKey: string): Promise<TaskRecord | undefined> {
     const entry = this.liveByRequest(requestKey);
-    return entry && withParamsHash(entry);
+    return entry && { ...entry.record };
   }
 
   async transition(taskId: string, from: readonly TaskStatus[], update: TaskUpdate): Promise<TaskRecord | undefined> {
@@ -173,11 +171,4 @@ export class MemoryTaskStore implements TaskStore {
     entry.older = entry.newer = undefined;
     if (entry.requestKey !== undefined && this.requests.get(entry.requestKey) === entry) this.requests.delete(entry.requestKey);
   }
-}
-
-/** A copy of the entry's record for a repeated request key: with the hash of its params, the one time it is needed. */
-function withParamsHash(entry: Entry): TaskRecord {
-  const record = { ...entry.record };
-  if (entry.fingerprint) record.params_hash = entry.fingerprint.hash;
-  return record;
 }

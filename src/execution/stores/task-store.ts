@@ -1,5 +1,4 @@
 import type { JsonRpcErrorObject, SuccessResult, TaskStatus } from '../../contract';
-import type { ParamsFingerprint } from '../params-fingerprint';
 
 /**
  * What the execution zone remembers of one task, by `task_id`. Never holds the task's params
@@ -15,8 +14,8 @@ export type TaskRecord = {
   /**
    * SHA-256 (hex) of the canonical params of the `execute_task` that started the task: enough to
    * tell a retry (same params) from a reused id (other params) without keeping the user's text.
-   * Worked out from the `params` given to `TaskStore.create`; a store that keeps records in the
-   * process only needs it, and sets it, in the records it returns for a request key.
+   * Set by the task service (paramsHashOf, src/execution/params-fingerprint.ts) on the record it
+   * creates; the store keeps it with the task.
    */
   params_hash?: string;
   /**
@@ -84,13 +83,8 @@ export interface TaskStore {
    * live task that key was first created for. Task ids are random, so the request key is how a
    * repeated `execute_task` finds its task. Throws TaskStoreFullError when a bounded store
    * could only make room by dropping a pending task.
-   *
-   * `params` fingerprints the params that start the task. A store that writes records outside
-   * the process keeps its hash as the record's `params_hash` at once; one that keeps them in the
-   * process may keep the fingerprint and ask for its hash only when a request key comes back. Either
-   * way a record returned for a request key (here, or by `getByRequest`) carries `params_hash`.
    */
-  create(record: TaskRecord, requestKey?: string, params?: ParamsFingerprint): Promise<CreateOutcome>;
+  create(record: TaskRecord, requestKey?: string): Promise<CreateOutcome>;
   /** The live record, or undefined when it is unknown or expired. */
   get(taskId: string): Promise<TaskRecord | undefined>;
   /** The live task a request key was created for, or undefined. */
