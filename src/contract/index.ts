@@ -4,3 +4,4 @@ export * from './http-paths';
 export * from './jsonrpc';
 export * from './methods';
 export * from './attachments';
+export * from './context';

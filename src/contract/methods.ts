@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { type JsonRpcId, type JsonRpcRequest, request } from './jsonrpc';
+import { ContextEntitySchema, MAX_CONTEXT_ENTITIES } from './context';
 import { newRequestId } from './request-id';
 
 /** The methods of the zone contract (docs/contract.md): names, params and results. */
@@ -57,18 +58,6 @@ export const AttachmentSchema = z
   .loose()
   .refine((attachment) => attachment.data.length % 4 !== 0 || base64DecodedLength(attachment.data) === attachment.size, { message: 'size must be the byte length of data', path: ['size'] });
 export type Attachment = z.infer<typeof AttachmentSchema>;
-
-/** At most this many context entities travel with a task. */
-export const MAX_CONTEXT_ENTITIES = 10;
-
-export const ContextEntitySchema = z
-  .object({
-    type: z.enum(['channel', 'canvas', 'list', 'message'], { error: 'type must be "channel", "canvas", "list" or "message"' }),
-    id: z.string({ error: 'id must be a string' }).min(1, 'id must not be empty'),
-    channel: optionalString,
-  })
-  .loose();
-export type ContextEntity = z.infer<typeof ContextEntitySchema>;
 
 export const ExecuteTaskParamsSchema = z
   .object({

@@ -1,23 +1,19 @@
-import { systemClock, type Clock } from '../clock';
+import { systemClock } from '../clock';
+import type { FunctionServices } from './function-services';
 import type { Log } from '../observability/logger';
-import type { PipelineMetrics } from '../observability/metrics';
 import { feedbackFormView } from '../slack/feedback-blocks';
 import { SlackApiError } from '../slack/slack-api-error';
 import type { SlackAgent } from '../slack/slack-agent';
 import type { SlackCallOptions } from '../slack/slack-port';
 import type { ActionMessage, FeedbackMessage } from './agent-messages';
 import type { FeedbackRecords } from './feedback-records';
-import { noTrace, type Tracer } from './trace';
+import { noTrace } from './trace';
 import type { UserMessages } from './user-messages';
 
-export type AgentSurfaceOptions = {
+export type AgentSurfaceOptions = FunctionServices & {
   slack: SlackAgent;
   feedback: FeedbackRecords;
   messages: UserMessages;
-  log: Log;
-  metrics?: PipelineMetrics;
-  trace?: Tracer;
-  clock?: Clock;
 };
 
 /**

@@ -1,6 +1,6 @@
-import { systemClock, type Clock } from '../clock';
+import { systemClock } from '../clock';
+import type { FunctionServices } from './function-services';
 import type { Log } from '../observability/logger';
-import type { PipelineMetrics } from '../observability/metrics';
 import type { ExecutionAgent } from '../protocols/execution-agent';
 import type { Queue } from '../queue/queue';
 import type { SlackAgent } from '../slack/slack-agent';
@@ -8,20 +8,16 @@ import { StopMessageSchema } from './agent-messages';
 import { parseQueueMessage } from './poison-message';
 import { conversationKey, replyThreadTs, threadOf, type ReplyMessage } from './queue-messages';
 import type { ThreadWork } from './thread-work';
-import { noTrace, type Tracer } from './trace';
+import { noTrace } from './trace';
 import type { UserMessages } from './user-messages';
 
-export type StopTaskOptions = {
+export type StopTaskOptions = FunctionServices & {
   agent: ExecutionAgent;
   work: ThreadWork;
   replies: Queue<ReplyMessage>;
   messages: UserMessages;
   /** Moves a session with nothing running out of `processing` (its Stop button goes). */
   session?: Pick<SlackAgent, 'setSessionStatus'>;
-  log: Log;
-  metrics?: PipelineMetrics;
-  trace?: Tracer;
-  clock?: Clock;
 };
 
 /**

@@ -1,23 +1,17 @@
-import type { WebClient } from '@slack/web-api';
 import { SlackApiError } from '../slack-api-error';
 import type { MessageBlock } from '../feedback-blocks';
 import type { AgentSessionStatus } from '../slack-agent';
 import { STREAM_MARKDOWN_LIMIT, type LiveMessage, type LiveTask, type LiveThread, type SlackLive } from '../slack-live';
 import type { ReplyMarker, SlackCallOptions } from '../slack-port';
-import { boundedCall, type SlackRepliesLog } from './bounded-call';
+import { WebApiPort } from './web-api-port';
 import { replyMetadata, withTextSection } from './replies';
 import { toSlackApiError } from './slack-errors';
 
 /** SlackLive over a WebClient: a thread's status, a streamed message, a message edited in place. */
-export class WebApiLive implements SlackLive {
-  constructor(
-    private readonly client: WebClient,
-    private readonly log?: SlackRepliesLog,
-  ) {}
-
+export class WebApiLive extends WebApiPort implements SlackLive {
   async setStatus(thread: LiveThread, status: string, options: SlackCallOptions & { loadingMessages?: readonly string[] } = {}): Promise<void> {
     const { loadingMessages, ...callOptions } = options;
-    await boundedCall(
+    await this.call(
       'assistant.threads.setStatus',
       () =>
         this.client.assistant.threads.setStatus({
@@ -28,7 +22,6 @@ export class WebApiLive implements SlackLive {
           ...(loadingMessages?.length ? { loading_messages: loadingMessages.slice(0, MAX_LOADING_MESSAGES) } : {}),
         }),
       callOptions,
-      this.log,
       // The same status twice is the same status: safe to try again after no answer.
       { afterNoAnswer: true },
     );
@@ -42,19 +35,8 @@ export class WebApiLive implements SlackLive {
     if (markdownText !== undefined && markdownText.length > STREAM_MARKDOWN_LIMIT) {
       throw new SlackApiError(`chat.startStream refused: more than ${STREAM_MARKDOWN_LIMIT} characters of markdown; start with less and append the rest`, 'msg_too_long', false);
     }
-    const result = await boundedCall(
-      'chat.startStream',
-      () =>
-        this.client.chat.startStream({
-          channel,
-          thread_ts: threadTs,
-          ...(recipientUserId ? { recipient_user_id: recipientUserId } : {}),
-          ...(recipientTeamId ? { recipient_team_id: recipientTeamId } : {}),
-          ...streamContent(markdownText, task),
-        }),
-      options,
-      this.log,
-    );
+    const recipient = { ...(recipientUserId ? { recipient_user_id: recipientUserId } : {}), ...(recipientTeamId ? { recipient_team_id: recipientTeamId } : {}) };
+    const result = await this.call('chat.startStream', () => this.client.chat.startStream({ channel, thread_ts: threadTs, ...recipient, ...streamContent(markdownText, task) }), options);
     return { ts: result.ts ?? '' };
   }
 
@@ -69,7 +51,7 @@ export class WebApiLive implements SlackLive {
     // What does not fit the stop goes first, as appends.
     await this.appendPieces(message, pieces, callOptions);
     try {
-      await boundedCall(
+      await this.call(
         'chat.stopStream',
         () =>
           this.client.chat.stopStream({
@@ -81,7 +63,6 @@ export class WebApiLive implements SlackLive {
             ...(sessionStatus ? { session_status: sessionStatus } : {}),
           }),
         callOptions,
-        this.log,
         // A stop cannot land twice: a repeat of one that landed is refused, never doubled. That
         // refusal then says nothing about the first stop, so its outcome is unknown.
         { afterNoAnswer: true, ambiguousAfterRetry: STREAM_STATE_ERRORS },
@@ -93,11 +74,10 @@ export class WebApiLive implements SlackLive {
 
   async update(message: LiveMessage, text: string, options: SlackCallOptions & { marker?: ReplyMarker; blocks?: readonly MessageBlock[] } = {}): Promise<void> {
     const { marker, blocks, ...callOptions } = options;
-    await boundedCall(
+    await this.call(
       'chat.update',
       () => this.client.chat.update({ channel: message.channel, ts: message.ts, text, ...(marker ? { metadata: replyMetadata(marker) } : {}), ...(blocks?.length ? { blocks: withTextSection(text, blocks) } : {}) }),
       callOptions,
-      this.log,
       // The same text twice is the same message: safe to try again after no answer.
       { afterNoAnswer: true },
     );
@@ -107,7 +87,7 @@ export class WebApiLive implements SlackLive {
   private async appendPieces(message: LiveMessage, pieces: readonly string[], options: SlackCallOptions): Promise<void> {
     for (const [index, piece] of pieces.entries()) {
       try {
-        await boundedCall('chat.appendStream', () => this.client.chat.appendStream({ channel: message.channel, ts: message.ts, markdown_text: piece }), options, this.log);
+        await this.call('chat.appendStream', () => this.client.chat.appendStream({ channel: message.channel, ts: message.ts, markdown_text: piece }), options);
       } catch (error) {
         throw index > 0 ? partlyLanded(error, 'chat.appendStream', index) : error;
       }

@@ -1,8 +1,7 @@
-import type { WebClient } from '@slack/web-api';
 import { REPLY_METADATA_TYPE } from '../reply-metadata';
 import type { ReactionTarget, ReplyMarker, SlackCallOptions, SlackReplies } from '../slack-port';
 import type { MessageBlock } from '../feedback-blocks';
-import { boundedCall, type SlackRepliesLog } from './bounded-call';
+import { WebApiPort } from './web-api-port';
 import { toSlackApiError } from './slack-errors';
 
 /** Reactions are decoration: these mean "already as asked" or "nothing left to decorate". */
@@ -11,14 +10,9 @@ const IGNORED_REACTION_ERRORS = new Set(['already_reacted', 'no_reaction', 'mess
 const FIND_POSTED_MAX_PAGES = 5;
 
 /** SlackReplies over a WebClient: posts in a thread, finding a post again, reactions. */
-export class WebApiReplies implements SlackReplies {
-  constructor(
-    private readonly client: WebClient,
-    private readonly log?: SlackRepliesLog,
-  ) {}
-
+export class WebApiReplies extends WebApiPort implements SlackReplies {
   async post({ channel, threadTs, text, marker, blocks }: { channel: string; threadTs: string; text: string; marker?: ReplyMarker; blocks?: readonly MessageBlock[] }, options: SlackCallOptions = {}): Promise<{ ts: string }> {
-    const result = await boundedCall(
+    const result = await this.call(
       'chat.postMessage',
       () =>
         this.client.chat.postMessage({
@@ -33,7 +27,6 @@ export class WebApiReplies implements SlackReplies {
           ...(blocks?.length ? { blocks: withTextSection(text, blocks) } : {}),
         }),
       options,
-      this.log,
     );
     return { ts: result.ts ?? '' };
   }
@@ -41,11 +34,10 @@ export class WebApiReplies implements SlackReplies {
   async findPosted(thread: { channel: string; threadTs: string }, marker: ReplyMarker, options: SlackCallOptions = {}): Promise<string | undefined> {
     let cursor: string | undefined;
     for (let page = 0; page < FIND_POSTED_MAX_PAGES; page += 1) {
-      const result = await boundedCall(
+      const result = await this.call(
         'conversations.replies',
         () => this.client.conversations.replies({ channel: thread.channel, ts: thread.threadTs, include_all_metadata: true, limit: 200, ...(cursor ? { cursor } : {}) }),
         options,
-        this.log,
       );
       for (const message of result.messages ?? []) {
         const metadata = (message as { metadata?: { event_type?: string; event_payload?: Record<string, unknown> } }).metadata;
@@ -69,7 +61,7 @@ export class WebApiReplies implements SlackReplies {
 
   private async react(method: string, reaction: ReactionTarget, call: () => Promise<unknown>): Promise<void> {
     try {
-      await boundedCall(method, call, {}, this.log);
+      await this.call(method, call, {});
     } catch (error) {
       const failure = toSlackApiError(error, method);
       if (!IGNORED_REACTION_ERRORS.has(failure.code)) throw failure;

@@ -12,37 +12,35 @@ import { WebApiReplies } from './replies';
 /** Every Slack port the pipeline uses, over one WebClient. */
 export type SlackPorts = SlackReplies & SlackConversations & SlackLive & SlackAgent;
 
+/** The methods each port contributes to the whole. */
+const PORT_METHODS = {
+  replies: ['post', 'findPosted', 'addReaction', 'removeReaction'],
+  conversations: ['readThread', 'downloadFile'],
+  live: ['setStatus', 'startStream', 'appendStream', 'stopStream', 'update'],
+  agent: ['setSessionStatus', 'setSuggestedPrompts', 'postEphemeral', 'openView'],
+} as const;
+
+// The class below gets every port's methods at construction (Object.assign); this says so to the type checker.
+export interface WebApiSlackReplies extends SlackPorts {
+  findPosted: NonNullable<SlackPorts['findPosted']>;
+}
+
 /**
  * The four ports over one WebClient (build it with `createSlackWebClient`): replies, the thread
  * and its files, live answers, the agent surface. One object, so a function that needs several
  * is given one client.
  */
-export class WebApiSlackReplies implements SlackPorts {
-  private readonly replies: WebApiReplies;
-  private readonly conversations: WebApiConversations;
-  private readonly live: WebApiLive;
-  private readonly agent: WebApiAgent;
-
+export class WebApiSlackReplies {
   constructor(client: WebClient, options: { log?: SlackRepliesLog; /** SLACK_API_URL, when not Slack's: files on its origin may be fetched too (a local fake). */ apiUrl?: string } = {}) {
-    this.replies = new WebApiReplies(client, options.log);
-    this.conversations = new WebApiConversations(client, options);
-    this.live = new WebApiLive(client, options.log);
-    this.agent = new WebApiAgent(client, options.log);
+    const ports = {
+      replies: new WebApiReplies(client, options.log),
+      conversations: new WebApiConversations(client, options),
+      live: new WebApiLive(client, options.log),
+      agent: new WebApiAgent(client, options.log),
+    };
+    for (const [port, methods] of Object.entries(PORT_METHODS) as Array<[keyof typeof ports, readonly string[]]>) {
+      const target = ports[port] as unknown as Record<string, (...args: unknown[]) => unknown>;
+      for (const method of methods) Object.assign(this, { [method]: target[method]!.bind(target) });
+    }
   }
-
-  post: SlackPorts['post'] = (...args) => this.replies.post(...args);
-  findPosted: NonNullable<SlackPorts['findPosted']> = (...args) => this.replies.findPosted(...args);
-  addReaction: SlackPorts['addReaction'] = (...args) => this.replies.addReaction(...args);
-  removeReaction: SlackPorts['removeReaction'] = (...args) => this.replies.removeReaction(...args);
-  readThread: SlackPorts['readThread'] = (...args) => this.conversations.readThread(...args);
-  downloadFile: SlackPorts['downloadFile'] = (...args) => this.conversations.downloadFile(...args);
-  setStatus: SlackPorts['setStatus'] = (...args) => this.live.setStatus(...args);
-  startStream: SlackPorts['startStream'] = (...args) => this.live.startStream(...args);
-  appendStream: SlackPorts['appendStream'] = (...args) => this.live.appendStream(...args);
-  stopStream: SlackPorts['stopStream'] = (...args) => this.live.stopStream(...args);
-  update: SlackPorts['update'] = (...args) => this.live.update(...args);
-  setSessionStatus: SlackPorts['setSessionStatus'] = (...args) => this.agent.setSessionStatus(...args);
-  setSuggestedPrompts: SlackPorts['setSuggestedPrompts'] = (...args) => this.agent.setSuggestedPrompts(...args);
-  postEphemeral: SlackPorts['postEphemeral'] = (...args) => this.agent.postEphemeral(...args);
-  openView: SlackPorts['openView'] = (...args) => this.agent.openView(...args);
 }

@@ -7,13 +7,7 @@ import * as z from '../../config/zod-mini';
  * `application/x-www-form-urlencoded` with one field, `payload`, holding this JSON; everything
  * not named here passes through.
  */
-export const InteractionActionSchema = z.looseObject({
-  action_id: z.string(),
-  block_id: z.optional(z.string()),
-  type: z.optional(z.string()),
-  value: z.optional(z.string()),
-  action_ts: z.optional(z.string()),
-});
+export const InteractionActionSchema = z.looseObject({ action_id: z.string(), block_id: z.optional(z.string()), type: z.optional(z.string()), value: z.optional(z.string()), action_ts: z.optional(z.string()) });
 export type InteractionAction = z.infer<typeof InteractionActionSchema>;
 
 export const InteractionPayloadSchema = z.looseObject({
