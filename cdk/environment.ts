@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { withoutEmpty } from '../src/config/env';
 import { ExecutionConfigSchema } from '../src/execution/config';
 import { ENV_VARIABLES, transportConfigFrom } from '../src/transport/config';
+import { agentPromptsOf } from '../src/verification/agent-prompts';
 import { VerificationConfigSchema } from '../src/verification/config';
 import { userMessages } from '../src/verification/user-messages';
 
@@ -73,6 +74,10 @@ export const ENVIRONMENT_ROUTES: Readonly<Record<string, EnvironmentRoute>> = {
   STREAM_REPLIES: context('streamReplies'),
   STREAM_POLL_DELAY_S: verification,
   SLACK_READ_BUDGET_MS: verification,
+  AGENT_SESSIONS: verification,
+  AGENT_PROMPTS_JSON: verification,
+  FEEDBACK_BUTTONS: verification,
+  FEEDBACK_RETENTION_DAYS: verification,
   VERIFICATION_PORT: never('`zone start` only: the deployment is served by API Gateway'),
 
   // The execution agent (src/protocols/agent-config.ts, src/transport/config.ts).
@@ -204,6 +209,13 @@ export function environmentProblems(zone: Zone, env: Record<string, string>): Ar
         userMessages(own.USER_MESSAGES_JSON);
       } catch (error) {
         problems.push(['USER_MESSAGES_JSON', `must be a JSON object of message keys and texts (${(error as Error).message.split('\n')[0]})`]);
+      }
+    }
+    if (own.AGENT_PROMPTS_JSON !== undefined) {
+      try {
+        agentPromptsOf(own.AGENT_PROMPTS_JSON);
+      } catch (error) {
+        problems.push(['AGENT_PROMPTS_JSON', (error as Error).message.replace(/^AGENT_PROMPTS_JSON /, '')]);
       }
     }
     if (own.AWS_ENDPOINT_URL_BEDROCK_AGENTCORE !== undefined && !z.url().safeParse(own.AWS_ENDPOINT_URL_BEDROCK_AGENTCORE).success) {

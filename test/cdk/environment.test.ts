@@ -104,6 +104,7 @@ describe('-c verificationEnvironment and -c executionEnvironment', () => {
         verificationEnvironment: {
           SLACK_READ_BUDGET_MS: -1,
           USER_MESSAGES_JSON: { notAKey: 'x' },
+          AGENT_PROMPTS_JSON: { home: [{ title: 'no message' }] },
           EXECUTION_TIMEOUT_MS: 'soon',
           EXECUTION_BEARER_TOKEN: 'secret',
           TASK_QUEUE_URL: 'https://sqs.example.com/q',
@@ -120,6 +121,7 @@ describe('-c verificationEnvironment and -c executionEnvironment', () => {
     for (const expected of [
       /verificationEnvironment\.SLACK_READ_BUDGET_MS: /,
       /verificationEnvironment\.USER_MESSAGES_JSON: must be a JSON object of message keys/,
+      /verificationEnvironment\.AGENT_PROMPTS_JSON: is not valid: expected \{"title"\?, "home"\?/,
       /verificationEnvironment\.EXECUTION_TIMEOUT_MS: /,
       /verificationEnvironment\.EXECUTION_BEARER_TOKEN: is not used by a deployment: a secret value would sit in the template/,
       /verificationEnvironment\.TASK_QUEUE_URL: is set by CDK/,

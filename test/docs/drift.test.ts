@@ -7,7 +7,11 @@ import { ExecutionConfigSchema } from '../../src/execution/config';
 import { DEFAULT_TRANSPORT, ENV_VARIABLES, TRANSPORT_VARIABLE, transportConfigFrom } from '../../src/transport/config';
 import { defaultMaxTotalBytes } from '../../src/verification/attachment-limits';
 import { VerificationConfigSchema } from '../../src/verification/config';
-import { classifyEvent, type SlackEventCallback } from '../../src/verification/slack-event';
+import { createLogger } from '../../src/observability/logger';
+import { DEFAULT_AGENT_PROMPTS } from '../../src/verification/agent-prompts';
+import { EVENT_HANDLERS, INTERACTION_HANDLERS } from '../../src/verification/intake/intake-table';
+import type { SlackEventCallback } from '../../src/verification/slack-event';
+import { MemoryBotThreads } from '../../src/verification/stores/memory-bot-threads';
 import { SINGLE_ACCOUNT, synthesize } from '../cdk/support/synth';
 
 /**
@@ -303,6 +307,7 @@ describe('environment variables: how a deployment sets them', () => {
     const SAMPLES: Record<string, string> = {
       SLACK_API_URL: 'https://slack.example.com/api/',
       USER_MESSAGES_JSON: '{"rateLimited":"Slow down, please."}',
+      AGENT_PROMPTS_JSON: '{"home":[{"title":"Hi","message":"What can you do?"}]}',
       ATTACHMENT_MAX_TOTAL_BYTES: '2000000',
       AGENTCORE_TIMEOUT_MS: '20000',
       AWS_ENDPOINT_URL_BEDROCK_AGENTCORE: 'https://bedrock-agentcore.vpce.example.com',
@@ -487,60 +492,100 @@ describe('the Slack app manifest and the code', () => {
   };
 
   /**
-   * The bot token scope each Slack Web API method the code calls needs (docs.slack.dev, the
-   * method's "Scopes"). A method not here fails the test: look its scopes up and add it.
+   * The bot token scopes each Slack Web API method the code calls needs (docs.slack.dev, the
+   * method's "Scopes"; none for views.open). A method not here fails the test: look its scopes up
+   * and add it.
    */
   const METHOD_SCOPES: Record<string, string[]> = {
     'chat.postMessage': ['chat:write'],
+    'chat.postEphemeral': ['chat:write'],
     'chat.update': ['chat:write'],
     'chat.startStream': ['chat:write'],
     'chat.appendStream': ['chat:write'],
     'chat.stopStream': ['chat:write'],
     'assistant.threads.setStatus': ['chat:write'],
+    'assistant.threads.setSuggestedPrompts': ['assistant:write'],
+    // Thread sessions need chat:write; only an app declared an agent (features.agent_view) may create them.
+    'agents.sessions.setStatus': ['chat:write'],
+    'views.open': [],
     'reactions.add': ['reactions:write'],
     'reactions.remove': ['reactions:write'],
     // One per conversation type the bot reads a thread of: public, private, DM, group DM.
     'conversations.replies': ['channels:history', 'groups:history', 'im:history', 'mpim:history'],
   };
-  /** Bot events → the scope Slack requires to deliver them, and an event of that kind the bot should answer. */
-  const EVENTS: Record<string, { scope: string; events: Array<Record<string, unknown>> }> = {
+  /**
+   * Bot events → the scope Slack requires to deliver them (none for app_home_opened; the agent
+   * events come with the agent declaration, which adds assistant:write), and an event of that kind
+   * the intake table takes.
+   */
+  const EVENTS: Record<string, { scope?: string; events: Array<Record<string, unknown>> }> = {
     app_mention: { scope: 'app_mentions:read', events: [{ type: 'app_mention', text: '<@UBOT> hi', channel: 'C1' }] },
     'message.im': { scope: 'im:history', events: [{ type: 'message', channel_type: 'im', text: 'hi', channel: 'D1' }] },
     'message.channels': { scope: 'channels:history', events: [{ type: 'message', channel_type: 'channel', text: 'hi', channel: 'C1' }, { type: 'message', channel_type: 'channel', text: 'and?', channel: 'C1', thread_ts: '1.000001' }] },
     'message.groups': { scope: 'groups:history', events: [{ type: 'message', channel_type: 'group', text: 'hi', channel: 'G1' }, { type: 'message', channel_type: 'group', text: 'and?', channel: 'G1', thread_ts: '1.000001' }] },
     'message.mpim': { scope: 'mpim:history', events: [{ type: 'message', channel_type: 'mpim', text: 'hi', channel: 'G2' }, { type: 'message', channel_type: 'mpim', text: 'and?', channel: 'G2', thread_ts: '1.000001' }] },
+    app_home_opened: { events: [{ type: 'app_home_opened', channel: 'D1', tab: 'messages' }] },
+    app_context_changed: { scope: 'assistant:write', events: [{ type: 'app_context_changed', channel: 'D1', context: { entities: [{ type: 'slack#/types/channel_id', value: 'C1' }] } }] },
+    agent_session_stopped: { scope: 'assistant:write', events: [{ type: 'agent_session_stopped', channel: 'C1', thread_ts: '1.000001', streaming_message_ts: [] }] },
   };
 
   const methodsCalled = () => {
     const methods = new Set<string>();
     for (const { text } of SOURCES.filter((s) => s.path.startsWith('src/slack/'))) {
-      for (const m of text.matchAll(/\bclient\.((?:chat|conversations|reactions|assistant|files|users|auth|views|apps)(?:\.\w+)+)\(/g)) methods.add(m[1]!);
+      for (const m of text.matchAll(/\bclient\.((?:chat|conversations|reactions|assistant|agents|files|users|auth|views|apps)(?:\.\w+)+)\(/g)) methods.add(m[1]!);
     }
     return [...methods].sort();
   };
-  const eventsAnswered = () =>
-    Object.entries(EVENTS)
-      .filter(([, { events }]) =>
-        events.some((event) => {
-          const envelope = { type: 'event_callback', team_id: 'T1', event_id: 'Ev1', event: { user: 'U1', ts: '1.000002', ...event }, authorizations: [{ user_id: 'UBOT', is_bot: true }] };
-          return classifyEvent(envelope as unknown as SlackEventCallback).kind === 'task';
-        }),
-      )
-      .map(([name]) => name)
-      .sort();
+  /** The subscriptions whose events the intake table accepts (a reply in a thread counts as one the bot answered in). */
+  const eventsAnswered = async () => {
+    const threads = new MemoryBotThreads();
+    for (const channel of ['C1', 'G1', 'G2']) await threads.remember({ team_id: 'T1', channel, thread_ts: '1.000001' }, 60);
+    const context = { threads, prompts: DEFAULT_AGENT_PROMPTS, log: createLogger('drift-test'), now: Date.now() };
+    const answered: string[] = [];
+    for (const [name, { events }] of Object.entries(EVENTS)) {
+      for (const event of events) {
+        const envelope = { type: 'event_callback', team_id: 'T1', event_id: 'Ev1', event: { user: 'U1', ts: '1.000002', event_ts: '1.000002', ...event }, authorizations: [{ user_id: 'UBOT', is_bot: true }] };
+        const handler = EVENT_HANDLERS[String(event.type)];
+        if (handler && (await handler(envelope as unknown as SlackEventCallback, context)).kind === 'accept') {
+          answered.push(name);
+          break;
+        }
+      }
+    }
+    return answered.sort();
+  };
   /** The invoker downloads shared files (url_private_download) with the bot token: files:read. */
   const downloadsFiles = () => SOURCES.some((s) => s.path.startsWith('src/verification/') && /\.downloadFile\(/.test(s.text));
 
-  it('subscribes to exactly the bot events the code answers', () => {
-    expect(eventsAnswered().length).toBeGreaterThan(0);
-    expect(listUnder('bot_events')).toEqual(eventsAnswered());
+  it('subscribes to exactly the bot events the code answers', async () => {
+    const answered = await eventsAnswered();
+    expect(answered.length).toBeGreaterThan(0);
+    expect(listUnder('bot_events')).toEqual(answered);
   });
 
-  it('asks for exactly the scopes of the methods the code calls, the events it answers and the files it downloads', () => {
+  it('asks for exactly the scopes of the methods the code calls, the events it answers and the files it downloads', async () => {
     const methods = methodsCalled();
     expect(methods.filter((method) => !METHOD_SCOPES[method])).toEqual([]);
-    const needed = new Set([...methods.flatMap((method) => METHOD_SCOPES[method]!), ...eventsAnswered().map((event) => EVENTS[event]!.scope), ...(downloadsFiles() ? ['files:read'] : [])]);
+    const eventScopes = (await eventsAnswered()).flatMap((event) => (EVENTS[event]!.scope ? [EVENTS[event]!.scope!] : []));
+    const needed = new Set([...methods.flatMap((method) => METHOD_SCOPES[method]!), ...eventScopes, ...(downloadsFiles() ? ['files:read'] : [])]);
     expect(listUnder('bot')).toEqual([...needed].sort());
+  });
+
+  it('declares the agent view (its prompts the default ones) and takes interactivity on the events URL', () => {
+    const line = (key: string) => new RegExp(`^\\s*${key}:\\s*(.+?)\\s*$`, 'm').exec(MANIFEST)?.[1];
+    const quoted = (value: string | undefined) => (value?.startsWith('"') ? (JSON.parse(value) as string) : value);
+    // The agent messaging experience; the legacy assistant view is not declared beside it.
+    expect(MANIFEST).toMatch(/^features:\n(?: .*\n|\s*#.*\n)*? {2}agent_view:$/m);
+    expect(MANIFEST).not.toMatch(/^\s*assistant_view:/m);
+    expect(quoted(line('agent_description'))?.length).toBeLessThanOrEqual(300);
+    const prompts = [...MANIFEST.matchAll(/^\s*- title: (.+)\n\s*message: (.+)$/gm)].map((m) => ({ title: quoted(m[1]), message: quoted(m[2]) }));
+    expect(prompts).toEqual(DEFAULT_AGENT_PROMPTS.home.slice(0, 4));
+    // Feedback clicks and the form come as interactivity payloads, on the URL the events use.
+    expect(Object.keys(INTERACTION_HANDLERS).length).toBeGreaterThan(0);
+    expect(MANIFEST).toMatch(/^ {2}interactivity:\n {4}is_enabled: true$/m);
+    const urls = [...MANIFEST.matchAll(/^\s*request_url: (\S+)$/gm)].map((m) => m[1]);
+    expect(urls).toHaveLength(2);
+    expect(urls[1]).toBe(urls[0]);
   });
 
   it('docs/deploy.md lists the manifest\'s scopes and events', () => {
