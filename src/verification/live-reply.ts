@@ -71,7 +71,8 @@ export function createLiveReply(options: LiveReplyOptions) {
         { channel: target.channel, threadTs, recipientUserId: target.user_id, recipientTeamId: target.team_id, task: workingTask('in_progress'), ...(shownText.raw ? { markdownText: shownText.safe } : {}) },
         call,
       );
-      return saveLive(target, { mode: 'stream', channel: target.channel, ts, shown: shownText.raw.length }, previous);
+      // The text it shows is kept: a stream Slack stopped (a Stop, an expiry) can only be rewritten whole.
+      return saveLive(target, { mode: 'stream', channel: target.channel, ts, shown: shownText.raw.length, ...(shownText.safe ? { text: shownText.safe } : {}) }, previous);
     } catch (error) {
       if (isUnknownOutcome(error)) throw error;
       options.log.info('Slack refused a stream here; showing the answer in a message that is updated', { code: codeOf(error) });
@@ -149,7 +150,7 @@ export function createLiveReply(options: LiveReplyOptions) {
         try {
           if (record.mode === 'stream') {
             await slack.appendStream({ channel: record.channel, ts: record.ts }, piece.safe, call);
-            next = { ...record, shown: record.shown + piece.raw.length };
+            next = { ...record, shown: record.shown + piece.raw.length, text: `${record.text ?? ''}${piece.safe}` };
           } else {
             const text = `${record.text ?? ''}${piece.safe}`;
             await slack.update({ channel: record.channel, ts: record.ts }, `${text} …`, call);

@@ -68,8 +68,9 @@ async function botMessages(channel: string, threadTs: string): Promise<string[]>
 describe('live answers', () => {
   it('shows a sign of life, streams the answer as it is produced, and ends with exactly the answer, once', async () => {
     const { ts } = await ask({ channel: 'C0LIVE' });
-    // The sign of life: the thread's status, set before the answer.
-    expect(slack.statuses.map((status) => status.status)).toContain('is working on it…');
+    // The sign of life: the thread's agent session, processing before the answer, active after it.
+    expect(slack.requests[0]).toMatchObject({ method: 'agents.sessions.setStatus', body: { status: 'processing' } });
+    expect(slack.sessionOf('C0LIVE', ts)?.history).toEqual(['processing', 'active']);
     // One stream, in the thread, for the user who asked (channels need the recipient), grown in several steps.
     expect(slack.streams).toHaveLength(1);
     const [stream] = slack.streams;
@@ -78,6 +79,14 @@ describe('live answers', () => {
     // Exactly one message of the bot in the thread, holding exactly the answer.
     expect(await botMessages('C0LIVE', ts)).toEqual([ANSWER]);
     expect(slack.posts).toEqual([]);
+  });
+
+  it('shows the thread’s status as the sign of life where Slack opens no agent session', async () => {
+    slack.failWhen('agents.sessions.setStatus', () => true, { error: 'not_allowed_token_type', times: Infinity });
+    const { ts } = await ask({ channel: 'C0NOSESSION' });
+    expect(slack.statuses.map((status) => status.status)).toEqual(['is working on it…']);
+    expect(slack.sessions).toEqual([]);
+    expect(await botMessages('C0NOSESSION', ts)).toEqual([ANSWER]);
   });
 
   it('falls back to one posted message that is updated where Slack refuses the stream', async () => {

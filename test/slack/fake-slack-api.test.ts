@@ -203,4 +203,182 @@ describe('startFakeSlackApi', () => {
       expect([slack.streams, slack.statuses, slack.updates, slack.statusOf('D1', '1.1'), slack.messageText(ts)]).toEqual([[], [], [], undefined, undefined]);
     });
   });
+
+  describe('agent surface', () => {
+    const api = (method: string, body: Record<string, unknown>) => call(method, { body: JSON.stringify(body), contentType: 'application/json', auth: 'Bearer test-token-1' });
+    // As @slack/web-api sends them: a form, arrays and objects as JSON inside it.
+    const form = (method: string, fields: Record<string, string>) => call(method, { body: new URLSearchParams(fields).toString(), contentType: 'application/x-www-form-urlencoded', auth: 'Bearer test-token-1' });
+
+    it('creates a session with the first status (title and initiator count only then), keeps its status history, and refuses what Slack refuses', async () => {
+      const created = await form('agents.sessions.setStatus', { channel_id: 'C1', thread_ts: '1.1', status: 'processing', title: 'What is the capital of France?', initiator_user_id: 'U1' });
+      await form('agents.sessions.setStatus', { channel_id: 'C1', thread_ts: '1.1', status: 'active', title: 'another title', initiator_user_id: 'U2' });
+      const refused = [
+        await api('agents.sessions.setStatus', { channel_id: 'C1', thread_ts: '1.1', status: 'thinking' }),
+        await api('agents.sessions.setStatus', { channel_id: 'C1', thread_ts: '1.1' }),
+        await api('agents.sessions.setStatus', { channel_id: 'C1', status: 'active' }),
+        await api('agents.sessions.setStatus', { thread_ts: '1.1', status: 'active' }),
+        await api('agents.sessions.setStatus', { channel_id: 'C1', thread_ts: '2.2', status: 'active', title: 'x'.repeat(201) }),
+      ];
+
+      expect(created.json).toEqual({ ok: true, status: 'processing', title: 'What is the capital of France?' });
+      expect(refused.map((r) => [r.status, r.json])).toEqual([
+        [200, { ok: false, error: 'invalid_arguments' }],
+        [200, { ok: false, error: 'invalid_arguments' }],
+        [200, { ok: false, error: 'invalid_arguments' }],
+        [200, { ok: false, error: 'channel_not_found' }],
+        [200, { ok: false, error: 'invalid_arguments' }],
+      ]);
+      expect(slack.sessions).toEqual([{ channel: 'C1', thread_ts: '1.1', status: 'active', history: ['processing', 'active'], title: 'What is the capital of France?', initiator_user_id: 'U1' }]);
+      expect(slack.sessionOf('C1', '2.2')).toBeUndefined();
+    });
+
+    it('renames a session that exists, and only within 1–200 characters', async () => {
+      await api('agents.sessions.setStatus', { channel_id: 'D1', thread_ts: '1.1', status: 'processing', title: 'first' });
+
+      const renamed = await form('agents.sessions.rename', { channel_id: 'D1', thread_ts: '1.1', title: 'second' });
+      const tooLong = await api('agents.sessions.rename', { channel_id: 'D1', thread_ts: '1.1', title: 'x'.repeat(201) });
+      const empty = await api('agents.sessions.rename', { channel_id: 'D1', thread_ts: '1.1', title: '' });
+      const none = await api('agents.sessions.rename', { channel_id: 'D1', thread_ts: '9.9', title: 'x' });
+
+      expect(renamed.json).toEqual({ ok: true, title: 'second' });
+      expect([tooLong.json, empty.json, none.json]).toEqual([
+        { ok: false, error: 'invalid_arguments' },
+        { ok: false, error: 'invalid_arguments' },
+        { ok: false, error: 'session_not_found' },
+      ]);
+      expect(slack.sessionOf('D1', '1.1')).toMatchObject({ title: 'second', status: 'processing', history: ['processing'] });
+    });
+
+    it('stops a stream with blocks and a session status, which moves the thread’s session; a status Slack does not know refuses the stop', async () => {
+      await api('agents.sessions.setStatus', { channel_id: 'D1', thread_ts: '1.1', status: 'processing' });
+      const { ts } = (await api('chat.startStream', { channel: 'D1', thread_ts: '1.1', markdown_text: 'the answer' })).json as { ts: string };
+      const blocks = [{ type: 'context_actions', elements: [{ type: 'feedback_buttons', action_id: 'a' }] }];
+
+      const badStatus = await form('chat.stopStream', { channel: 'D1', ts, session_status: 'finished' });
+      const badBlocks = await form('chat.stopStream', { channel: 'D1', ts, blocks: JSON.stringify([{ text: 'no type' }]) });
+      expect([badStatus.json, badBlocks.json]).toEqual([
+        { ok: false, error: 'invalid_arguments' },
+        { ok: false, error: 'invalid_blocks' },
+      ]);
+      expect(slack.streams[0]?.state).toBe('streaming');
+
+      const stopped = await form('chat.stopStream', { channel: 'D1', ts, blocks: JSON.stringify(blocks), session_status: 'active' });
+      expect(stopped.json.ok).toBe(true);
+      expect(slack.streams[0]).toMatchObject({ state: 'stopped', text: 'the answer', blocks });
+      expect(slack.messageBlocks(ts)).toEqual(blocks);
+      expect(slack.sessionOf('D1', '1.1')).toMatchObject({ status: 'active', history: ['processing', 'active'] });
+    });
+
+    it('keeps the blocks of posts and updates: an update without blocks keeps them, an empty list removes them, a malformed list is refused', async () => {
+      const blocks = [{ type: 'markdown', text: 'hello' }, { type: 'context_actions', elements: [] }];
+      const ts = (await form('chat.postMessage', { channel: 'C1', thread_ts: '1.1', text: 'hello', blocks: JSON.stringify(blocks) })).json.ts as string;
+      expect(slack.posts).toEqual([{ channel: 'C1', thread_ts: '1.1', text: 'hello', ts, blocks }]);
+
+      await api('chat.update', { channel: 'C1', ts, text: 'hello again' });
+      expect(slack.messageBlocks(ts)).toEqual(blocks);
+      const replaced = [{ type: 'markdown', text: 'bye' }];
+      await form('chat.update', { channel: 'C1', ts, text: 'bye', blocks: JSON.stringify(replaced) });
+      expect(slack.updates.map((update) => update.blocks)).toEqual([undefined, replaced]);
+      expect(slack.messageBlocks(ts)).toEqual(replaced);
+      await api('chat.update', { channel: 'C1', ts, text: 'plain', blocks: [] });
+      expect(slack.messageBlocks(ts)).toBeUndefined();
+
+      expect((await form('chat.postMessage', { channel: 'C1', text: 'x', blocks: '{not json' })).json).toEqual({ ok: false, error: 'invalid_blocks' });
+      expect((await api('chat.update', { channel: 'C1', ts, text: 'x', blocks: { type: 'markdown' } })).json).toEqual({ ok: false, error: 'invalid_blocks' });
+    });
+
+    it('shows Stop only on a processing session; pressing it stops the app’s streams in that thread and says which', async () => {
+      expect(() => slack.pressStop('C1', '1.1', 'U1')).toThrow(/no Stop button.*not there/);
+      await api('agents.sessions.setStatus', { channel_id: 'C1', thread_ts: '1.1', status: 'processing' });
+      const start = async (threadTs: string) => ((await api('chat.startStream', { channel: 'C1', thread_ts: threadTs, recipient_user_id: 'U1', recipient_team_id: 'T1' })).json as { ts: string }).ts;
+      const [mine, finished, elsewhere] = [await start('1.1'), await start('1.1'), await start('2.2')];
+      await api('chat.stopStream', { channel: 'C1', ts: finished });
+
+      const event = slack.pressStop('C1', '1.1', 'U1');
+
+      expect(event).toEqual({ type: 'agent_session_stopped', channel: 'C1', thread_ts: '1.1', user: 'U1', event_ts: expect.stringMatching(/^\d+\.\d{6}$/), streaming_message_ts: [mine] });
+      expect(slack.streams.map((stream) => [stream.ts, stream.state])).toEqual([
+        [mine, 'stopped'],
+        [finished, 'stopped'],
+        [elsewhere, 'streaming'],
+      ]);
+      expect((await api('chat.appendStream', { channel: 'C1', ts: mine, markdown_text: 'late' })).json).toEqual({ ok: false, error: 'message_not_in_streaming_state' });
+      // The app moves the session out of processing itself; until then the button stays.
+      expect(slack.sessionOf('C1', '1.1')?.status).toBe('processing');
+      await api('agents.sessions.setStatus', { channel_id: 'C1', thread_ts: '1.1', status: 'active' });
+      expect(() => slack.pressStop('C1', '1.1', 'U1')).toThrow(/its session is active/);
+    });
+
+    it('records up to 4 suggested prompts; with a thread_ts answers ok but drops them, as Slack does for agent apps', async () => {
+      const prompt = (n: number) => ({ title: `Prompt ${n}`, message: `Say ${n}` });
+      const inDm = await form('assistant.threads.setSuggestedPrompts', { channel_id: 'D1', title: 'Try', prompts: JSON.stringify([prompt(1), prompt(2), prompt(3), prompt(4)]) });
+      const inThread = await api('assistant.threads.setSuggestedPrompts', { channel_id: 'D1', thread_ts: '1.1', prompts: [prompt(1)] });
+      const refused = [
+        await api('assistant.threads.setSuggestedPrompts', { channel_id: 'D1', prompts: [1, 2, 3, 4, 5].map(prompt) }),
+        await api('assistant.threads.setSuggestedPrompts', { channel_id: 'D1', prompts: [] }),
+        await api('assistant.threads.setSuggestedPrompts', { channel_id: 'D1', prompts: [{ title: 'no message' }] }),
+        await api('assistant.threads.setSuggestedPrompts', { prompts: [prompt(1)] }),
+      ];
+
+      expect([inDm.json, inThread.json]).toEqual([{ ok: true }, { ok: true }]);
+      expect(refused.map((r) => r.json.error)).toEqual(['invalid_arguments', 'invalid_arguments', 'invalid_arguments', 'channel_not_found']);
+      expect(slack.prompts).toEqual([
+        { channel: 'D1', title: 'Try', prompts: [prompt(1), prompt(2), prompt(3), prompt(4)], dropped: false },
+        { channel: 'D1', thread_ts: '1.1', prompts: [prompt(1)], dropped: true },
+      ]);
+    });
+
+    it('records ephemeral messages for one user', async () => {
+      const sent = await form('chat.postEphemeral', { channel: 'C1', user: 'U1', text: 'Thanks!', thread_ts: '1.1' });
+      const noUser = await api('chat.postEphemeral', { channel: 'C1', text: 'x' });
+      const noText = await api('chat.postEphemeral', { channel: 'C1', user: 'U1' });
+
+      expect(sent.json).toEqual({ ok: true, message_ts: expect.any(String) });
+      expect([noUser.json, noText.json]).toEqual([
+        { ok: false, error: 'user_not_found' },
+        { ok: false, error: 'no_text' },
+      ]);
+      expect(slack.ephemerals).toEqual([{ channel: 'C1', user: 'U1', text: 'Thanks!', thread_ts: '1.1', message_ts: sent.json.message_ts }]);
+      expect(slack.posts).toEqual([]);
+    });
+
+    it('opens a modal with a trigger Slack issued less than 3 s ago, once; refuses an old, a reused and an unknown one', async () => {
+      const view = { type: 'modal', callback_id: 'form', title: { type: 'plain_text', text: 'Form' }, blocks: [] };
+      const fresh = slack.mintTrigger();
+      const old = slack.mintTrigger({ issuedAt: Date.now() - 3001 });
+
+      const opened = await form('views.open', { trigger_id: fresh, view: JSON.stringify(view) });
+      const reused = await form('views.open', { trigger_id: fresh, view: JSON.stringify(view) });
+      const expired = await api('views.open', { trigger_id: old, view });
+      const unknown = await api('views.open', { trigger_id: '123.456.never-issued', view });
+      const noView = await api('views.open', { trigger_id: slack.mintTrigger() });
+
+      expect(opened.json).toEqual({ ok: true, view: { id: expect.stringMatching(/^V/), ...view } });
+      expect([reused.json, expired.json, unknown.json, noView.json]).toEqual([
+        { ok: false, error: 'exchanged_trigger_id' },
+        { ok: false, error: 'expired_trigger_id' },
+        { ok: false, error: 'invalid_trigger_id' },
+        { ok: false, error: 'invalid_arguments' },
+      ]);
+      expect(slack.views).toEqual([{ id: (opened.json.view as { id: string }).id, trigger_id: fresh, view }]);
+    });
+
+    it('injects failures into the new methods as into the others, and forgets everything on reset', async () => {
+      slack.failNext('agents.sessions.setStatus', { error: 'ratelimited', retryAfterSeconds: 1 });
+      slack.failWhen('views.open', () => true, { error: 'internal_error' });
+      const limited = await api('agents.sessions.setStatus', { channel_id: 'D1', thread_ts: '1.1', status: 'processing' });
+      const failed = await api('views.open', { trigger_id: slack.mintTrigger(), view: { type: 'modal' } });
+      expect([limited.status, limited.retryAfter, limited.json]).toEqual([429, '1', { ok: false, error: 'ratelimited' }]);
+      expect(failed.json).toEqual({ ok: false, error: 'internal_error' });
+      expect([slack.sessions, slack.views]).toEqual([[], []]);
+
+      const trigger = slack.mintTrigger();
+      await api('agents.sessions.setStatus', { channel_id: 'D1', thread_ts: '1.1', status: 'processing' });
+      await api('assistant.threads.setSuggestedPrompts', { channel_id: 'D1', prompts: [{ title: 'a', message: 'b' }] });
+      await api('chat.postEphemeral', { channel: 'D1', user: 'U1', text: 'x' });
+      slack.reset();
+      expect([slack.sessions, slack.prompts, slack.ephemerals, slack.views]).toEqual([[], [], [], []]);
+      expect((await api('views.open', { trigger_id: trigger, view: { type: 'modal' } })).json).toEqual({ ok: false, error: 'invalid_trigger_id' });
+    });
+  });
 });

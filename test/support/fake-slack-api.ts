@@ -7,9 +7,18 @@ import { closeServer, listenOnLoopback } from './http';
  * people's messages and the bot's posts and streamed messages, paged, bounded by `latest`),
  * `reactions.add`, `reactions.remove`, `auth.test`, the live-reply methods
  * `assistant.threads.setStatus`, `chat.startStream`, `chat.appendStream`, `chat.stopStream` and
- * `chat.update`, and serves hosted files with the bot token, the way Slack does —
- * `{ok:false,error}` with HTTP 200 for API errors, 429 with `Retry-After` when rate limiting — and
- * records what it was sent.
+ * `chat.update`, the agent surface's `agents.sessions.setStatus`, `agents.sessions.rename`,
+ * `assistant.threads.setSuggestedPrompts`, `chat.postEphemeral` and `views.open`, and serves hosted
+ * files with the bot token, the way Slack does — `{ok:false,error}` with HTTP 200 for API errors,
+ * 429 with `Retry-After` when rate limiting — and records what it was sent.
+ *
+ * The app is an agent app (`features.agent_view`): each thread may have an agent session, created
+ * by its first `agents.sessions.setStatus` (title and initiator are used only then), with its
+ * status history; `chat.stopStream`'s `session_status` moves it too. While a session is
+ * `processing` Slack shows its Stop button: `pressStop` is the user pressing it (Slack stops the
+ * app's streams in the thread and sends `agent_session_stopped`). Suggested prompts sent with a
+ * `thread_ts` are answered ok and dropped, as Slack does for agent apps. A modal needs a trigger
+ * Slack issued (`mintTrigger`) at most 3 s before. Messages keep the `blocks` they were given.
  *
  * Streamed messages are not `posts` (those are `chat.postMessage` calls, as sent): they are
  * `streams`. `chat.update` leaves `posts` as they were sent too and records `updates`; the text a
@@ -22,7 +31,9 @@ import { closeServer, listenOnLoopback } from './http';
  * The token is checked but never stored outside the recorded request headers.
  */
 
-export type FakeSlackPost = { channel: string; thread_ts?: string; text: string; ts: string };
+/** A Block Kit block, as the fake was sent it. */
+export type FakeSlackBlock = Record<string, unknown>;
+export type FakeSlackPost = { channel: string; thread_ts?: string; text: string; ts: string; blocks?: FakeSlackBlock[] };
 /** A message someone (not the bot) wrote, as `conversations.replies` returns it. */
 export type FakeSlackMessage = { channel: string; ts: string; thread_ts?: string; user: string; text: string; subtype?: string; files?: FakeSlackFile[] };
 /** A file Slack hosts, as message events list it. */
@@ -64,9 +75,28 @@ export type FakeSlackStream = {
   text: string;
   appends: string[];
   tasks: Array<Record<string, unknown>>;
+  /** The blocks `chat.stopStream` put under it. */
+  blocks?: FakeSlackBlock[];
 };
 /** An accepted `chat.update`. */
-export type FakeSlackUpdate = { channel: string; ts: string; text: string };
+export type FakeSlackUpdate = { channel: string; ts: string; text: string; blocks?: FakeSlackBlock[] };
+
+export const AGENT_SESSION_STATUSES = ['processing', 'active', 'suspended', 'closed'] as const;
+export type FakeSlackSessionStatus = (typeof AGENT_SESSION_STATUSES)[number];
+/**
+ * A thread's agent session: `status` now, `history` every status it was set to (by
+ * `agents.sessions.setStatus` or `chat.stopStream`'s `session_status`), in order; `title` and
+ * `initiator_user_id` as the call that created it gave them (a rename changes the title).
+ */
+export type FakeSlackSession = { channel: string; thread_ts: string; status: FakeSlackSessionStatus; history: FakeSlackSessionStatus[]; title?: string; initiator_user_id?: string };
+/** An accepted `assistant.threads.setSuggestedPrompts`; `dropped`: sent with a `thread_ts`, which an agent app's DM ignores. */
+export type FakeSlackPrompts = { channel: string; thread_ts?: string; title?: string; prompts: Array<{ title: string; message: string }>; dropped: boolean };
+/** An accepted `chat.postEphemeral`: seen by `user` alone. */
+export type FakeSlackEphemeral = { channel: string; user: string; text: string; thread_ts?: string; blocks?: FakeSlackBlock[]; message_ts: string };
+/** A modal opened with `views.open`. */
+export type FakeSlackView = { id: string; trigger_id: string; view: Record<string, unknown> };
+/** What Slack sends when the user presses Stop: the `agent_session_stopped` event (for an envelope). */
+export type FakeStopEvent = { type: 'agent_session_stopped'; channel: string; thread_ts: string; user: string; event_ts: string; streaming_message_ts: string[] };
 
 export type FakeSlackFailure = {
   /** HTTP status; 429 when `retryAfterSeconds` is set, else 200 (an API error). */
@@ -144,7 +174,31 @@ export type FakeSlackApi = {
   readonly injected: Readonly<Record<string, number>>;
   /** Resolves with the posts once there are at least `count`. */
   waitForPosts(count: number, timeoutMs?: number): Promise<FakeSlackPost[]>;
-  /** Forgets posts, streams, statuses, updates, reactions, requests and pending failures. */
+  /** The blocks a bot message shows now: a post's (as updated since), a stream's stop blocks (as updated since). */
+  messageBlocks(ts: string): FakeSlackBlock[] | undefined;
+  /** Agent sessions, in the order they were created; each record changes as the session does. */
+  sessions: FakeSlackSession[];
+  /** The session of a thread, if one was created. */
+  sessionOf(channel: string, threadTs: string): FakeSlackSession | undefined;
+  /**
+   * The user presses the Stop button of a thread's session (shown only while it is `processing`;
+   * throws otherwise): Slack stops the app's streams in the thread and resolves with the
+   * `agent_session_stopped` event naming them. The session stays `processing`: the app moves it.
+   */
+  pressStop(channel: string, threadTs: string, user: string): FakeStopEvent;
+  /** Accepted suggested prompts, dropped ones included (`dropped`). */
+  prompts: FakeSlackPrompts[];
+  /** Accepted ephemeral messages. */
+  ephemerals: FakeSlackEphemeral[];
+  /** Modals opened. */
+  views: FakeSlackView[];
+  /**
+   * A `trigger_id` as Slack puts in an interaction payload, issued at `issuedAt` (epoch ms, now by
+   * default): `views.open` takes it once, within 3 s of that (`expired_trigger_id` after,
+   * `exchanged_trigger_id` the second time, `invalid_trigger_id` for one Slack never issued).
+   */
+  mintTrigger(options?: { issuedAt?: number }): string;
+  /** Forgets posts, streams, statuses, updates, reactions, sessions, prompts, ephemerals, views, triggers, requests and pending failures. */
   reset(): void;
   close(): Promise<void>;
 };
@@ -159,6 +213,11 @@ const STREAM_MARKDOWN_LIMIT = 12_000;
 const MESSAGE_TEXT_LIMIT = 40_000;
 /** A thread's status clears after this long without a message. */
 const STATUS_LIFETIME_MS = 2 * 60 * 1000;
+/** A `trigger_id` opens a modal for this long after Slack issued it. */
+const TRIGGER_LIFETIME_MS = 3000;
+/** Slack's limits on a session title, and on suggested prompts. */
+const SESSION_TITLE_LIMIT = 200;
+const MAX_PROMPTS = 4;
 
 type Answer = { status: number; body: Record<string, unknown>; headers?: Record<string, string> };
 
@@ -187,6 +246,15 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
   /** The text of posts edited with chat.update, by ts. */
   const edited = new Map<string, string>();
   const streamWaiters = new Set<{ check: () => boolean; resolve: () => void; timer: NodeJS.Timeout }>();
+  const sessions: FakeSlackSession[] = [];
+  const prompts: FakeSlackPrompts[] = [];
+  const ephemerals: FakeSlackEphemeral[] = [];
+  const views: FakeSlackView[] = [];
+  /** Triggers Slack issued: when, and whether a modal took it already. */
+  const triggers = new Map<string, { issuedAt: number; used: boolean }>();
+  /** Blocks of bot messages as they show now (posts, stopped streams, updates), by ts. */
+  const blocksByTs = new Map<string, FakeSlackBlock[]>();
+  let idCounter = 0;
   const tsSeconds = Math.floor(Date.now() / 1000);
   let tsCounter = 0;
 
@@ -263,9 +331,12 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
       if (!channel) return apiError('channel_not_found');
       const text = stringArg(body.text);
       if (!text && body.blocks === undefined && body.attachments === undefined) return apiError('no_text');
+      const blocks = blocksArg(body.blocks);
+      if (blocks === INVALID) return apiError('invalid_blocks');
       const threadTs = stringArg(body.thread_ts);
       const ts = nextTs();
-      posts.push({ channel, ...(threadTs ? { thread_ts: threadTs } : {}), text: text ?? '', ts });
+      posts.push({ channel, ...(threadTs ? { thread_ts: threadTs } : {}), text: text ?? '', ts, ...(blocks ? { blocks } : {}) });
+      if (blocks) blocksByTs.set(ts, blocks);
       storeMetadata(ts, body.metadata);
       botWroteIn(channel, threadTs);
       notifyWaiters();
@@ -374,9 +445,19 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
       if ('error' in content) return content.error;
       const metadata = metadataArg(body.metadata);
       if (metadata === INVALID) return apiError('invalid_metadata_format');
+      const blocks = blocksArg(body.blocks);
+      if (blocks === INVALID) return apiError('invalid_blocks');
+      const sessionStatus = body.session_status === undefined || body.session_status === '' ? undefined : sessionStatusArg(body.session_status);
+      if (sessionStatus === INVALID) return apiError('invalid_arguments');
       found.stream.text += content.text;
       found.stream.tasks.push(...content.tasks);
       found.stream.state = 'stopped';
+      if (blocks) {
+        found.stream.blocks = blocks;
+        blocksByTs.set(found.stream.ts, blocks);
+      }
+      // The thread's session leaves `processing` with the stream, when the app says so.
+      if (sessionStatus) setSession(found.stream.channel, found.stream.thread_ts, sessionStatus);
       storeMetadata(found.stream.ts, body.metadata);
       notifyStreamWaiters();
       return ok({ channel: found.stream.channel, ts: found.stream.ts, message: { type: 'message', user: FAKE_BOT_USER_ID, bot_id: FAKE_BOT_ID, text: found.stream.text, ts: found.stream.ts, thread_ts: found.stream.thread_ts } });
@@ -393,20 +474,110 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
       const stream = streams.find((candidate) => candidate.channel === channel && candidate.ts === ts);
       if (!post && !stream) return apiError(people.some((message) => message.channel === channel && message.ts === ts) ? 'cant_update_message' : 'message_not_found');
       if (metadataArg(body.metadata) === INVALID) return apiError('invalid_metadata_format');
+      const blocks = blocksArg(body.blocks);
+      if (blocks === INVALID) return apiError('invalid_blocks');
       if (stream) stream.text = text ?? '';
       else edited.set(ts, text ?? '');
+      // As on Slack, an update without `blocks` keeps the message's; an empty array removes them.
+      if (blocks?.length) blocksByTs.set(ts, blocks);
+      else if (blocks) blocksByTs.delete(ts);
       // Without `metadata` Slack keeps the message's; an empty object removes it.
       if (body.metadata !== undefined) {
         const metadata = metadataArg(body.metadata);
         if (metadata && Object.keys(metadata).length > 0) metadataByTs.set(ts, metadata);
         else metadataByTs.delete(ts);
       }
-      updates.push({ channel, ts, text: text ?? '' });
+      updates.push({ channel, ts, text: text ?? '', ...(blocks ? { blocks } : {}) });
       notifyStreamWaiters();
       const threadTs = post?.thread_ts ?? stream?.thread_ts;
       return ok({ channel, ts, text: text ?? '', message: { type: 'message', user: FAKE_BOT_USER_ID, bot_id: FAKE_BOT_ID, text: text ?? '', ...(threadTs ? { thread_ts: threadTs } : {}) } });
     },
+    'agents.sessions.setStatus': (body) => {
+      const channel = stringArg(body.channel_id);
+      const threadTs = stringArg(body.thread_ts);
+      if (!channel) return apiError('channel_not_found');
+      // Thread sessions (channels and DMs) need the thread's root; this app has no session channels.
+      if (!threadTs) return apiError('invalid_arguments');
+      const status = sessionStatusArg(body.status);
+      if (status === INVALID) return apiError('invalid_arguments');
+      const title = stringArg(body.title);
+      if (title && title.length > SESSION_TITLE_LIMIT) return apiError('invalid_arguments');
+      const initiator = stringArg(body.initiator_user_id);
+      const session = setSession(channel, threadTs, status, { ...(title ? { title } : {}), ...(initiator ? { initiator_user_id: initiator } : {}) });
+      return ok({ status: session.status, ...(session.title ? { title: session.title } : {}) });
+    },
+    'agents.sessions.rename': (body) => {
+      const channel = stringArg(body.channel_id);
+      const threadTs = stringArg(body.thread_ts);
+      const title = stringArg(body.title);
+      if (!channel) return apiError('channel_not_found');
+      if (!threadTs || !title || title.length > SESSION_TITLE_LIMIT) return apiError('invalid_arguments');
+      const session = findSession(channel, threadTs);
+      // The fake's name for renaming a session never created.
+      if (!session) return apiError('session_not_found');
+      session.title = title;
+      return ok({ title });
+    },
+    'assistant.threads.setSuggestedPrompts': (body) => {
+      const channel = stringArg(body.channel_id);
+      if (!channel) return apiError('channel_not_found');
+      const list = jsonArg(body.prompts);
+      if (!Array.isArray(list) || list.length === 0 || list.length > MAX_PROMPTS) return apiError('invalid_arguments');
+      const given: Array<{ title: string; message: string }> = [];
+      for (const item of list as unknown[]) {
+        const prompt = item as { title?: unknown; message?: unknown } | null;
+        if (typeof prompt?.title !== 'string' || !prompt.title || typeof prompt.message !== 'string' || !prompt.message) return apiError('invalid_arguments');
+        given.push({ title: prompt.title, message: prompt.message });
+      }
+      const threadTs = stringArg(body.thread_ts);
+      const title = stringArg(body.title);
+      // An agent app's prompts belong to its DM, not a thread: with a thread_ts Slack answers ok and shows nothing.
+      prompts.push({ channel, ...(threadTs ? { thread_ts: threadTs } : {}), ...(title ? { title } : {}), prompts: given, dropped: threadTs !== undefined });
+      return ok({});
+    },
+    'chat.postEphemeral': (body) => {
+      const channel = stringArg(body.channel);
+      const user = stringArg(body.user);
+      if (!channel) return apiError('channel_not_found');
+      if (!user) return apiError('user_not_found');
+      const text = stringArg(body.text);
+      const blocks = blocksArg(body.blocks);
+      if (blocks === INVALID) return apiError('invalid_blocks');
+      if (!text && !blocks && body.attachments === undefined) return apiError('no_text');
+      const threadTs = stringArg(body.thread_ts);
+      const messageTs = nextTs();
+      ephemerals.push({ channel, user, text: text ?? '', ...(threadTs ? { thread_ts: threadTs } : {}), ...(blocks ? { blocks } : {}), message_ts: messageTs });
+      return ok({ message_ts: messageTs });
+    },
+    'views.open': (body) => {
+      const triggerId = stringArg(body.trigger_id);
+      const view = jsonArg(body.view);
+      if (typeof view !== 'object' || view === null || Array.isArray(view) || typeof (view as { type?: unknown }).type !== 'string') return apiError('invalid_arguments');
+      const trigger = triggerId ? triggers.get(triggerId) : undefined;
+      if (!triggerId || !trigger) return apiError('invalid_trigger_id');
+      if (trigger.used) return apiError('exchanged_trigger_id');
+      if (Date.now() - trigger.issuedAt > TRIGGER_LIFETIME_MS) return apiError('expired_trigger_id');
+      trigger.used = true;
+      const opened: FakeSlackView = { id: `V0FAKE${String((idCounter += 1)).padStart(4, '0')}`, trigger_id: triggerId, view: view as Record<string, unknown> };
+      views.push(opened);
+      return ok({ view: { id: opened.id, ...opened.view } });
+    },
   };
+
+  const findSession = (channel: string, threadTs: string) => sessions.find((session) => session.channel === channel && session.thread_ts === threadTs);
+
+  /** Sets a thread's session status, creating the session (with its title and initiator) if needed. */
+  function setSession(channel: string, threadTs: string, status: FakeSlackSessionStatus, creation: { title?: string; initiator_user_id?: string } = {}): FakeSlackSession {
+    const existing = findSession(channel, threadTs);
+    if (existing) {
+      existing.status = status;
+      existing.history.push(status);
+      return existing;
+    }
+    const created: FakeSlackSession = { channel, thread_ts: threadTs, status, history: [status], ...creation };
+    sessions.push(created);
+    return created;
+  }
 
   /** The message's metadata as chat.postMessage / chat.stopStream / chat.update send it (a JSON string in a form). */
   function storeMetadata(ts: string, raw: unknown): void {
@@ -590,6 +761,31 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
     },
     streams,
     updates,
+    sessions,
+    sessionOf: (channel, threadTs) => findSession(channel, threadTs),
+    pressStop(channel, threadTs, user) {
+      const session = findSession(channel, threadTs);
+      if (session?.status !== 'processing') throw new Error(`fake Slack API: no Stop button in ${channel}/${threadTs}: its session is ${session ? session.status : 'not there'}`);
+      const stopped: string[] = [];
+      for (const stream of streams) {
+        if (stream.channel !== channel || stream.thread_ts !== threadTs || stream.state !== 'streaming') continue;
+        stream.state = 'stopped';
+        stopped.push(stream.ts);
+      }
+      notifyStreamWaiters();
+      return { type: 'agent_session_stopped', channel, thread_ts: threadTs, user, event_ts: nextTs(), streaming_message_ts: stopped };
+    },
+    prompts,
+    ephemerals,
+    views,
+    mintTrigger({ issuedAt = Date.now() } = {}) {
+      const id = `${tsSeconds}.${String((idCounter += 1)).padStart(4, '0')}.fake-trigger`;
+      triggers.set(id, { issuedAt, used: false });
+      return id;
+    },
+    messageBlocks(ts) {
+      return blocksByTs.get(ts);
+    },
     messageText(ts) {
       return botText(ts) ?? people.find((message) => message.ts === ts)?.text;
     },
@@ -675,6 +871,12 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
       streams.length = 0;
       updates.length = 0;
       edited.clear();
+      sessions.length = 0;
+      prompts.length = 0;
+      ephemerals.length = 0;
+      views.length = 0;
+      triggers.clear();
+      blocksByTs.clear();
       people.length = 0;
       files.clear();
       fileFailures.clear();
@@ -738,6 +940,18 @@ function metadataArg(value: unknown): Record<string, unknown> | undefined | type
   const parsed = jsonArg(value);
   if (parsed === undefined || parsed === INVALID) return parsed;
   return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : INVALID;
+}
+
+/** `blocks` as an array of block objects; INVALID when it is not one. */
+function blocksArg(value: unknown): FakeSlackBlock[] | undefined | typeof INVALID {
+  const parsed = jsonArg(value);
+  if (parsed === undefined || parsed === INVALID) return parsed;
+  if (!Array.isArray(parsed) || parsed.some((block) => typeof block !== 'object' || block === null || typeof (block as { type?: unknown }).type !== 'string')) return INVALID;
+  return parsed as FakeSlackBlock[];
+}
+
+function sessionStatusArg(value: unknown): FakeSlackSessionStatus | typeof INVALID {
+  return (AGENT_SESSION_STATUSES as readonly unknown[]).includes(value) ? (value as FakeSlackSessionStatus) : INVALID;
 }
 
 function stringArg(value: unknown): string | undefined {

@@ -157,6 +157,15 @@ describe('live answers: the final answer', () => {
     expect(texts.get('s1')).toBe('Part of an answer\n\nSorry, I could not complete that request.');
   });
 
+  it('keeps what was shown when Slack stopped the stream first (a Stop, an expiry): the note is added under it', async () => {
+    const { live, texts, methods } = setup({ stopStream: 'message_not_in_streaming_state' });
+    await live.show(target, 0, 'Part of ');
+    await live.show(target, 8, 'an answer');
+    expect(await live.finish('req-1', '_Stopped._', 'stopped')).toBe('s1');
+    expect(methods().slice(-2)).toEqual(['stopStream', 'update']);
+    expect(texts.get('s1')).toBe('Part of an answer\n\n_Stopped._');
+  });
+
   it('leaves the answer to the usual post when there is no live message', async () => {
     const { live } = setup();
     expect(await live.finish('req-1', 'answer', 'answer')).toBeUndefined();

@@ -16,7 +16,10 @@ export type LiveReply = {
   ts: string;
   /** Characters of the answer (as the agent produced it) shown so far. */
   shown: number;
-  /** Mode `update`: the text the message shows now (chat.update rewrites it whole). */
+  /**
+   * The text the message shows now, as sent (modes `update` and `stream`): chat.update rewrites a
+   * message whole, so a note under a stream Slack already stopped is added to this.
+   */
   text?: string;
   /**
    * An append whose outcome is unknown (no answer from Slack), or a preview that stopped: the

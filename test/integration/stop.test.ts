@@ -1,0 +1,207 @@
+import type { ExecutionRuntime } from '../../src/execution/runtime';
+import { createExecutionRuntime } from '../../src/execution/runtime';
+import { loadExecutionConfig } from '../../src/execution/config';
+import { createLocalPipeline, type LocalPipeline } from '../../src/local/local-pipeline';
+import { startLocalStack, type LocalStack } from '../../src/local/local-stack';
+import { postSignedEvent, slackEventEnvelope } from '../../src/local/slack-event-builder';
+import { ExecutionAgent } from '../../src/protocols/execution-agent';
+import { createProtocol } from '../../src/protocols/factory';
+import { createSlackWebClient, WebApiSlackReplies } from '../../src/slack/slack-replies';
+import { InProcessTransport } from '../../src/transport/in-process';
+import { slackSignatureHeaders } from '../../src/verification/slack-signature';
+import { MemoryRecords } from '../../src/verification/stores/memory-records';
+import type { ListableRecords } from '../../src/verification/stores/records';
+import { DEFAULT_USER_MESSAGES } from '../../src/verification/user-messages';
+import { FAKE_BOT_USER_ID, fakeSlackNow, slackAppEnv, startFakeSlackApi, type FakeSlackApi, type FakeStopEvent } from '../support/fake-slack-api';
+import { eventually } from '../support/http';
+import { capturingLog, eventEnvelope } from '../support/slack-surface';
+
+/**
+ * Stop (docs/architecture.md §2.6, "Stop"): the user presses the Stop button of a thread's agent
+ * session while the answer streams. Slack stops the app's stream and sends
+ * `agent_session_stopped`; the pipeline cancels the task in the execution zone (`cancel_task`, so
+ * the model call ends), ends the live message with what was shown and the stopped note, and moves
+ * the session out of `processing`. Over every transport, with the real @slack/web-api client
+ * against the fake Slack API and a real execution runtime (echo, streaming word by word).
+ */
+const SIGNING_SECRET = 'stop-signing-secret-0123456789';
+const TEAM = 'T0FAKE';
+const ALICE = 'U0ALICE';
+/** 200 words at 50 ms each: ten seconds of answer, so a Stop always lands mid-stream. */
+const LONG_QUESTION = `${Array.from({ length: 199 }, (_, i) => `word${i + 1}`).join(' ')} #stream=50`;
+
+const STREAMING_ENV = { SYNC_BUDGET_MS: '5000', STREAM_FIRST_TEXT_MS: '100', STREAM_POLL_DELAY_S: '1', POLL_FIRST_DELAY_S: '1' };
+
+/** Sends Slack's `agent_session_stopped` for a Stop the user pressed, signed, to the ingress. */
+async function deliverStop(ingressUrl: string, event: FakeStopEvent): Promise<number> {
+  const { body } = eventEnvelope({ ...event }, { teamId: TEAM });
+  return (await postSignedEvent(ingressUrl, body, SIGNING_SECRET)).status;
+}
+
+/** What the execution zone has on record for a request's task. */
+async function taskStatus(runtime: ExecutionRuntime, taskId: string): Promise<string | undefined> {
+  return (await runtime.store.get(taskId))?.status;
+}
+
+describe.each(['in-process', 'https', 'agentcore'])('Stop mid-stream over %s', (transport) => {
+  let slack: FakeSlackApi;
+  let stack: LocalStack;
+
+  beforeAll(async () => {
+    slack = await startFakeSlackApi();
+    stack = await startLocalStack({
+      env: { POWERTOOLS_LOG_LEVEL: 'SILENT', ...slackAppEnv(slack, SIGNING_SECRET), TRANSPORT: transport, ...STREAMING_ENV },
+      verificationPort: 0,
+      executionPort: 0,
+      timeScale: 0.1,
+      log: capturingLog(),
+    });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await slack?.close();
+  });
+
+  it('cancels the task in the execution zone, ends the stream once with what was shown and the stopped note, and leaves processing', async () => {
+    const channel = 'C0STOP';
+    const ts = slack.addMessage({ channel, user: ALICE, text: LONG_QUESTION });
+    const { body, eventId } = slackEventEnvelope('mention', { text: LONG_QUESTION, ts, channel, teamId: TEAM, userId: ALICE, botUserId: FAKE_BOT_USER_ID });
+    expect((await postSignedEvent(stack.ingressUrl, body, SIGNING_SECRET)).status).toBe(200);
+
+    // The answer streams: the first words, then at least one append.
+    const stream = await eventually(() => slack.streams.find((candidate) => candidate.thread_ts === ts && candidate.appends.length > 0), 10_000);
+    expect(slack.sessionOf(channel, ts)?.status).toBe('processing');
+
+    // The user presses Stop: Slack stops the stream there and then, and tells the app.
+    const stop = slack.pressStop(channel, ts, ALICE);
+    expect(stop.streaming_message_ts).toEqual([stream.ts]);
+    const shown = stream.text;
+    expect(await deliverStop(stack.ingressUrl, stop)).toBe(200);
+    await stack.pipeline.whenIdle({ timeoutMs: 20_000 });
+
+    // The execution zone was told: the task ended cancelled, and its model call (the echo's stream) was aborted.
+    const hops = stack.traces.byEventId(eventId)!.events;
+    const taskId = hops.find((hop) => hop.hop === 'accepted')?.detail?.task_id;
+    expect(typeof taskId).toBe('string');
+    expect(await taskStatus(stack.runtime!, taskId as string)).toBe('cancelled');
+    expect(stack.runtime!.service.busy).toBe(false);
+    expect(hops.filter((hop) => hop.hop === 'stop').map((hop) => hop.detail?.cancels)).toEqual(['cancel_task']);
+
+    // Exactly one final message: the live one, showing what was shown and the stopped note.
+    expect(slack.posts).toEqual([]);
+    expect(slack.streams).toHaveLength(1);
+    expect(slack.messageText(stream.ts)).toBe(`${shown}\n\n${DEFAULT_USER_MESSAGES.stopped}`);
+    expect(shown.startsWith('echo: word1 word2')).toBe(true);
+    // Once the note was out, nothing more was appended.
+    const noteAt = slack.requests.find((request) => JSON.stringify(request.body).includes(DEFAULT_USER_MESSAGES.stopped) && request.answer?.ok)?.answer?.at;
+    expect(noteAt).toBeDefined();
+    expect(slack.requests.filter((request) => request.method === 'chat.appendStream' && request.at > noteAt!)).toEqual([]);
+    // No feedback buttons under a stopped answer.
+    expect(slack.messageBlocks(stream.ts)).toBeUndefined();
+
+    // The Stop button goes: the session left processing.
+    expect(slack.sessionOf(channel, ts)).toMatchObject({ status: 'active', history: ['processing', 'active'], initiator_user_id: ALICE });
+  });
+});
+
+describe('Stop before the task starts, and after it ended', () => {
+  let slack: FakeSlackApi;
+  let runtime: ExecutionRuntime;
+  let pipeline: LocalPipeline;
+  /** execute_task calls that reached the execution runtime. */
+  let executeCalls = 0;
+  /** While set, the task's read of its thread's Stop waits for it: the task has not been picked up yet. */
+  let holdTask: Promise<void> | undefined;
+  const log = capturingLog();
+
+  beforeAll(async () => {
+    slack = await startFakeSlackApi();
+    runtime = createExecutionRuntime({ config: loadExecutionConfig({ SYNC_BUDGET_MS: '300' }), log });
+    const transport = new InProcessTransport(async (bytes) => {
+      if (Buffer.from(bytes).toString().includes('"execute_task"')) executeCalls += 1;
+      return runtime.dispatch(bytes);
+    });
+    pipeline = createLocalPipeline({
+      agent: new ExecutionAgent('default', createProtocol('execute-task'), transport),
+      slack: new WebApiSlackReplies(createSlackWebClient({ token: slack.token, apiUrl: slack.apiUrl })),
+      records: heldRecords(new MemoryRecords(), () => holdTask),
+      signingSecret: SIGNING_SECRET,
+      env: slackAppEnv(slack, SIGNING_SECRET),
+      timeScale: 0.05,
+      log,
+    });
+  });
+  afterAll(async () => {
+    await pipeline?.stop();
+    await slack?.close();
+  });
+  beforeEach(() => {
+    slack.reset();
+    executeCalls = 0;
+  });
+
+  const send = async (body: string) => (await pipeline.ingress({ headers: { 'content-type': 'application/json', ...slackSignatureHeaders(SIGNING_SECRET, body) }, body })).statusCode;
+  const mention = (channel: string, text: string) => {
+    const ts = slack.addMessage({ channel, user: ALICE, text });
+    return { ts, body: slackEventEnvelope('mention', { text, ts, channel, teamId: TEAM, userId: ALICE, botUserId: FAKE_BOT_USER_ID }).body };
+  };
+  /** The Stop event Slack sends for a button pressed now (it may be delivered late). */
+  const stopEvent = (channel: string, threadTs: string): string =>
+    eventEnvelope({ type: 'agent_session_stopped', channel, thread_ts: threadTs, user: ALICE, event_ts: (fakeSlackNow() / 1000).toFixed(6), streaming_message_ts: [] }, { teamId: TEAM }).body;
+
+  it('a Stop that comes before the task is picked up drops it with the stopped note: it never reaches the execution zone', async () => {
+    let release!: () => void;
+    holdTask = new Promise((resolve) => (release = resolve));
+    try {
+      const { ts, body } = mention('C0EARLY', 'never mind');
+      expect(await send(body)).toBe(200);
+      // The user presses Stop; agent-invoker takes it while the task still waits to be picked up.
+      expect(await send(stopEvent('C0EARLY', ts))).toBe(200);
+      await eventually(() => log.lines.find((line) => line.message === 'Stop acknowledged: nothing is working in this thread'), 10_000);
+    } finally {
+      holdTask = undefined;
+      release();
+    }
+    await pipeline.whenIdle({ timeoutMs: 20_000 });
+
+    expect(executeCalls).toBe(0);
+    expect(slack.posts.map((post) => [post.channel, post.text])).toEqual([['C0EARLY', DEFAULT_USER_MESSAGES.stopped]]);
+    expect(slack.streams).toEqual([]);
+    // No session was opened for a task that never ran.
+    expect(slack.sessions.filter((session) => session.history.includes('processing'))).toEqual([]);
+  });
+
+  it('a Stop after the answer is out is acknowledged and changes nothing', async () => {
+    const { ts, body } = mention('C0LATE', 'all done');
+    expect(await send(body)).toBe(200);
+    await pipeline.whenIdle({ timeoutMs: 20_000 });
+    expect(slack.posts.map((post) => post.text)).toEqual(['echo: all done']);
+    const before = { posts: slack.posts.length, updates: slack.updates.length, streams: slack.streams.length, ephemerals: slack.ephemerals.length, executeCalls };
+
+    expect(await send(stopEvent('C0LATE', ts))).toBe(200);
+    await pipeline.whenIdle({ timeoutMs: 20_000 });
+
+    expect({ posts: slack.posts.length, updates: slack.updates.length, streams: slack.streams.length, ephemerals: slack.ephemerals.length, executeCalls }).toEqual(before);
+    expect(slack.requests.filter((request) => request.method.startsWith('chat.'))).toHaveLength(before.posts);
+    expect(slack.sessionOf('C0LATE', ts)?.status).toBe('active');
+    expect(log.lines).toContainEqual(expect.objectContaining({ message: 'Stop acknowledged: nothing is working in this thread' }));
+  });
+});
+
+/**
+ * Records whose reads of a thread's Stop (`stop#…`) wait while `hold()` gives a promise: what
+ * agent-invoker reads first when it picks a task up, so holding it keeps the task not yet picked
+ * up while a Stop is handled.
+ */
+function heldRecords(records: ListableRecords, hold: () => Promise<void> | undefined): ListableRecords {
+  return {
+    get: async (key) => {
+      const held = key.startsWith('stop#') ? hold() : undefined;
+      if (held) await held;
+      return records.get(key);
+    },
+    put: (key, value, ttl) => records.put(key, value, ttl),
+    putIf: (key, value, ttl, when) => records.putIf(key, value, ttl, when),
+    list: (prefix) => records.list(prefix),
+  };
+}
