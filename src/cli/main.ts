@@ -1,13 +1,14 @@
 import type { Command } from './command';
 import { callCommand } from './call';
 import { demoCommand } from './demo';
+import { feedbackCommand } from './feedback';
 import { sayCommand } from './say';
 import { serveCommand } from './serve';
 import { startCommand } from './start';
 import { conformanceCommand } from './conformance';
 
 /** The `zone` command: one entry point for running, trying and checking both zones. */
-const commands: Command[] = [startCommand, sayCommand, demoCommand, serveCommand, callCommand, conformanceCommand];
+const commands: Command[] = [startCommand, sayCommand, feedbackCommand, demoCommand, serveCommand, callCommand, conformanceCommand];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

@@ -3,14 +3,17 @@ import { parseArgs } from 'node:util';
 import { basename, extname } from 'node:path';
 import { systemClock } from '../clock';
 import { ATTACHMENT_TYPES } from '../contract';
-import { postSignedEvent, slackEventEnvelope } from '../local/slack-event-builder';
+import type { LocalStop } from '../local/local-agent-surface';
+import { agentSessionStoppedEnvelope, appHomeOpenedEnvelope, LOCAL_DM_CHANNEL, postSignedEvent, slackEventEnvelope } from '../local/slack-event-builder';
 import type { Command } from './command';
 import { localSecretFile } from './start';
 
 export const sayCommand: Command = {
   name: 'say',
-  summary: 'sign a Slack event (a mention, or a reply in a thread) and post it to the local ingress, then show the reply',
+  summary: 'sign a Slack event (a mention, a reply in a thread, a Stop) and post it to the local ingress, then show what came of it',
   usage: `zone say "<text>" [--url http://127.0.0.1:3000/slack/events] [--thread <ts>] [--follow-up] [--file <path>]… [--wait 30]
+zone say --stop --thread <ts> [--url …] [--wait 10]
+zone say --open [--url …] [--wait 10]
 
 Signs the event with SLACK_SIGNING_SECRET (or the secret \`zone start\` generated) exactly as
 Slack would, posts it, and waits up to --wait seconds for the reply in the local playground's
@@ -20,7 +23,11 @@ record (replies printed by \`zone start\` when no SLACK_BOT_TOKEN is set).
                   thread's earlier messages
   --follow-up     with --thread: a reply without a mention, as in a thread the bot answered in
   --file <path>   share a file with the message (repeatable); the local stack hosts it and the
-                  invoker downloads it as it would from Slack`,
+                  invoker downloads it as it would from Slack
+  --stop          with --thread: press Stop on that thread's agent session (a signed
+                  agent_session_stopped); prints the stopped answer, or that nothing was running
+  --open          open the agent's DM (a signed app_home_opened, messages tab); prints the
+                  suggested prompts it offers`,
   async run(args) {
     const { values, positionals } = parseArgs({
       args,
@@ -32,16 +39,27 @@ record (replies printed by \`zone start\` when no SLACK_BOT_TOKEN is set).
         file: { type: 'string', multiple: true },
         wait: { type: 'string' },
         secret: { type: 'string' },
+        stop: { type: 'boolean' },
+        open: { type: 'boolean' },
       },
     });
     const text = positionals.join(' ').trim();
     const filePaths = values.file ?? [];
-    if (!text && filePaths.length === 0) throw new Error('say what? e.g. zone say "hello"');
+    const surface = values.stop ? '--stop' : values.open ? '--open' : undefined;
+    if (values.stop && values.open) throw new Error('--stop and --open are two things: one at a time');
+    if (surface && (text || filePaths.length || values['follow-up'])) throw new Error(`${surface} sends no message: leave out the text, --file and --follow-up`);
+    if (values.stop && !values.thread) throw new Error('--stop needs --thread <ts>: the thread whose agent session to stop (the ts `zone say` printed)');
+    if (values.open && values.thread) throw new Error('--open opens the agent\'s DM, not a thread: leave out --thread');
+    if (!surface && !text && filePaths.length === 0) throw new Error('say what? e.g. zone say "hello"');
     if (values['follow-up'] && !values.thread) throw new Error('--follow-up needs --thread <ts>: a follow-up is a reply in a thread');
     const url = values.url ?? `http://127.0.0.1:${process.env.VERIFICATION_PORT ?? 3000}/slack/events`;
     const secretFile = localSecretFile(new URL(url).port || '80');
     const secret = values.secret ?? process.env.SLACK_SIGNING_SECRET ?? (existsSync(secretFile) ? readFileSync(secretFile, 'utf8').trim() : undefined);
     if (!secret) throw new Error('no signing secret: set SLACK_SIGNING_SECRET to the one `zone start` uses');
+    if (surface) {
+      const waitMs = Number(values.wait ?? 10) * 1000;
+      return values.stop ? sayStop(url, secret, values.thread!, waitMs) : sayOpen(url, secret, waitMs);
+    }
 
     const started = systemClock.now();
     let ack: { status: number; text: string };
@@ -112,6 +130,81 @@ record (replies printed by \`zone start\` when no SLACK_BOT_TOKEN is set).
     return 0;
   },
 };
+
+/** Stop pressed on the thread's agent session: what it stopped (and the stopped answer), or that nothing was running. */
+async function sayStop(url: string, secret: string, threadTs: string, waitMs: number): Promise<number> {
+  const started = systemClock.now();
+  const { body, eventId } = agentSessionStoppedEnvelope({ threadTs });
+  if (!(await sendSigned(url, () => postSignedEvent(url, body, secret), started, `agent_session_stopped, event ${eventId}, thread ${threadTs}`))) return 1;
+  const elapsed = () => `  +${String(systemClock.now() - started).padStart(6)} ms  `;
+  // The local stack follows each Stop through the tasks queue to what it did.
+  const stop = await pollJson<LocalStop>(new URL(`/api/stops/${encodeURIComponent(eventId)}`, url), (found) => found.state !== 'queued', started + waitMs);
+  if (!stop) {
+    process.stdout.write('(the Stop was not handled yet; it may still be, or this is not a local stack)\n');
+    return 0;
+  }
+  if (stop.state === 'nothing-running') {
+    process.stdout.write(`${elapsed()}nothing was running in thread ${threadTs}: nothing to stop\n`);
+    return 0;
+  }
+  process.stdout.write(`${elapsed()}stopped request ${stop.request_id} (${stop.cancels === 'cancel_task' ? 'cancel_task sent to the execution zone' : 'cancelled when its execute_task returns'})\n`);
+  if (!stop.task_event_id) return 0;
+  // Its one final message: what was shown so far, and the stopped note.
+  const posted = (trace: EventTrace) => trace.events.findIndex((event) => event.hop === 'reply-posted') > trace.events.findIndex((event) => event.hop === 'stop');
+  const trace = await pollJson<EventTrace>(new URL(`/api/events/${encodeURIComponent(stop.task_event_id)}`, url), posted, started + waitMs);
+  if (!trace) {
+    process.stdout.write('(its stopped note is not posted yet)\n');
+    return 0;
+  }
+  process.stdout.write(`${elapsed()}reply-posted\n`);
+  for (const reply of trace.replies) process.stdout.write(`\n${reply.text}\n`);
+  return 0;
+}
+
+/** The agent's DM opened: the suggested prompts it offers. */
+async function sayOpen(url: string, secret: string, waitMs: number): Promise<number> {
+  const started = systemClock.now();
+  const { body, eventId } = appHomeOpenedEnvelope();
+  if (!(await sendSigned(url, () => postSignedEvent(url, body, secret), started, `app_home_opened, event ${eventId}`))) return 1;
+  // slack-poster traces the Slack call it made for the event under the event's id.
+  type State = { requests: Array<{ requestId: string; events: Array<{ hop: string }> }>; surface: Array<{ type: string; channel?: string; title?: string; prompts?: Array<{ title: string; message: string }> }> };
+  const state = await pollJson<State>(new URL('/api/state', url), (found) => found.requests.some((trace) => trace.requestId === eventId && trace.events.some((event) => event.hop === 'slack-action')), started + waitMs);
+  const offered = state?.surface.filter((event) => event.type === 'prompts' && event.channel === LOCAL_DM_CHANNEL).at(-1);
+  if (!offered?.prompts) {
+    process.stdout.write('(no prompts offered: AGENT_PROMPTS_JSON may offer none, or replies go to Slack rather than this stack)\n');
+    return 0;
+  }
+  process.stdout.write(`\nthe agent's DM offers${offered.title ? ` (${offered.title})` : ''}:\n`);
+  for (const prompt of offered.prompts) process.stdout.write(`  • ${prompt.title}: ${JSON.stringify(prompt.message)}\n`);
+  return 0;
+}
+
+type EventTrace = { events: Array<{ hop: string }>; replies: Array<{ text: string }> };
+
+/** Posts a signed request and prints the line for it; false when it was not accepted. */
+async function sendSigned(url: string, send: () => Promise<{ status: number }>, started: number, what: string): Promise<boolean> {
+  let ack: { status: number };
+  try {
+    ack = await send();
+  } catch (error) {
+    throw new Error(`could not reach ${url} (is \`npx zone start\` running?): ${(error as Error).message}`);
+  }
+  process.stdout.write(`→ ${url}  HTTP ${ack.status} in ${systemClock.now() - started} ms  (${what})\n`);
+  return ack.status === 200;
+}
+
+/** GETs `url` every 200 ms until what it answers passes `done`, or `deadline` (epoch ms) comes. */
+async function pollJson<T>(url: URL, done: (value: T) => boolean, deadline: number): Promise<T | undefined> {
+  while (systemClock.now() < deadline) {
+    const response = await fetch(url).catch(() => undefined);
+    if (response?.ok) {
+      const value = (await response.json()) as T;
+      if (done(value)) return value;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return undefined;
+}
 
 /** The mimetype Slack would declare for a file, by its extension (unknown: octet-stream). */
 function mimetypeOf(path: string): string {

@@ -11,13 +11,15 @@ import { createSlackWebClient, WebApiSlackReplies, type SlackReplies } from '../
 import type { TransportDeps } from '../transport/factory';
 import { startAgentCoreEmulator, type AgentCoreEmulator, type EmulatedSessions } from './agentcore-emulator';
 import { ConsoleSlackReplies } from './console-slack-replies';
+import { createLocalAgentSurface, type LocalAgentSurface } from './local-agent-surface';
 import { createLocalPipeline, type LocalPipeline } from './local-pipeline';
 import { PLAYGROUND_HTML } from './playground-page';
-import { close, listen } from './server-lifecycle';
+import { close, listen, sendJson } from './server-lifecycle';
 import { postSignedEvent, slackEventEnvelope } from './slack-event-builder';
 import { SlackEnvelopeSchema } from '../verification/slack-event';
 import { TraceRecorder } from './trace-recorder';
 import { replyThreadTs } from '../verification/queue-messages';
+import type { FeedbackRecord } from '../verification/feedback-records';
 
 export const LOCAL_RUNTIME_ARN = 'arn:aws:bedrock-agentcore:us-east-1:000000000000:runtime/local_runtime-0000000000';
 
@@ -63,6 +65,12 @@ export type LocalStack = {
    * (replies to the terminal only: the local workspace keeps them).
    */
   say(text: string, options?: SayOptions): Promise<{ status: number; eventId: string; ts: string }>;
+  /**
+   * The agent surface as a person in Slack works it, each signed and posted to the ingress: Stop
+   * on a thread's session, the agent's DM opened, 👍 / 👎 under an answer, the "what went wrong"
+   * form; with each Stop followed to what it did, and the feedback recorded.
+   */
+  surface: LocalAgentSurface;
   stop(): Promise<void>;
 };
 
@@ -142,8 +150,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       return { status: response.status, eventId, ts };
     };
 
+    const surface = createLocalAgentSurface({ ingressUrl: () => ingressUrl, signingSecret, ...(env.SLACK_BOT_USER_ID ? { botUserId: env.SLACK_BOT_USER_ID } : {}), ...(consoleReplies ? { consoleReplies } : {}), pipeline, traces });
     const verification = createServer((req, res) => {
-      routeVerification(req, res, { pipeline, traces, consoleReplies, say, base: () => verificationBase }).catch((error: unknown) => {
+      routeVerification(req, res, { pipeline, traces, consoleReplies, say, surface, base: () => verificationBase }).catch((error: unknown) => {
         log.error('local ingress failure', { error: error as Error });
         if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
       });
@@ -165,6 +174,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       pipeline,
       ...(runtime ? { runtime } : {}),
       say,
+      surface,
       stop: () => stopAll(closers),
     };
   } catch (error) {
@@ -178,6 +188,7 @@ type Routes = {
   traces: TraceRecorder;
   consoleReplies?: ConsoleSlackReplies;
   say: LocalStack['say'];
+  surface: LocalAgentSurface;
   /** This server's own origin (files are served from it). */
   base: () => string;
 };
@@ -228,11 +239,22 @@ async function routeVerification(req: IncomingMessage, res: ServerResponse, rout
   if (req.method === 'GET' && url.pathname.startsWith('/api/events/')) {
     const eventId = decodeURIComponent(url.pathname.slice('/api/events/'.length));
     const trace = routes.traces.byEventId(eventId);
-    return sendJson(res, trace ? 200 : 404, trace ? withReplies(trace, routes) : { error: 'unknown event id' });
+    return sendJson(res, trace ? 200 : 404, trace ? withReplies(trace, routes, await routes.surface.feedback()) : { error: 'unknown event id' });
   }
   if (req.method === 'GET' && url.pathname === '/api/state') {
-    return sendJson(res, 200, { requests: routes.traces.all().map((trace) => withReplies(trace, routes)), replies_to_terminal: Boolean(routes.consoleReplies) });
+    const feedback = await routes.surface.feedback();
+    const workspace = routes.consoleReplies;
+    return sendJson(res, 200, {
+      requests: routes.traces.all().map((trace) => withReplies(trace, routes, feedback)),
+      replies_to_terminal: Boolean(workspace),
+      // The agent surface: each thread's session, what was offered or shown to one person, the Stops, the feedback.
+      sessions: workspace ? [...workspace.sessions.values()] : [],
+      surface: workspace?.surface ?? [],
+      stops: routes.surface.stops.all(),
+      feedback,
+    });
   }
+  if (await routes.surface.route(req, res, url.pathname)) return;
   sendJson(res, 404, { error: 'not found' });
 }
 
@@ -273,7 +295,7 @@ function ownHosts(req: IncomingMessage): string[] {
   return names.flatMap((name) => (port === 80 ? [`${name}:80`, name] : [`${name}:${port}`]));
 }
 
-function withReplies(trace: ReturnType<TraceRecorder['all']>[number], routes: Routes) {
+function withReplies(trace: ReturnType<TraceRecorder['all']>[number], routes: Routes, feedback: readonly FeedbackRecord[]) {
   const ingress = trace.events.find((e) => e.hop === 'ingress');
   const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
   const ts = text(ingress?.detail?.ts);
@@ -284,10 +306,19 @@ function withReplies(trace: ReturnType<TraceRecorder['all']>[number], routes: Ro
   const since = ingress?.at ?? 0;
   const replies = (routes.consoleReplies?.posted ?? [])
     .filter((reply) => reply.threadTs === threadTs && (reply.requestId === undefined ? reply.at >= since : reply.requestId === trace.requestId))
-    .map((reply) => ({ ...reply }));
+    // An answer's feedback buttons say which was clicked last (`given`), as Slack shows the clicker.
+    .map((reply) => (reply.feedback ? { ...reply, feedback: { ...reply.feedback, ...givenFeedback(feedback, reply.feedback.requestId) } } : { ...reply }));
   const shown = routes.consoleReplies?.statuses.filter((entry) => entry.threadTs === threadTs && entry.at >= since).at(-1);
   const status = shown?.status && !trace.events.some((event) => event.hop === 'reply-posted') ? shown.status : undefined;
-  return { ...trace, ...(threadTs ? { thread_ts: threadTs } : {}), ...(status ? { status } : {}), replies };
+  const channel = text(ingress?.detail?.channel);
+  const surface = routes.surface.threadSurface({ channel, threadTs, since, replies });
+  return { ...trace, ...(channel ? { channel } : {}), ...(threadTs ? { thread_ts: threadTs } : {}), ...(status ? { status } : {}), replies, ...surface };
+}
+
+/** The rating last given to an answer, if any. */
+function givenFeedback(feedback: readonly FeedbackRecord[], requestId: string): { given?: 'positive' | 'negative' } {
+  const value = feedback.find((record) => record.request_id === requestId && record.value)?.value;
+  return value ? { given: value } : {};
 }
 
 /** `files` of a playground request: `[{name, mimetype, data}]`, data in base64; an error text when malformed. */
@@ -315,11 +346,6 @@ function rememberMessage(workspace: ConsoleSlackReplies, body: Buffer | string):
   } catch {
     // Not an event the local workspace keeps.
   }
-}
-
-function sendJson(res: ServerResponse, status: number, value: unknown): void {
-  const text = JSON.stringify(value);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
 }
 
 async function stopAll(closers: Array<() => Promise<void>>): Promise<void> {

@@ -2,7 +2,11 @@
  * The local playground (http://127.0.0.1:3000/): type a message; it goes to the real ingress as
  * a signed Slack event; the reply appears in the thread and, beside it, every hop the request took.
  * "Reply in thread" continues a conversation (the agent gets its earlier messages), with or
- * without a mention, and files can be attached. One self-contained page, no build step.
+ * without a mention, and files can be attached. The agent surface works as in Slack, each action
+ * signed and sent through the real ingress too: a thread's agent session shows its status, with
+ * a Stop button while it is processing; "open the agent's DM" offers the suggested prompts (a
+ * chip fills the text box); 👍 / 👎 under an answer record feedback (👎 opens the "what went
+ * wrong" form) and show the thanks only the clicker sees. One self-contained page, no build step.
  */
 export const PLAYGROUND_HTML = `<!doctype html>
 <html lang="en">
@@ -35,6 +39,20 @@ export const PLAYGROUND_HTML = `<!doctype html>
   #thread-bar { background: #fff4cc; padding: 2px 8px; border-radius: 10px; }
   .link { background: none; color: #1264a3; padding: 0; font-weight: 400; }
   .files { color: #555; font-size: 12px; }
+  .state.stopped { background: #eee; }
+  .session { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; background: #e8f0fe; margin-left: 6px; }
+  .session.processing { background: #fff4cc; }
+  button.stop { padding: 1px 10px; margin-left: 6px; background: #e01e5a; font-size: 12px; }
+  button.stop[disabled] { opacity: .6; cursor: default; }
+  .feedback { margin-top: 4px; display: flex; gap: 6px; }
+  .feedback button { padding: 1px 10px; background: #fff; border: 1px solid #ccc; color: #1d1c1d; font-weight: 400; }
+  .feedback button.given { background: #e8f5fa; border-color: #1264a3; }
+  .ephemeral { margin-top: 6px; padding: 4px 8px; border-radius: 4px; background: #f4f4f4; color: #555; font-size: 12px; }
+  .feedback-form { display: block; margin: 6px 0 0; padding: 8px 10px; border: 1px solid #ddd; border-radius: 6px; }
+  .feedback-form textarea { display: block; width: 100%; box-sizing: border-box; margin: 4px 0 6px; font: inherit; }
+  #prompts[hidden] { display: none; }
+  #prompts { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin: -4px 0 12px; font-size: 13px; }
+  #prompts .chip { padding: 3px 12px; border: 1px solid #1264a3; border-radius: 14px; background: #fff; color: #1264a3; font-weight: 400; }
 </style>
 </head>
 <body>
@@ -49,7 +67,9 @@ export const PLAYGROUND_HTML = `<!doctype html>
     <span id="thread-bar" hidden>in thread <code id="thread-ts"></code>
       <label><input id="follow-up" type="checkbox"> without a mention</label>
       <button type="button" class="link" id="leave-thread">✕ new thread</button></span>
+    <button type="button" class="link" id="open-dm">💬 open the agent's DM</button>
   </div>
+  <div id="prompts" hidden></div>
   <p class="hint">Each message is signed like a Slack event and posted to <code>/slack/events</code>. The right column shows its trace. Try <code>#context</code> in a thread: the echo agent lists the earlier turns it received.</p>
   <section id="requests"></section>
 </main>
@@ -57,6 +77,18 @@ export const PLAYGROUND_HTML = `<!doctype html>
 const requests = [];
 const box = document.getElementById('requests');
 let thread = null;
+/** What is typed into each open "what went wrong" form, by its trigger id (a re-render keeps it). */
+const drafts = {};
+let shown = '';
+
+async function postJson(path, body) {
+  const response = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const answer = await response.json();
+  if (!response.ok) throw new Error(answer.error || ('HTTP ' + response.status));
+  return answer;
+}
+/** Follow a request a while after something was done to it (a Stop, a click, a form). */
+function watch(r, ms) { r.watchUntil = Math.max(r.watchUntil || 0, Date.now() + ms); }
 
 function setThread(ts) {
   thread = ts;
@@ -66,9 +98,82 @@ function setThread(ts) {
   document.getElementById('text').focus();
 }
 document.getElementById('leave-thread').addEventListener('click', () => setThread(null));
-box.addEventListener('click', (event) => {
+box.addEventListener('click', async (event) => {
   const button = event.target.closest('[data-thread]');
   if (button) setThread(button.getAttribute('data-thread'));
+  const r = requestOf(event.target);
+  const stop = event.target.closest('[data-stop]');
+  if (stop && r) {
+    // Stop on the thread's agent session: a signed agent_session_stopped through the ingress.
+    r.stopping = true;
+    watch(r, 15000);
+    render();
+    try { await postJson('/api/stop', { thread_ts: stop.getAttribute('data-stop'), channel: stop.getAttribute('data-channel') }); }
+    catch (error) { r.note = 'Stop failed: ' + error.message; r.stopping = false; render(); }
+  }
+  const rating = event.target.closest('[data-feedback]');
+  if (rating && r) {
+    // 👍 / 👎: a signed block_actions carrying the button's value, through the ingress.
+    try {
+      const sent = await postJson('/api/feedback/click', { message_ts: rating.getAttribute('data-ts'), value: rating.getAttribute('data-feedback') });
+      r.interactedAt = sent.at;
+      (r.triggers = r.triggers || []).push(sent.trigger_id);
+      watch(r, 10000);
+    } catch (error) { r.note = 'feedback failed: ' + error.message; render(); }
+  }
+});
+box.addEventListener('input', (event) => {
+  const form = event.target.closest('.feedback-form');
+  if (form) drafts[form.getAttribute('data-trigger')] = event.target.value;
+});
+box.addEventListener('submit', async (event) => {
+  const form = event.target.closest('.feedback-form');
+  const r = requestOf(event.target);
+  if (!form || !r) return;
+  event.preventDefault();
+  const trigger = form.getAttribute('data-trigger');
+  const text = (drafts[trigger] || '').trim();
+  if (!text) return;
+  try {
+    const sent = await postJson('/api/feedback/form', { trigger_id: trigger, text });
+    r.interactedAt = sent.at;
+    (r.submitted = r.submitted || []).push(trigger);
+    watch(r, 10000);
+    render();
+  } catch (error) { r.note = 'the form failed: ' + error.message; render(); }
+});
+function requestOf(element) {
+  const card = element.closest('[data-event-id]');
+  return card ? requests.find((r) => r.eventId === card.getAttribute('data-event-id')) : undefined;
+}
+
+// The agent's DM opened (a signed app_home_opened): its suggested prompts, as chips that fill the text box.
+document.getElementById('open-dm').addEventListener('click', async () => {
+  const bar = document.getElementById('prompts');
+  bar.hidden = false;
+  bar.textContent = 'opening the agent’s DM…';
+  try {
+    const sent = await postJson('/api/open', {});
+    for (let tries = 0; tries < 40; tries++) {
+      const state = await (await fetch('/api/state')).json();
+      const handled = state.requests.some((t) => t.requestId === sent.event_id && t.events.some((e) => e.hop === 'slack-action'));
+      const offered = state.surface.filter((s) => s.type === 'prompts').pop();
+      if (handled && offered) {
+        bar.innerHTML = (offered.title ? '<span class="prompts-title">' + escapeHtml(offered.title) + '</span>' : '') +
+          offered.prompts.map((p) => '<button type="button" class="chip" data-prompt="' + escapeHtml(p.message) + '">' + escapeHtml(p.title) + '</button>').join('');
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    bar.textContent = 'no prompts offered (AGENT_PROMPTS_JSON may offer none)';
+  } catch (error) { bar.textContent = 'could not open the DM: ' + error.message; }
+});
+document.getElementById('prompts').addEventListener('click', (event) => {
+  const chip = event.target.closest('[data-prompt]');
+  if (!chip) return;
+  const input = document.getElementById('text');
+  input.value = chip.getAttribute('data-prompt');
+  input.focus();
 });
 
 function readFile(file) {
@@ -107,6 +212,7 @@ document.getElementById('say').addEventListener('submit', async (event) => {
 function stateOf(trace) {
   if (!trace) return ['sent', ''];
   const hops = trace.events.map((e) => e.hop);
+  if (hops.includes('stop')) return hops.includes('reply-posted') ? ['stopped', 'stopped'] : ['stopping', 'working'];
   if (hops.includes('reply-posted')) return hops.includes('failed') || hops.includes('dead-lettered') ? ['answered with an error', 'failed'] : ['done', 'done'];
   const polls = trace.events.filter((e) => e.hop === 'poll');
   const last = polls[polls.length - 1];
@@ -135,35 +241,84 @@ function describe(event) {
     case 'streamed': return 'answer so far shown (' + d.chars + ' characters)';
     case 'refused': return 'refused' + (d.reason ? ' (' + d.reason + ')' : '');
     case 'dead-lettered': return 'dead-lettered';
+    case 'stop': return 'Stop pressed → ' + (d.cancels === 'cancel_task' ? 'cancel_task sent' : 'cancelled when execute_task returns');
+    case 'feedback': return 'feedback recorded' + (d.value === 'positive' ? ' 👍' : d.value === 'negative' ? ' 👎' : '') + (d.comment ? ' (with what went wrong)' : '');
     default: return event.hop;
   }
 }
 
 function escapeHtml(text) {
-  return text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
+  return String(text).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
+}
+
+/** The thread's agent session, with Stop while it is processing and this request is not answered. */
+function sessionHtml(r) {
+  const session = r.trace && r.trace.session;
+  if (!session) return '';
+  const done = r.trace.events.some((e) => e.hop === 'reply-posted');
+  const stop = session.status === 'processing' && !done
+    ? '<button type="button" class="stop" data-stop="' + escapeHtml(session.threadTs) + '" data-channel="' + escapeHtml(session.channel) + '"' + (r.stopping ? ' disabled>stopping…' : '>■ Stop') + '</button>'
+    : '';
+  return '<span class="session ' + escapeHtml(session.status) + '">agent session: ' + escapeHtml(session.status) + '</span>' + stop;
+}
+
+/** 👍 / 👎 under an answer that carries feedback buttons; the one given last is marked. */
+function feedbackHtml(reply) {
+  if (!reply.feedback || reply.streaming) return '';
+  const button = (value, label, title) => '<button type="button" data-feedback="' + value + '" data-ts="' + escapeHtml(reply.ts) + '" title="' + title + '"' + (reply.feedback.given === value ? ' class="given"' : '') + '>' + label + '</button>';
+  return '<div class="feedback">' + button('positive', '👍', 'Good answer') + button('negative', '👎', 'Bad answer') + '</div>';
+}
+
+/** What only this person sees after they acted on the request: the thanks, and a form the app opened for them. */
+function surfaceHtml(r) {
+  const surface = (r.trace && r.trace.surface) || [];
+  return surface.map((s) => {
+    if (s.type === 'ephemeral' && r.interactedAt && s.at >= r.interactedAt) return '<div class="ephemeral">👤 only you see this: ' + escapeHtml(s.text) + '</div>';
+    if (s.type !== 'view' || !(r.triggers || []).includes(s.triggerId) || (r.submitted || []).includes(s.triggerId)) return '';
+    const view = s.view || {};
+    const input = (view.blocks || []).find((b) => b.type === 'input') || {};
+    return '<form class="feedback-form" data-trigger="' + escapeHtml(s.triggerId) + '"><strong>' + escapeHtml((view.title && view.title.text) || '') + '</strong>' +
+      '<textarea rows="2" placeholder="' + escapeHtml((input.label && input.label.text) || '') + '">' + escapeHtml(drafts[s.triggerId] || '') + '</textarea>' +
+      '<button type="submit">' + escapeHtml((view.submit && view.submit.text) || 'Send') + '</button></form>';
+  }).join('');
 }
 
 function render() {
-  box.innerHTML = requests.map((r) => {
+  const html = requests.map((r) => {
     const [label, cls] = stateOf(r.trace);
     const replies = (r.trace && r.trace.replies) || [];
     const start = r.trace && r.trace.events.length ? r.trace.events[0].at : 0;
     const rows = r.trace ? r.trace.events.map((e) => '<tr><td class="ms">+' + (e.at - start) + ' ms</td><td>' + describe(e) + '</td></tr>').join('') : '';
     if (r.error) return '<div class="request"><div class="you">you: ' + escapeHtml(r.text) + '<span class="state failed">' + escapeHtml(r.error) + '</span></div></div>';
     return '<div class="request" data-event-id="' + r.eventId + '">' +
-      '<div><div class="you">you: ' + escapeHtml(r.text) + '<span class="state ' + cls + '">' + label + '</span></div>' +
+      '<div><div class="you">you: ' + escapeHtml(r.text) + '<span class="state ' + cls + '">' + label + '</span>' + sessionHtml(r) + '</div>' +
       (r.files && r.files.length ? '<div class="files">📎 ' + r.files.map(escapeHtml).join(', ') + '</div>' : '') +
-      (replies.length ? replies.map((p) => '<div class="reply' + (p.streaming ? ' streaming' : '') + '">' + escapeHtml(p.text) + (p.streaming ? ' ▍' : '') + '</div>').join('') : '<div class="waiting">' + (r.trace && r.trace.status ? '⏳ assistant ' + escapeHtml(r.trace.status) : 'waiting for the reply…') + '</div>') +
+      (replies.length ? replies.map((p) => '<div class="reply' + (p.streaming ? ' streaming' : '') + '">' + escapeHtml(p.text) + (p.streaming ? ' ▍' : '') + '</div>' + feedbackHtml(p)).join('') : '<div class="waiting">' + (r.trace && r.trace.status ? '⏳ assistant ' + escapeHtml(r.trace.status) : 'waiting for the reply…') + '</div>') +
+      surfaceHtml(r) +
+      (r.note ? '<div class="ephemeral">' + escapeHtml(r.note) + '</div>' : '') +
       (r.threadTs ? '<button type="button" class="link" data-thread="' + escapeHtml(r.threadTs) + '">↳ reply in thread</button>' : '') +
       '</div><div><table class="trace"><tbody>' + rows + '</tbody></table></div></div>';
   }).join('');
+  // Unchanged, nothing is redrawn: a form being typed into keeps its caret.
+  if (html === shown) return;
+  const focused = document.activeElement && document.activeElement.closest && document.activeElement.closest('.feedback-form');
+  const trigger = focused && focused.getAttribute('data-trigger');
+  box.innerHTML = shown = html;
+  if (trigger) {
+    const again = box.querySelector('.feedback-form[data-trigger="' + trigger + '"] textarea');
+    if (again) { again.focus(); again.selectionStart = again.selectionEnd = again.value.length; }
+  }
 }
 
 async function refresh() {
-  const open = requests.filter((r) => r.eventId && (!r.trace || !r.trace.events.some((e) => e.hop === 'reply-posted')));
+  const answered = (r) => r.trace && r.trace.events.some((e) => e.hop === 'reply-posted');
+  const open = requests.filter((r) => r.eventId && (!answered(r) || Date.now() < (r.watchUntil || 0)));
   for (const r of open) {
     const response = await fetch('/api/events/' + encodeURIComponent(r.eventId));
-    if (response.ok) r.trace = await response.json();
+    if (!response.ok) continue;
+    r.trace = await response.json();
+    // Answered: a little longer, to see its agent session leave processing.
+    if (answered(r) && !r.answeredSeen) { r.answeredSeen = true; r.stopping = false; watch(r, 3000); }
   }
   if (open.length) render();
 }

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** Starts listening and resolves with "host:port" as clients should type it. */
@@ -35,4 +35,10 @@ export function stopOnSignals(servers: Server[], onStop: () => Promise<void> | v
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
+}
+
+/** Answers with `value` as JSON. */
+export function sendJson(res: ServerResponse, status: number, value: unknown): void {
+  const text = JSON.stringify(value);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
 }

@@ -37,6 +37,10 @@ export class TraceRecorder {
     return requestId ? this.byRequest.get(requestId) : undefined;
   }
 
+  byRequestId(requestId: string): RequestTrace | undefined {
+    return this.byRequest.get(requestId);
+  }
+
   all(): RequestTrace[] {
     return [...this.byRequest.values()];
   }

@@ -1,5 +1,7 @@
 import { chromium, type Browser } from 'playwright-core';
+import { feedbackCommand } from '../../src/cli/feedback';
 import { startLocalStack, type LocalStack } from '../../src/local/local-stack';
+import { DEFAULT_AGENT_PROMPTS } from '../../src/verification/agent-prompts';
 import { CHROMIUM_ARGS, chromiumExecutable } from '../support/chromium';
 
 describe('the playground page in a real browser (Chromium, playwright-core)', () => {
@@ -86,5 +88,87 @@ describe('the playground page in a real browser (Chromium, playwright-core)', ()
     expect(partial.length).toBeLessThan(`echo: ${text}`.length);
     await request.locator('.reply:not(.streaming)', { hasText: `echo: ${text}` }).waitFor({ timeout: 15_000 });
     expect(await request.locator('table.trace').innerText()).toMatch(/answer so far shown \(\d+ characters\)/);
+  });
+
+  /** A new page that has said `text`: the request it shows for it. */
+  async function ask(text: string) {
+    const page = await browser.newPage();
+    await page.goto(stack.playgroundUrl);
+    await page.fill('#text', text);
+    await page.press('#text', 'Enter');
+    return { page, request: page.locator('.request').first() };
+  }
+
+  it('shows the thread\'s agent session with a Stop button while it works; Stop ends the answer with the stopped note', async () => {
+    const { request } = await ask('stop me one two three four five six seven eight nine ten eleven twelve thirteen #stream=200');
+    await request.locator('.reply.streaming').waitFor({ timeout: 15_000 });
+    expect(await request.locator('.session').innerText()).toBe('agent session: processing');
+    // Stop: a signed agent_session_stopped through the real ingress; the task is cancelled.
+    await request.locator('button.stop').click();
+    const stopped = request.locator('.reply:not(.streaming)', { hasText: '_Stopped._' });
+    await stopped.waitFor({ timeout: 15_000 });
+    const reply = await stopped.innerText();
+    expect(reply).toMatch(/^echo: stop\b[^]*\n\n_Stopped\._$/);
+    expect(reply).not.toContain('thirteen');
+    await request.locator('.session', { hasText: 'agent session: active' }).waitFor({ timeout: 5_000 });
+    expect(await request.locator('button.stop').count()).toBe(0);
+    expect(await request.locator('.state').innerText()).toBe('stopped');
+    expect(await request.locator('table.trace').innerText()).toMatch(/Stop pressed → cancel_task sent/);
+    // A stopped answer is not rated.
+    expect(await request.locator('[data-feedback]').count()).toBe(0);
+  });
+
+  it('puts 👍 / 👎 under an answer: a click is recorded (state, `zone feedback`) and thanked to the clicker alone', async () => {
+    const { page, request } = await ask('rate this answer');
+    await request.locator('.reply', { hasText: 'echo: rate this answer' }).waitFor({ timeout: 15_000 });
+    // 👍: a signed block_actions carrying the button's value, through the real ingress.
+    await request.locator('[data-feedback="positive"]').click();
+    await request.locator('.ephemeral', { hasText: 'only you see this: Thanks for the feedback!' }).waitFor({ timeout: 10_000 });
+    await request.locator('[data-feedback="positive"].given').waitFor({ timeout: 5_000 });
+    expect(await request.locator('table.trace').innerText()).toMatch(/feedback recorded 👍/);
+
+    const state = (await (await page.request.get(new URL('/api/state', stack.playgroundUrl).href)).json()) as { requests: Array<{ requestId: string; replies: Array<{ text: string; feedback?: { requestId: string; given?: string } }> }>; feedback: Array<{ request_id: string; value: string; user: string }> };
+    const answer = state.requests.flatMap((r) => r.replies).find((reply) => reply.text === 'echo: rate this answer')!;
+    expect(answer.feedback).toEqual(expect.objectContaining({ given: 'positive' }));
+    expect(state.feedback).toContainEqual(expect.objectContaining({ request_id: answer.feedback!.requestId, value: 'positive', user: 'ULOCALUSER' }));
+
+    const output: string[] = [];
+    const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      output.push(String(chunk));
+      return true;
+    });
+    try {
+      expect(await feedbackCommand.run(['--url', stack.playgroundUrl])).toBe(0);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(output.join('')).toMatch(new RegExp(`👍 positive  default\\s+ULOCALUSER  ${answer.feedback!.requestId}  —`));
+  });
+
+  it('👎 opens the "what went wrong" form under the answer; what is sent joins the feedback', async () => {
+    const { request } = await ask('a wrong answer');
+    await request.locator('.reply', { hasText: 'echo: a wrong answer' }).waitFor({ timeout: 15_000 });
+    await request.locator('[data-feedback="negative"]').click();
+    const form = request.locator('.feedback-form');
+    await form.waitFor({ timeout: 10_000 });
+    expect(await form.locator('strong').innerText()).toBe('What went wrong?');
+    await form.locator('textarea').fill('it only repeated me');
+    await form.locator('button[type=submit]').click();
+    await request.locator('.ephemeral', { hasText: 'Thanks, that helps us improve the answers.' }).waitFor({ timeout: 10_000 });
+    expect(await request.locator('.feedback-form').count()).toBe(0);
+    const recorded = await stack.surface.feedback();
+    expect(recorded).toContainEqual(expect.objectContaining({ value: 'negative', comment: 'it only repeated me' }));
+  });
+
+  it('opens the agent\'s DM: the suggested prompts come as chips that fill the text box', async () => {
+    const page = await browser.newPage();
+    await page.goto(stack.playgroundUrl);
+    await page.click('#open-dm');
+    const chip = page.locator('#prompts .chip', { hasText: DEFAULT_AGENT_PROMPTS.home[0]!.title });
+    await chip.waitFor({ timeout: 10_000 });
+    expect(await page.locator('#prompts .chip').count()).toBe(DEFAULT_AGENT_PROMPTS.home.length);
+    expect(await page.locator('#prompts').innerText()).toContain(DEFAULT_AGENT_PROMPTS.title!);
+    await chip.click();
+    expect(await page.inputValue('#text')).toBe(DEFAULT_AGENT_PROMPTS.home[0]!.message);
   });
 });

@@ -28,6 +28,7 @@ const SH_COMMANDS: Record<string, string> = {
   'npx zone say "hello"': 'npx zone say "hello"',
   'npx zone say "slow one #sleep=8000"': 'npx zone say "slow one #sleep=8000"',
   'npx zone say --file README.md "what is this file about?"': 'npx zone say --file README.md "what is this file about?"',
+  'npx zone feedback': 'npx zone feedback',
   'npm run demo': 'npm run demo',
   // `&` puts it in the background; here it is a child process, stopped at the end.
   'npx zone serve &': 'npx zone serve',
@@ -74,6 +75,9 @@ function readmeInlineCommands(): string[] {
 const ZONE_TABLE: Record<string, string> = {
   'zone start': 'npx zone start',
   'zone say "<text>"': SH_COMMANDS['npx zone say "hello"']!,
+  // <ts> is the thread of a streamed answer a `npx zone say` started just before.
+  'zone say --stop --thread <ts>': 'npx zone say --stop --thread <ts>',
+  'zone feedback': SH_COMMANDS['npx zone feedback']!,
   'zone demo': SH_COMMANDS['npm run demo']!,
   'zone serve [--host] [--port]': SH_COMMANDS['npx zone serve &']!,
   'zone call --text "…"': 'npx zone call --text hi',
@@ -313,6 +317,27 @@ describe('the README commands, through npm', () => {
       expect(output).toContain(`echo: what is this file about?\nattachment: README.md text/markdown ${readme.length} bytes sha256=${sha256}`);
       expect(output).toMatch(/continue this thread: npx zone say --thread \d+\.\d{6}/);
       expect(code).toBe(0);
+    });
+
+    it('npx zone feedback says there is none yet (no one has clicked 👍 / 👎)', async () => {
+      const { code, output } = await runCommand(shCommand('npx zone feedback'), { VERIFICATION_PORT: verificationPort });
+      expect(output).toBe('no feedback yet\n');
+      expect(code).toBe(0);
+    });
+
+    it('npx zone say --stop --thread <ts> stops the answer being written in that thread', async () => {
+      const asking = startCommand('npx zone say "one two three four five six seven eight nine ten #stream=1500"', { VERIFICATION_PORT: verificationPort });
+      try {
+        const [, thread] = await asking.waitFor(/thread (\d+\.\d{6})\)/);
+        await asking.waitFor(/streaming:\s*\necho: one/);
+        const { code, output } = await runCommand(ZONE_TABLE['zone say --stop --thread <ts>']!.replace('<ts>', thread!), { VERIFICATION_PORT: verificationPort });
+        expect(output).toMatch(/HTTP 200 .*agent_session_stopped/);
+        expect(output).toMatch(/stopped request [0-9a-f-]{36}/);
+        expect(output).toMatch(/^_Stopped\._$/m);
+        expect(code).toBe(0);
+      } finally {
+        await asking.stop();
+      }
     });
 
     it('npx zone say "slow one #sleep=8000" goes accepted, is polled, then answered', async () => {

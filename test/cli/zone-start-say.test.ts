@@ -60,6 +60,60 @@ describe('zone start + zone say (real processes, as a newcomer runs them)', () =
     }
   });
 
+  it('zone say --stop --thread <ts> stops the answer being written there, and says when nothing was running', async () => {
+    const stack = spawnZone(['start', '--verification-port', '0', '--execution-port', '0'], { TRANSPORT: 'https' });
+    try {
+      const [, ingress] = await stack.waitFor(/Slack ingress\s+POST (\S+)/);
+      // Found as `zone say` finds the stack: VERIFICATION_PORT (and the secret `zone start` left for that port).
+      const local = { VERIFICATION_PORT: new URL(ingress!).port };
+      const words = 'one two three four five six seven eight nine ten eleven twelve thirteen fourteen';
+      const asking = spawnZone(['say', `${words} #stream=1500`, '--wait', '40'], local);
+      const [, thread] = await asking.waitFor(/thread (\d+\.\d{6})\)/);
+      // The Stop button shows while the session is processing; the answer is growing by then.
+      await stack.waitFor(new RegExp(`agent session "[^"]*" processing \\(thread ${thread!.replace('.', '\\.')}; Stop: npx zone say --stop --thread ${thread!.replace('.', '\\.')}\\)`));
+      await asking.waitFor(/streaming:\s*\necho: one/);
+
+      const stopped = await runZone(['say', '--stop', '--thread', thread!], local);
+      expect(stopped.code).toBe(0);
+      expect(stopped.output).toMatch(new RegExp(`HTTP 200 .*agent_session_stopped, event Ev\\w+, thread ${thread!.replace('.', '\\.')}`));
+      expect(stopped.output).toMatch(/stopped request [0-9a-f-]{36} \(cancel_task sent to the execution zone\)/);
+      // Its one final message: the words shown so far, then the note; never the whole answer.
+      expect(stopped.output).toMatch(/reply-posted\n\necho:[^\n]*\n\n_Stopped\._\n/);
+      expect(stopped.output).not.toContain('fourteen');
+      // The `zone say` that asked sees the same final message, and ends.
+      await asking.waitFor(/_Stopped\._\n\n\(continue this thread/);
+      expect(await asking.stop()).toBe(0);
+
+      const again = await runZone(['say', '--stop', '--thread', thread!], local);
+      expect(again.code).toBe(0);
+      expect(again.output).toContain(`nothing was running in thread ${thread}: nothing to stop`);
+    } finally {
+      expect(await stack.stop()).toBe(0);
+    }
+  });
+
+  it('zone say --open opens the agent\'s DM and prints the suggested prompts it offers', async () => {
+    const stack = spawnZone(['start', '--verification-port', '0', '--execution-port', '0'], { TRANSPORT: 'https', AGENT_PROMPTS_JSON: JSON.stringify({ title: 'Ask me', home: [{ title: 'Costs', message: 'What did we spend last week?' }] }) });
+    try {
+      const [, ingress] = await stack.waitFor(/Slack ingress\s+POST (\S+)/);
+      const opened = await runZone(['say', '--open'], { VERIFICATION_PORT: new URL(ingress!).port });
+      expect(opened.code).toBe(0);
+      expect(opened.output).toMatch(/HTTP 200 .*app_home_opened/);
+      expect(opened.output).toContain(`the agent's DM offers (Ask me):\n  • Costs: "What did we spend last week?"`);
+    } finally {
+      expect(await stack.stop()).toBe(0);
+    }
+  });
+
+  it('zone say --stop needs a thread, and sends no text', async () => {
+    const noThread = await runZone(['say', '--stop', '--url', 'http://127.0.0.1:9/slack/events', '--secret', 'x']);
+    expect(noThread.code).toBe(1);
+    expect(noThread.output).toMatch(/--stop needs --thread <ts>/);
+    const withText = await runZone(['say', 'hi', '--stop', '--thread', '1.000001', '--url', 'http://127.0.0.1:9/slack/events', '--secret', 'x']);
+    expect(withText.code).toBe(1);
+    expect(withText.output).toMatch(/--stop sends no message/);
+  });
+
   it('zone say refuses --follow-up without a thread', async () => {
     const said = await runZone(['say', 'hi', '--follow-up', '--url', 'http://127.0.0.1:9/slack/events', '--secret', 'x']);
     expect(said.code).not.toBe(0);

@@ -63,13 +63,20 @@ describe('the playground refuses other origins; the CLI and Slack ingress keep w
     ['a DNS-rebound name (Host is not this playground)', { host: 'rebind.evil.example:PORT' }],
     ['a DNS-rebound page (Host and Origin agree, neither is this playground)', { host: 'rebind.evil.example:PORT', origin: 'http://rebind.evil.example:PORT', 'sec-fetch-site': 'same-origin' }],
     ['another port in Host', { host: '127.0.0.1:1' }],
-  ])('refuses POST /api/say, GET /api/state and GET /api/events/… from %s, with 403 and no CORS headers', async (_name, headers) => {
+  ])('refuses POST /api/say, GET /api/state, GET /api/events/…, the agent surface\'s routes and GET /api/feedback from %s, with 403 and no CORS headers', async (_name, headers) => {
     const before = stack.traces.all().length;
+    const post = (path: string, body: unknown) => send(`${base}${path}`, { method: 'POST', headers: { ...withPort(headers), 'content-type': 'text/plain' }, body: JSON.stringify(body) });
     const answers = [
       await send(`${base}/api/say`, { method: 'POST', headers: { ...withPort(headers), 'content-type': 'text/plain' }, body: say }),
       await send(`${base}/api/state`, { headers: withPort(headers) }),
       await send(`${base}/api/events/Ev0000`, { headers: withPort(headers) }),
       await send(`${base}/api/say`, { method: 'OPTIONS', headers: { ...withPort(headers), 'access-control-request-method': 'POST' } }),
+      await post('/api/stop', { thread_ts: '1.000001' }),
+      await post('/api/open', {}),
+      await post('/api/feedback/click', { message_ts: '1.000002', value: 'positive' }),
+      await post('/api/feedback/form', { trigger_id: 'x', text: 'x' }),
+      await send(`${base}/api/feedback`, { headers: withPort(headers) }),
+      await send(`${base}/api/stops/Ev0000`, { headers: withPort(headers) }),
     ];
     for (const answer of answers) {
       expect(answer.status).toBe(403);
@@ -102,6 +109,32 @@ describe('the playground refuses other origins; the CLI and Slack ingress keep w
     expect(answer.status).toBe(200);
     const { event_id } = JSON.parse(answer.text) as { event_id: string };
     await eventually(() => stack.traces.byEventId(event_id)?.events.find((event) => event.hop === 'reply-posted'), 10_000);
+  });
+
+  it('the agent surface\'s routes answer the page and the CLI, and say what is wrong with a request', async () => {
+    const own = { origin: `http://127.0.0.1:${port}`, 'sec-fetch-site': 'same-origin', 'content-type': 'application/json' };
+    const feedback = await send(`${base}/api/feedback`);
+    expect(feedback.status).toBe(200);
+    expect(JSON.parse(feedback.text)).toEqual({ feedback: [] });
+    const stop = await send(`${base}/api/stop`, { method: 'POST', headers: own, body: JSON.stringify({ thread_ts: '1.000001' }) });
+    expect(stop.status).toBe(200);
+    const { event_id } = JSON.parse(stop.text) as { event_id: string };
+    const followed = await eventually(async () => {
+      const answer = await send(`${base}/api/stops/${event_id}`);
+      const found = JSON.parse(answer.text) as { state?: string };
+      return found.state === 'nothing-running' ? found : undefined;
+    }, 10_000);
+    expect(followed).toEqual({ event_id, channel: 'CLOCAL', thread_ts: '1.000001', state: 'nothing-running' });
+    for (const [path, body, error] of [
+      ['/api/stop', {}, 'thread_ts is required'],
+      ['/api/feedback/click', { message_ts: '1.000002', value: 'meh' }, 'value must be positive or negative'],
+      ['/api/feedback/click', { message_ts: '1.000002', value: 'positive' }, 'no answer with feedback buttons has ts 1.000002'],
+      ['/api/feedback/form', { trigger_id: 'nope', text: 'x' }, 'no form was opened for that trigger'],
+    ] as const) {
+      const answer = await send(`${base}${path}`, { method: 'POST', headers: own, body: JSON.stringify(body) });
+      expect([answer.status, JSON.parse(answer.text)]).toEqual([400, { error }]);
+    }
+    expect((await send(`${base}/api/stops/Ev0000`)).status).toBe(404);
   });
 
   it('leaves the Slack ingress alone: Slack posts with no browser headers and any Host, and the signature decides', async () => {
