@@ -1,11 +1,12 @@
 import { startLocalStack, type LocalStack } from '../../src/local/local-stack';
-import { postSignedEvent, slackEventEnvelope, type SlackEventKind } from '../../src/local/slack-event-builder';
+import { appContextChangedEnvelope, appHomeOpenedEnvelope, postSignedEvent, slackEventEnvelope, type SlackEventKind } from '../../src/local/slack-event-builder';
+import { feedbackClickPayload, feedbackFormSubmission, postSignedInteraction } from '../../src/local/slack-interaction-builder';
 import { DEFAULT_AGENT_PROMPTS } from '../../src/verification/agent-prompts';
 import { listFeedback } from '../../src/verification/feedback-records';
 import { DEFAULT_USER_MESSAGES } from '../../src/verification/user-messages';
 import { FAKE_BOT_USER_ID, slackAppEnv, startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
 import { eventually } from '../support/http';
-import { capturingLog, eventEnvelope, feedbackButtons, feedbackClick, formSubmission, postSigned, requestIdOfButton, signedInteraction } from '../support/slack-surface';
+import { capturingLog, feedbackButtons, requestIdOfButton } from '../support/slack-surface';
 
 /**
  * The agent surface end to end (docs/architecture.md §2.6): the local stack's four verification
@@ -65,8 +66,7 @@ async function ask(text: string, options: { channel: string; kind?: SlackEventKi
 }
 
 /** Posts a signed event (not a message) to the ingress. */
-async function sendEvent(event: Record<string, unknown>): Promise<number> {
-  const { body } = eventEnvelope(event, { teamId: TEAM });
+async function sendEvent({ body }: { body: string }): Promise<number> {
   const { status } = await postSignedEvent(stack.ingressUrl, body, SIGNING_SECRET);
   await idle();
   return status;
@@ -77,7 +77,7 @@ const feedbackOn = async (requestId: string) => (await listFeedback(stack.pipeli
 
 /** Posts an interactivity payload, signed like Slack signs it (or with another secret). */
 async function interact(payload: Record<string, unknown>, secret = SIGNING_SECRET): Promise<number> {
-  const status = await postSigned(stack.ingressUrl, signedInteraction(payload, secret));
+  const { status } = await postSignedInteraction(stack.ingressUrl, payload, secret);
   await idle();
   return status;
 }
@@ -113,25 +113,19 @@ describe('agent sessions', () => {
 
 describe('suggested prompts and context', () => {
   it('offers the prompts when the user opens the agent’s DM, without a thread (so Slack shows them)', async () => {
-    expect(await sendEvent({ type: 'app_home_opened', user: ALICE, channel: 'D0ALICE', tab: 'messages', event_ts: `${Date.now() / 1000}` })).toBe(200);
+    expect(await sendEvent(appHomeOpenedEnvelope({ teamId: TEAM, userId: ALICE, channel: 'D0ALICE', tab: 'messages' }))).toBe(200);
 
     expect(slack.prompts).toEqual([{ channel: 'D0ALICE', title: DEFAULT_AGENT_PROMPTS.title, prompts: DEFAULT_AGENT_PROMPTS.home, dropped: false }]);
     expect(slack.requests.find((request) => request.method === 'assistant.threads.setSuggestedPrompts')?.body).not.toHaveProperty('thread_ts');
   });
 
   it('offers nothing when another tab opens', async () => {
-    expect(await sendEvent({ type: 'app_home_opened', user: ALICE, channel: 'D0ALICE', tab: 'home', event_ts: `${Date.now() / 1000}` })).toBe(200);
+    expect(await sendEvent(appHomeOpenedEnvelope({ teamId: TEAM, userId: ALICE, channel: 'D0ALICE', tab: 'home' }))).toBe(200);
     expect(slack.prompts).toEqual([]);
   });
 
   it('a channel in view offers the channel prompts, and the user’s next DM task tells the agent what they are looking at', async () => {
-    const status = await sendEvent({
-      type: 'app_context_changed',
-      user: ALICE,
-      channel: 'D0ALICE',
-      context: { entities: [{ type: 'slack#/types/channel_id', value: 'C0PROJECT' }] },
-      event_ts: `${Date.now() / 1000}`,
-    });
+    const status = await sendEvent(appContextChangedEnvelope({ teamId: TEAM, userId: ALICE, channel: 'D0ALICE', entities: [{ type: 'slack#/types/channel_id', value: 'C0PROJECT' }] }));
     expect(status).toBe(200);
     expect(slack.prompts).toEqual([
       {
@@ -157,8 +151,8 @@ describe('feedback', () => {
     // The answer's text is the first block, so Slack shows it above the buttons.
     expect(answer?.blocks?.[0]).toEqual({ type: 'markdown', text: 'echo: rate me' });
 
-    const click = { teamId: TEAM, user: ALICE, channel: 'C0FEED', messageTs: answer!.ts, threadTs: ts };
-    const positive = feedbackClick({ ...click, value: buttons!.positive, triggerId: slack.mintTrigger(), actionTs: '1800000001.000001' });
+    const click = { teamId: TEAM, userId: ALICE, channel: 'C0FEED', messageTs: answer!.ts, threadTs: ts };
+    const positive = feedbackClickPayload({ ...click, value: buttons!.positive, triggerId: slack.mintTrigger() });
     expect(await interact(positive)).toBe(200);
     // Slack delivers the same click again: one record, one thank-you.
     expect(await interact(positive)).toBe(200);
@@ -166,7 +160,7 @@ describe('feedback', () => {
     expect(slack.ephemerals).toEqual([expect.objectContaining({ channel: 'C0FEED', user: ALICE, thread_ts: ts, text: DEFAULT_USER_MESSAGES.feedbackThanks })]);
 
     // A later click, with a trigger Slack issued over 3 s ago: recorded, and thanked (the form cannot open).
-    const negative = feedbackClick({ ...click, value: buttons!.negative, triggerId: slack.mintTrigger({ issuedAt: Date.now() - 5000 }), actionTs: '1800000002.000001' });
+    const negative = feedbackClickPayload({ ...click, value: buttons!.negative, triggerId: slack.mintTrigger({ issuedAt: Date.now() - 5000 }) });
     expect(await interact(negative)).toBe(200);
     expect((await feedbackOn(requestId)).map((record) => record.value)).toEqual(['negative']);
     expect(slack.requests.filter((request) => request.method === 'views.open').map((request) => request.answer?.error)).toEqual(['expired_trigger_id']);
@@ -180,12 +174,13 @@ describe('feedback', () => {
     const buttons = feedbackButtons(answer?.blocks)!;
 
     const trigger = slack.mintTrigger();
-    expect(await interact(feedbackClick({ teamId: TEAM, user: ALICE, channel: 'C0FORM', messageTs: answer!.ts, threadTs: ts, value: buttons.negative, triggerId: trigger }))).toBe(200);
+    expect(await interact(feedbackClickPayload({ teamId: TEAM, userId: ALICE, channel: 'C0FORM', messageTs: answer!.ts, threadTs: ts, value: buttons.negative, triggerId: trigger }))).toBe(200);
     expect(slack.views).toEqual([expect.objectContaining({ trigger_id: trigger, view: expect.objectContaining({ type: 'modal', title: { type: 'plain_text', text: DEFAULT_USER_MESSAGES.feedbackFormTitle.slice(0, 24) } }) })]);
     // The form opened instead of the thank-you.
     expect(slack.ephemerals).toEqual([]);
 
-    expect(await interact(formSubmission(slack.views[0]!, { teamId: TEAM, user: ALICE, text: '  It answered a different question.  ' }))).toBe(200);
+    const [opened] = slack.views;
+    expect(await interact(feedbackFormSubmission({ teamId: TEAM, userId: ALICE, view: opened!.view, viewId: opened!.id, text: '  It answered a different question.  ' }))).toBe(200);
     expect(await feedbackOn(requestId)).toEqual([expect.objectContaining({ request_id: requestId, value: 'negative', comment: 'It answered a different question.' })]);
     expect(slack.ephemerals).toEqual([expect.objectContaining({ user: ALICE, text: DEFAULT_USER_MESSAGES.feedbackDetailsThanks })]);
   });
@@ -204,7 +199,7 @@ describe('feedback', () => {
   it('refuses a forged click with 401 and records nothing', async () => {
     const { ts, requestId } = await ask('forge me', { channel: 'C0FORGED' });
     const [answer] = slack.posts;
-    const click = feedbackClick({ teamId: TEAM, user: ALICE, channel: 'C0FORGED', messageTs: answer!.ts, threadTs: ts, value: feedbackButtons(answer?.blocks)!.positive, triggerId: slack.mintTrigger() });
+    const click = feedbackClickPayload({ teamId: TEAM, userId: ALICE, channel: 'C0FORGED', messageTs: answer!.ts, threadTs: ts, value: feedbackButtons(answer?.blocks)!.positive, triggerId: slack.mintTrigger() });
 
     expect(await interact(click, 'not-the-signing-secret')).toBe(401);
     expect(await feedbackOn(requestId)).toEqual([]);

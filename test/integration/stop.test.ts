@@ -3,7 +3,7 @@ import { createExecutionRuntime } from '../../src/execution/runtime';
 import { loadExecutionConfig } from '../../src/execution/config';
 import { createLocalPipeline, type LocalPipeline } from '../../src/local/local-pipeline';
 import { startLocalStack, type LocalStack } from '../../src/local/local-stack';
-import { postSignedEvent, slackEventEnvelope } from '../../src/local/slack-event-builder';
+import { agentSessionStoppedEnvelope, postSignedEvent, slackEventEnvelope } from '../../src/local/slack-event-builder';
 import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { createProtocol } from '../../src/protocols/factory';
 import { createSlackWebClient, WebApiSlackReplies } from '../../src/slack/slack-replies';
@@ -12,9 +12,9 @@ import { slackSignatureHeaders } from '../../src/verification/slack-signature';
 import { MemoryRecords } from '../../src/verification/stores/memory-records';
 import type { ListableRecords } from '../../src/verification/stores/records';
 import { DEFAULT_USER_MESSAGES } from '../../src/verification/user-messages';
-import { FAKE_BOT_USER_ID, fakeSlackNow, slackAppEnv, startFakeSlackApi, type FakeSlackApi, type FakeStopEvent } from '../support/fake-slack-api';
+import { FAKE_BOT_USER_ID, slackAppEnv, startFakeSlackApi, type FakeSlackApi, type FakeStopEvent } from '../support/fake-slack-api';
 import { eventually } from '../support/http';
-import { capturingLog, eventEnvelope } from '../support/slack-surface';
+import { capturingLog } from '../support/slack-surface';
 
 /**
  * Stop (docs/architecture.md §2.6, "Stop"): the user presses the Stop button of a thread's agent
@@ -34,7 +34,7 @@ const STREAMING_ENV = { SYNC_BUDGET_MS: '5000', STREAM_FIRST_TEXT_MS: '100', STR
 
 /** Sends Slack's `agent_session_stopped` for a Stop the user pressed, signed, to the ingress. */
 async function deliverStop(ingressUrl: string, event: FakeStopEvent): Promise<number> {
-  const { body } = eventEnvelope({ ...event }, { teamId: TEAM });
+  const { body } = agentSessionStoppedEnvelope({ teamId: TEAM, userId: event.user, channel: event.channel, threadTs: event.thread_ts, streamingTs: event.streaming_message_ts });
   return (await postSignedEvent(ingressUrl, body, SIGNING_SECRET)).status;
 }
 
@@ -146,8 +146,7 @@ describe('Stop before the task starts, and after it ended', () => {
     return { ts, body: slackEventEnvelope('mention', { text, ts, channel, teamId: TEAM, userId: ALICE, botUserId: FAKE_BOT_USER_ID }).body };
   };
   /** The Stop event Slack sends for a button pressed now (it may be delivered late). */
-  const stopEvent = (channel: string, threadTs: string): string =>
-    eventEnvelope({ type: 'agent_session_stopped', channel, thread_ts: threadTs, user: ALICE, event_ts: (fakeSlackNow() / 1000).toFixed(6), streaming_message_ts: [] }, { teamId: TEAM }).body;
+  const stopEvent = (channel: string, threadTs: string): string => agentSessionStoppedEnvelope({ teamId: TEAM, userId: ALICE, channel, threadTs }).body;
 
   it('a Stop that comes before the task is picked up drops it with the stopped note: it never reaches the execution zone', async () => {
     let release!: () => void;
