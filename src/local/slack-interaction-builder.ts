@@ -1,3 +1,4 @@
+import { systemClock } from '../clock';
 import { FEEDBACK_ACTION_ID } from '../slack/feedback-blocks';
 import { LOCAL_TEAM_ID, LOCAL_USER_ID, postSignedEvent, slackTs } from './slack-event-builder';
 
@@ -12,7 +13,7 @@ export type InteractionOptions = { teamId?: string; userId?: string };
 
 /** A `trigger_id` as Slack makes them (it lets the app open a modal for 3 s). */
 export function localTriggerId(): string {
-  return `${Date.now()}.${globalThis.crypto.randomUUID().replace(/-/g, '').slice(0, 12)}`;
+  return `${systemClock.now()}.${globalThis.crypto.randomUUID().replace(/-/g, '').slice(0, 12)}`;
 }
 
 /** `block_actions`: one of the feedback buttons under the message `messageTs` clicked; `value` is that button's value. */
