@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/env';
 import { createProbe, DEFAULT_CALL_TIMEOUT_MS, type ConformanceTarget } from '../conformance/probe';
-import { formatDetails, formatHeading, formatSummary, tableLayout } from '../conformance/report';
-import { DEFAULT_SLOW_MS, runConformance, selectCases } from '../conformance/runner';
+import { LEVELS, LEVEL_SUMMARY, checkedLevels, parseLevelFlag } from '../conformance/levels';
+import { formatDetails, formatHeading, formatLevelHeading, formatLevels, formatPlan, formatSummary, tableLayout } from '../conformance/report';
+import { DEFAULT_SLOW_MS, STREAM_WORD_MS, levelPlanFor, runConformance, selectCases, type CaseResult } from '../conformance/runner';
 import { AUTH_MODES, isAuthMode } from '../transport/config';
 import type { Command } from './command';
 
@@ -12,11 +13,14 @@ export const conformanceCommand: Command = {
   usage: `zone conformance <url> [options]
        zone conformance --transport agentcore --arn <runtime ARN> [--qualifier <q>] [--endpoint <url>] [options]
 
-Sends the zone contract's cases (success, thread messages + attachments, accepted + polling,
-cancel, every error code, notifications, batches, id echo, malformed bodies) to an execute_task
-endpoint and prints a pass/fail table. Exit code 0 only if every required case passes; warnings
-(e.g. the async path not exercised) and skips (cases the transport cannot carry) do not fail the
-run.
+Sends the zone contract's cases to an execute_task endpoint and prints a pass/fail table per
+level. The core level applies to every agent (success, optional params never refused, accepted +
+polling, the error codes, notifications, batches, id echo, malformed bodies); a capability level
+is checked only when the agent declares it, in its agent card ("zone_contract": {"levels": [...]})
+or with --level:
+${LEVELS.filter((level) => level !== 'core').map((level) => `  ${level.padEnd(16)}${LEVEL_SUMMARY[level]}`).join('\n')}
+Exit code 0 only if core and every declared level pass; warnings (e.g. the async path not
+exercised) and skips (cases the transport cannot carry) do not fail the run.
 
   --transport https|agentcore  how to reach the agent (default https; the url is its endpoint,
                                e.g. http://127.0.0.1:8080/invocations)
@@ -27,12 +31,18 @@ run.
   --endpoint <url>             agentcore: the SDK endpoint (default $AWS_ENDPOINT_URL_BEDROCK_AGENTCORE,
                                else AWS); credentials come from the SDK's default chain
   --region <region>            agentcore: used only if the ARN names none
-  --slow-ms <ms>               the slow task is "… #sleep=<ms>" (default ${DEFAULT_SLOW_MS}); make it longer
-                               than the agent's sync budget so it answers accepted
-  --slow-text <text>           the slow task's text, for agents that do not obey #sleep=<ms>
+  --slow-ms <ms>               the slow task is "… #sleep=<ms>" (default ${DEFAULT_SLOW_MS}), the streaming
+                               one "… #sleep=<ms> #stream=${STREAM_WORD_MS}"; make it longer than the agent's
+                               sync budget so it answers accepted
+  --slow-text <text>           the slow (and streaming) task's text, for agents that do not obey
+                               #sleep=<ms>
   --require-async              fail, rather than warn, when the slow task is answered at once
+                               (or, at the streaming level, streams no text)
   --poll-timeout-ms <ms>       how long to poll an accepted task (default slow-ms + 30000)
   --timeout-ms <ms>            per request (default ${DEFAULT_CALL_TIMEOUT_MS})
+  --level <a,b>                check these capability levels too, beyond the agent card's
+                               (repeatable; "all" for every one); behind AgentCore the card
+                               cannot be read, so this is how to declare them
   --only <prefix>              only the cases whose id starts with <prefix> (repeatable)
   --json                       print the report as JSON instead of a table`,
   async run(args) {
@@ -55,6 +65,7 @@ run.
           'poll-timeout-ms': { type: 'string' },
           'timeout-ms': { type: 'string' },
           only: { type: 'string', multiple: true },
+          level: { type: 'string', multiple: true },
           json: { type: 'boolean', default: false },
         },
       });
@@ -76,8 +87,9 @@ run.
       throw error;
     }
 
-    const cases = selectCases({ only: values.only });
-    if (!cases.length) return usageError(`no case id starts with ${values.only?.join(' or ')}`);
+    if (!selectCases({ only: values.only }).length) return usageError(`no case id starts with ${values.only?.join(' or ')}`);
+    const levelFlag = parseLevelFlag(values.level ?? []);
+    if ('unknown' in levelFlag) return usageError(`--level takes ${LEVELS.join(', ')} or all, not ${JSON.stringify(levelFlag.unknown)}`);
 
     let probe;
     try {
@@ -92,22 +104,39 @@ run.
     const onSignal = () => stop.abort(new Error('interrupted'));
     process.once('SIGINT', onSignal);
     const out = (text: string) => process.stdout.write(`${text}\n`);
-    const layout = tableLayout(cases);
     try {
+      const plan = await levelPlanFor(probe, { levels: levelFlag.levels, signal: stop.signal });
+      const cases = selectCases({ only: values.only, plan });
+      if (!cases.length) {
+        const elsewhere = selectCases({ only: values.only }).map((c) => c.level);
+        return usageError(`no case of the levels checked (${checkedLevels(plan).join(', ')}) starts with ${values.only?.join(' or ')}; add --level ${[...new Set(elsewhere)].join(',')}`);
+      }
+      const layout = tableLayout(cases);
       if (!values.json) {
         out(formatHeading(probe));
+        out(formatPlan(plan));
         const slow = cases.some((c) => c.async) ? ' (the async ones wait for a slow task; --slow-ms sets how slow)' : '';
-        out(`running ${cases.length === 1 ? '1 case' : `${cases.length} cases`}${slow}\n`);
-        out(layout.header());
+        out(`running ${cases.length === 1 ? '1 case' : `${cases.length} cases`}${slow}`);
       }
+      // Cases run level by level: each level's table starts with its heading.
+      let level: string | undefined;
+      const onResult = (result: CaseResult) => {
+        if (result.level !== level) {
+          level = result.level;
+          out(`\n${formatLevelHeading(result.level, plan.levels.find((entry) => entry.level === result.level)?.declaredBy)}`);
+          out(layout.header());
+        }
+        out(layout.row(result));
+      };
       const report = await runConformance(probe, {
         slowMs,
         slowText: values['slow-text'],
         requireAsync: values['require-async'],
         pollTimeoutMs,
         only: values.only,
+        plan,
         signal: stop.signal,
-        onResult: values.json ? undefined : (result) => out(layout.row(result)),
+        onResult: values.json ? undefined : onResult,
       });
       if (values.json) {
         out(JSON.stringify(report, null, 2));
@@ -116,6 +145,7 @@ run.
         out('');
         if (details) out(`${details}\n`);
         if (stop.signal.aborted) out(`interrupted after ${report.results.length} of ${cases.length} cases`);
+        out(formatLevels(report.levels));
         out(formatSummary(report));
       }
       return report.conforms && !stop.signal.aborted ? 0 : 1;

@@ -27,16 +27,20 @@ import {
   fail,
   show,
 } from './checks';
+import type { Level } from './levels';
 import type { Exchange, Probe } from './probe';
 
 /**
  * The zone contract's cases (docs/contract.md, "Check an agent"), as data: what is sent, what must come back, and
  * why it matters to the verification zone. A case resolves (optionally with a note for the
- * report), or throws CaseFailure, NotExercised or NotApplicable (see checks.ts).
+ * report), or throws CaseFailure, NotExercised or NotApplicable (see checks.ts). Each belongs to
+ * a level (levels.ts): core, or a capability checked only when the agent declares it.
  */
 export type ConformanceSettings = {
   /** An execute_task text that takes longer than the agent's sync budget. */
   slowText: string;
+  /** The text of the streaming case: slow, and producing its answer piece by piece. */
+  streamText: string;
   pollIntervalMs: number;
   pollTimeoutMs: number;
 };
@@ -55,13 +59,15 @@ export type CaseContext = {
 
 export type ConformanceCase = {
   id: string;
+  /** `core`: every agent; any other level: only an agent that declares it. */
+  level: Level;
   /** What the agent must do, in one short line. */
   expectation: string;
   /** Why it matters, shown when the case fails. */
   why: string;
   /** A failing optional case only warns. */
   required: boolean;
-  /** Only meaningful when the agent answers `accepted` for the slow text. */
+  /** Only meaningful when the agent answers `accepted` for the slow text (or streams it). */
   async?: boolean;
   run(ctx: CaseContext): Promise<string | void>;
 };
@@ -82,8 +88,8 @@ async function sendRequest(ctx: CaseContext, body: unknown): Promise<Exchange> {
   return ctx.send(JSON.stringify(body));
 }
 
-/** What a required case says of itself: its id, what the agent must do, and why it matters. */
-type Described = Pick<ConformanceCase, 'id' | 'expectation' | 'why'>;
+/** What a required case says of itself: its id, what the agent must do, why it matters, and its level (core unless said). */
+type Described = Pick<ConformanceCase, 'id' | 'expectation' | 'why'> & { level?: Level };
 
 /**
  * A required case whose request must be answered with the error `code`. `body(id)` builds the
@@ -92,6 +98,7 @@ type Described = Pick<ConformanceCase, 'id' | 'expectation' | 'why'>;
  */
 function errorCase(described: Described, code: number, body: (id: JsonRpcId) => unknown, check: { echoes?: false; data?: string } = {}): ConformanceCase {
   return {
+    level: 'core',
     ...described,
     required: true,
     async run(ctx) {
@@ -176,17 +183,35 @@ async function expectAnswered(ctx: CaseContext, params: ExecuteTaskParams): Prom
 /** A 1×1 PNG (70 bytes), the smallest file a Slack message could carry to a model. */
 const PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 const PIXEL_PNG_SIZE = Buffer.from(PIXEL_PNG, 'base64').length;
+const PIXEL_ATTACHMENT = { name: 'pixel.png', mimetype: 'image/png', size: PIXEL_PNG_SIZE, data: PIXEL_PNG };
+const NOTES_TEXT = 'conformance check: a short note\n';
+const NOTES_ATTACHMENT = { name: 'notes.txt', mimetype: 'text/plain', size: Buffer.byteLength(NOTES_TEXT), data: Buffer.from(NOTES_TEXT).toString('base64') };
 
-/** Earlier messages of a thread as the verification zone sends them: oldest first, the current one excluded. */
+/**
+ * Earlier messages of a thread as the verification zone sends them: oldest first, the current one
+ * excluded, roles as Slack shows them — two people asking one after the other are two user turns
+ * in a row, and so are the last message and the current one.
+ */
 const THREAD_MESSAGES: NonNullable<ExecuteTaskParams['messages']> = [
-  { role: 'user', text: 'conformance check: I will send you a picture', ts: '1700000000.000100' },
-  { role: 'assistant', text: 'Sure, send it over.', ts: '1700000001.000200' },
+  { role: 'user', text: 'conformance check: I will send you a picture', user_id: 'U0CONFORM', ts: '1700000000.000100' },
+  { role: 'user', text: 'conformance check: me too', user_id: 'U0CONFORM2', ts: '1700000000.000200' },
+  { role: 'assistant', text: 'Sure, send them over.', ts: '1700000001.000200' },
   { role: 'user', text: 'conformance check: here it comes', user_id: 'U0CONFORM', ts: '1700000002.000300' },
 ];
 
+/** What the user is looking at in Slack while they ask (docs/contract.md, "Context"). */
+const CONTEXT: NonNullable<ExecuteTaskParams['context']> = {
+  entities: [
+    { type: 'channel', id: 'C0CONFORM' },
+    { type: 'message', id: '1700000002.000300', channel: 'C0CONFORM' },
+  ],
+};
+
+/** Every level's cases, core first; the runner keeps this order. */
 export const CASES: readonly ConformanceCase[] = [
   {
     id: 'execute_task.success',
+    level: 'core',
     expectation: 'short text → success, response_text, string id echoed',
     why: 'this is the answer the verification zone posts in the Slack thread',
     required: true,
@@ -195,20 +220,25 @@ export const CASES: readonly ConformanceCase[] = [
     },
   },
   {
-    id: 'execute_task.thread-context',
-    expectation: 'thread messages + a PNG attachment → success, not an error',
-    why: 'a reply in a thread carries its earlier messages and the message\'s files; an agent may ignore them, but must not refuse the task',
+    id: 'execute_task.optional-params',
+    level: 'core',
+    expectation: 'messages, attachments, context, stream + an unknown param → success, not an error',
+    why: 'the verification zone adds optional params over time; an agent written to an earlier contract ignores what it does not read, and must never refuse the task for it',
     required: true,
     async run(ctx) {
       return expectAnswered(ctx, {
         text: 'conformance check: what is in this picture?',
         messages: THREAD_MESSAGES,
-        attachments: [{ name: 'pixel.png', mimetype: 'image/png', size: PIXEL_PNG_SIZE, data: PIXEL_PNG }],
+        attachments: [PIXEL_ATTACHMENT],
+        context: CONTEXT,
+        stream: true,
+        conformance_future_param: { added_in: 'a later version of the contract' },
       });
     },
   },
   {
     id: 'execute_task.accepted',
+    level: 'core',
     expectation: 'slow text → accepted with a task_id',
     why: 'work past the sync budget must be handed back as accepted, or the transport times out',
     required: true,
@@ -220,6 +250,7 @@ export const CASES: readonly ConformanceCase[] = [
   },
   {
     id: 'get_task_result.polling',
+    level: 'core',
     expectation: 'accepted task → accepted/working, then success',
     why: 'the verification zone polls accepted tasks until they finish, then posts the answer',
     required: true,
@@ -232,60 +263,12 @@ export const CASES: readonly ConformanceCase[] = [
       return `${polled.seen.join(' → ')} after ${polled.polls} polls`;
     },
   },
-  {
-    id: 'cancel_task.accepted',
-    expectation: 'cancel accepted task → cancelled, then polled → -32003',
-    why: 'the verification zone cancels tasks it gave up on, so no model time is spent on them',
-    required: true,
-    async: true,
-    async run(ctx) {
-      const taskId = await startSlowTask(ctx, ' (to be cancelled)');
-      const cancelId = newRequestId();
-      const cancelled = expectResult(await sendRequest(ctx, cancelTaskRequest(taskId, cancelId)), CancelTaskResultSchema, cancelId, 'a cancel_task result (cancelled)');
-      if (cancelled.status === 'success') throw new NotExercised('the task had already finished when cancel_task arrived');
-      if (cancelled.task_id !== taskId) fail(`expected result.task_id ${show(taskId)}, got ${show(cancelled.task_id)}`);
-      const pollId = newRequestId();
-      expectError(await sendRequest(ctx, getTaskResultRequest(taskId, pollId)), ErrorCode.TaskCancelled, pollId);
-    },
-  },
-  {
-    id: 'execute_task.stream',
-    expectation: 'stream: true → success, or accepted polled by cursor; streamed text starts the answer',
-    why: 'the verification zone shows text as it is produced, then the rest of the answer: what it showed must be how the answer begins (an agent that does not stream just ignores stream)',
-    required: true,
-    async run(ctx) {
-      const id = newRequestId();
-      const started = expectResult(
-        await sendRequest(ctx, executeTaskRequest({ text: `${ctx.settings.slowText} slow streaming task`, stream: true }, id)),
-        ExecuteTaskResultSchema,
-        id,
-        'an execute_task result (success or accepted)',
-      );
-      if (started.status === 'success') {
-        expectNonEmpty(started.response_text, 'in the result');
-        return 'answered success at once';
-      }
-      const pieces: string[] = [];
-      const cursor = streamedPiece(started, pieces, undefined, 'execute_task');
-      const firstPieces = pieces.length;
-      const polled = await pollStreamUntilSuccess(ctx, started.task_id, pieces, cursor);
-      expectNonEmpty(polled.responseText, 'once polled to success');
-      const streamed = pieces.join('');
-      if (!polled.responseText.startsWith(streamed)) {
-        fail(`expected the streamed text to be the start of response_text, got ${show(streamed, 120)} streamed and ${show(polled.responseText, 120)} as the answer`);
-      }
-      if (!pieces.length) return `accepted without text (the agent does not stream); success after ${polled.polls} polls`;
-      return `${pieces.length} pieces of text (${firstPieces ? 'the first with accepted' : 'none with accepted'}), ${streamed.length} of ${polled.responseText.length} characters before success; ${polled.polls} polls`;
-    },
-  },
   errorCase({ id: 'get_task_result.unknown', expectation: 'unknown task_id → -32002, id echoed', why: 'a poll of an expired task must end the polling with a clear error' }, ErrorCode.TaskNotFound, (id) =>
     getTaskResultRequest(`conformance-unknown-${newRequestId()}`, id),
   ),
-  errorCase({ id: 'cancel_task.unknown', expectation: 'cancel unknown task_id → -32002, id echoed', why: 'cancelling an expired task must not look like a success' }, ErrorCode.TaskNotFound, (id) =>
-    cancelTaskRequest(`conformance-unknown-${newRequestId()}`, id),
-  ),
   {
     id: 'error.parse',
+    level: 'core',
     expectation: 'body that is not JSON → -32700, id null',
     why: 'JSON-RPC 2.0 requires it; an HTML error page or a crash tells the caller nothing',
     required: true,
@@ -331,26 +314,6 @@ export const CASES: readonly ConformanceCase[] = [
     { data: 'text' },
   ),
   errorCase(
-    {
-      id: 'error.invalid-params.messages',
-      expectation: 'messages[0].role "system" → -32602, data names "messages"',
-      why: 'thread messages are user or assistant turns; a malformed history must be refused, not fed to the model',
-    },
-    ErrorCode.InvalidParams,
-    requestOf(Method.ExecuteTask, { text: 'conformance check: hello', messages: [{ role: 'system', text: 'conformance check: not a thread message', ts: '1700000000.000100' }] }),
-    { data: 'messages' },
-  ),
-  errorCase(
-    {
-      id: 'error.invalid-params.attachments',
-      expectation: 'attachments[0].size off by one → -32602, data names "attachments"',
-      why: 'size is the byte length of data; a mismatch means a truncated or corrupted file',
-    },
-    ErrorCode.InvalidParams,
-    requestOf(Method.ExecuteTask, { text: 'conformance check: hello', attachments: [{ name: 'pixel.png', mimetype: 'image/png', size: PIXEL_PNG_SIZE + 1, data: PIXEL_PNG }] }),
-    { data: 'attachments' },
-  ),
-  errorCase(
     { id: 'error.invalid-params.task_id', expectation: 'get_task_result {} → -32602, data names "task_id"', why: "a poll without a task id is the caller's mistake, not an unknown task" },
     ErrorCode.InvalidParams,
     requestOf(Method.GetTaskResult, {}),
@@ -358,6 +321,7 @@ export const CASES: readonly ConformanceCase[] = [
   ),
   {
     id: 'http.status-200',
+    level: 'core',
     expectation: 'a JSON-RPC error travels with HTTP 200, application/json',
     why: 'behind AgentCore a non-2xx answer becomes RuntimeClientError and the JSON-RPC error is lost',
     required: true,
@@ -372,6 +336,7 @@ export const CASES: readonly ConformanceCase[] = [
   },
   {
     id: 'notification.execute_task',
+    level: 'core',
     expectation: 'request without id → no response (HTTP 204)',
     why: 'JSON-RPC 2.0 forbids answering notifications',
     required: true,
@@ -381,6 +346,7 @@ export const CASES: readonly ConformanceCase[] = [
   },
   {
     id: 'notification.unknown-method',
+    level: 'core',
     expectation: 'unknown-method notification → no response, no -32601',
     why: 'even errors are not reported for notifications',
     required: true,
@@ -390,6 +356,7 @@ export const CASES: readonly ConformanceCase[] = [
   },
   {
     id: 'batch.mixed',
+    level: 'core',
     expectation: 'batch → array of responses, none for its notification',
     why: 'JSON-RPC 2.0 batches: one response per request member, matched by id',
     required: true,
@@ -413,6 +380,7 @@ export const CASES: readonly ConformanceCase[] = [
   },
   {
     id: 'batch.empty',
+    level: 'core',
     expectation: 'empty array → one -32600 error object (not an array)',
     why: 'JSON-RPC 2.0 answers an empty batch with a single Invalid Request',
     required: true,
@@ -424,6 +392,7 @@ export const CASES: readonly ConformanceCase[] = [
   },
   {
     id: 'batch.notifications',
+    level: 'core',
     expectation: 'batch of notifications only → no response',
     why: 'an all-notification batch has nothing to answer, not even []',
     required: true,
@@ -437,6 +406,7 @@ export const CASES: readonly ConformanceCase[] = [
   },
   {
     id: 'id.number',
+    level: 'core',
     expectation: 'numeric id → the same number echoed (not a string)',
     why: 'a response is matched to its request by id, type included',
     required: true,
@@ -447,6 +417,7 @@ export const CASES: readonly ConformanceCase[] = [
   },
   {
     id: 'id.numeric-string',
+    level: 'core',
     expectation: 'id "<digits>" → the same string echoed (not a number)',
     why: 'a response is matched to its request by id, type included',
     required: true,
@@ -457,6 +428,7 @@ export const CASES: readonly ConformanceCase[] = [
   },
   {
     id: 'id.null',
+    level: 'core',
     expectation: 'id null → a response with id null (not a notification)',
     why: 'the contract accepts any valid JSON-RPC id, null included',
     required: true,
@@ -466,6 +438,7 @@ export const CASES: readonly ConformanceCase[] = [
   },
   {
     id: 'malformed.bare-number',
+    level: 'core',
     expectation: 'body 42 (JSON, not a request) → -32600, id null',
     why: 'valid JSON that is not a Request object is invalid, not a parse error',
     required: true,
@@ -475,6 +448,7 @@ export const CASES: readonly ConformanceCase[] = [
   },
   {
     id: 'malformed.non-utf8',
+    level: 'core',
     expectation: 'body with non-UTF-8 bytes → -32700, id null (https only)',
     why: 'JSON text is UTF-8; an agent must refuse other bytes cleanly, not crash',
     required: true,
@@ -485,4 +459,111 @@ export const CASES: readonly ConformanceCase[] = [
       expectError(await ctx.sendBytes(body, ctx.signal), ErrorCode.ParseError, null);
     },
   },
+  {
+    id: 'execute_task.thread-context',
+    level: 'thread-context',
+    expectation: 'thread messages, two user turns in a row → success, not an error',
+    why: 'a reply in a thread carries its earlier messages with roles as Slack shows them; an agent that needs alternating turns merges them rather than failing the task',
+    required: true,
+    async run(ctx) {
+      return expectAnswered(ctx, { text: 'conformance check: and what do you make of it?', messages: THREAD_MESSAGES });
+    },
+  },
+  errorCase(
+    {
+      id: 'error.invalid-params.messages',
+      level: 'thread-context',
+      expectation: 'messages[0].role "system" → -32602, data names "messages"',
+      why: 'thread messages are user or assistant turns; a malformed history must be refused, not fed to the model',
+    },
+    ErrorCode.InvalidParams,
+    requestOf(Method.ExecuteTask, { text: 'conformance check: hello', messages: [{ role: 'system', text: 'conformance check: not a thread message', ts: '1700000000.000100' }] }),
+    { data: 'messages' },
+  ),
+  {
+    id: 'execute_task.attachments',
+    level: 'attachments',
+    expectation: 'a PNG and a text/plain file → success, not an error',
+    why: 'files shared with a message arrive with their bytes; an agent that reads them must take every type the verification zone sends',
+    required: true,
+    async run(ctx) {
+      return expectAnswered(ctx, { text: 'conformance check: what is in these files?', attachments: [PIXEL_ATTACHMENT, NOTES_ATTACHMENT] });
+    },
+  },
+  errorCase(
+    {
+      id: 'error.invalid-params.attachments',
+      level: 'attachments',
+      expectation: 'attachments[0].size off by one → -32602, data names "attachments"',
+      why: 'size is the byte length of data; a mismatch means a truncated or corrupted file',
+    },
+    ErrorCode.InvalidParams,
+    requestOf(Method.ExecuteTask, { text: 'conformance check: hello', attachments: [{ ...PIXEL_ATTACHMENT, size: PIXEL_PNG_SIZE + 1 }] }),
+    { data: 'attachments' },
+  ),
+  errorCase(
+    {
+      id: 'error.invalid-params.context',
+      level: 'context',
+      expectation: 'context.entities[0].id "" → -32602, data names "context"',
+      why: 'an entity without an id names nothing; a malformed context must be refused, not handed to the model as what the user looks at',
+    },
+    ErrorCode.InvalidParams,
+    requestOf(Method.ExecuteTask, { text: 'conformance check: hello', context: { entities: [{ type: 'channel', id: '' }] } }),
+    { data: 'context' },
+  ),
+  {
+    id: 'execute_task.stream',
+    level: 'streaming',
+    expectation: 'stream: true → accepted, text by cursor; what streamed starts the answer',
+    why: 'the verification zone shows text as it is produced, then the rest of the answer: what it showed must be how the answer begins',
+    required: true,
+    async: true,
+    async run(ctx) {
+      const id = newRequestId();
+      const started = expectResult(
+        await sendRequest(ctx, executeTaskRequest({ text: ctx.settings.streamText, stream: true }, id)),
+        ExecuteTaskResultSchema,
+        id,
+        'an execute_task result (success or accepted)',
+      );
+      if (started.status === 'success') {
+        expectNonEmpty(started.response_text, 'in the result');
+        throw new NotExercised('the streaming task was answered with success at once, nothing was streamed; pass a longer --slow-ms (or a --slow-text that takes longer)');
+      }
+      const pieces: string[] = [];
+      const cursor = streamedPiece(started, pieces, undefined, 'execute_task');
+      const firstPieces = pieces.length;
+      const polled = await pollStreamUntilSuccess(ctx, started.task_id, pieces, cursor);
+      expectNonEmpty(polled.responseText, 'once polled to success');
+      const streamed = pieces.join('');
+      if (!polled.responseText.startsWith(streamed)) {
+        fail(`expected the streamed text to be the start of response_text, got ${show(streamed, 120)} streamed and ${show(polled.responseText, 120)} as the answer`);
+      }
+      if (!pieces.length) throw new NotExercised(`the task was accepted, but no text came before success (${polled.polls} polls): nothing was seen streaming`);
+      return `${pieces.length} pieces of text (${firstPieces ? 'the first with accepted' : 'none with accepted'}), ${streamed.length} of ${polled.responseText.length} characters before success; ${polled.polls} polls`;
+    },
+  },
+  {
+    id: 'cancel_task.accepted',
+    level: 'cancel',
+    expectation: 'cancel accepted task → cancelled, then polled → -32003',
+    why: 'the verification zone cancels tasks it gave up on, or that the user stopped, so no model time is spent on them',
+    required: true,
+    async: true,
+    async run(ctx) {
+      const taskId = await startSlowTask(ctx, ' (to be cancelled)');
+      const cancelId = newRequestId();
+      const cancelled = expectResult(await sendRequest(ctx, cancelTaskRequest(taskId, cancelId)), CancelTaskResultSchema, cancelId, 'a cancel_task result (cancelled)');
+      if (cancelled.status === 'success') throw new NotExercised('the task had already finished when cancel_task arrived');
+      if (cancelled.task_id !== taskId) fail(`expected result.task_id ${show(taskId)}, got ${show(cancelled.task_id)}`);
+      const pollId = newRequestId();
+      expectError(await sendRequest(ctx, getTaskResultRequest(taskId, pollId)), ErrorCode.TaskCancelled, pollId);
+    },
+  },
+  errorCase(
+    { id: 'cancel_task.unknown', level: 'cancel', expectation: 'cancel unknown task_id → -32002, id echoed', why: 'cancelling an expired task must not look like a success' },
+    ErrorCode.TaskNotFound,
+    (id) => cancelTaskRequest(`conformance-unknown-${newRequestId()}`, id),
+  ),
 ];

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { BedrockAgentCoreClient } from '@aws-sdk/client-bedrock-agentcore';
 import { regionOfArn } from '../aws/arn';
+import { AGENT_CARD_PATH } from '../contract/http-paths';
 import { transportConfigFrom, type AuthMode } from '../transport/config';
 import { createTransport } from '../transport/factory';
 import { HttpsTransport } from '../transport/https';
 import { TransportError, type Transport, type TransportKind } from '../transport/transport';
+import { levelsOfCard, type CardLevels } from './levels';
 
 /**
  * How the conformance kit reaches an agent: through the same transports the verification zone
@@ -29,6 +31,8 @@ export type Probe = {
   send(body: string, signal?: AbortSignal): Promise<Exchange>;
   /** Raw bytes over HTTP; absent where the kit cannot send them (agentcore, SigV4, in-process). */
   sendBytes?: (body: Uint8Array, signal?: AbortSignal) => Promise<Exchange>;
+  /** The levels the agent card declares; absent where no GET reaches the agent (agentcore, in-process). */
+  readAgentCard?: (signal?: AbortSignal) => Promise<CardLevels>;
   close(): void;
 };
 
@@ -66,9 +70,40 @@ export function createProbe(target: ConformanceTarget): Probe {
       return httpsProbe(target, sessionKey);
     case 'agentcore':
       return agentCoreProbe(target, sessionKey);
-    case 'transport':
-      return { transport: target.transport.kind, target: target.target ?? target.transport.kind, send: viaTransport(target.transport, sessionKey), close: () => undefined };
+    case 'transport': {
+      const readAgentCard = cardReader(target.transport, undefined);
+      return {
+        transport: target.transport.kind,
+        target: target.target ?? target.transport.kind,
+        send: viaTransport(target.transport, sessionKey),
+        ...(readAgentCard ? { readAgentCard } : {}),
+        close: () => undefined,
+      };
+    }
   }
+}
+
+/**
+ * Reads the agent card with the transport's own auth: next to the endpoint (`/prod/invocations`
+ * → `/prod/.well-known/agent-card.json`), then at the origin's root, where the reference runtime
+ * serves it. No card, or one without `zone_contract.levels`, declares nothing beyond core.
+ */
+function cardReader(transport: Transport, endpoint: URL | undefined): Probe['readAgentCard'] {
+  if (!transport.getDocument) return undefined;
+  const paths = [...new Set([endpoint ? new URL(`.${AGENT_CARD_PATH}`, endpoint).pathname : AGENT_CARD_PATH, AGENT_CARD_PATH])];
+  return async (signal) => {
+    const misses: string[] = [];
+    for (const path of paths) {
+      const where = endpoint ? new URL(path, endpoint).href : path;
+      try {
+        return levelsOfCard(await transport.getDocument!(path, signal ? { signal } : {}), where);
+      } catch (error) {
+        if (!(error instanceof TransportError)) throw error;
+        misses.push(`${where} (${error.details.status !== undefined ? `HTTP ${error.details.status}` : error.message})`);
+      }
+    }
+    return { none: `no agent card at ${misses.join(' or ')}` };
+  };
 }
 
 function viaTransport(transport: Transport, sessionKey: string, before: () => void = () => undefined, after: () => Partial<Exchange> = () => ({})) {
@@ -104,6 +139,7 @@ function httpsProbe(target: Extract<ConformanceTarget, { kind: 'https' }>, sessi
   const transport = createTransport(config, { fetch: recordingFetch });
   const authKind = transport instanceof HttpsTransport ? transport.authKind : undefined;
   const url = new URL(target.url);
+  const readAgentCard = cardReader(transport, url);
   // A raw request cannot be SigV4-signed here (the signer takes a string body).
   const canSendRaw = authKind === 'none' || (authKind === 'bearer' && target.bearerToken !== undefined);
 
@@ -132,6 +168,7 @@ function httpsProbe(target: Extract<ConformanceTarget, { kind: 'https' }>, sessi
     target: url.href,
     send: viaTransport(transport, sessionKey, () => (seen = {}), () => seen),
     ...(canSendRaw ? { sendBytes } : {}),
+    ...(readAgentCard ? { readAgentCard } : {}),
     close: () => undefined,
   };
 }

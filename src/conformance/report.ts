@@ -1,8 +1,10 @@
-import type { CaseResult, CaseStatus, ConformanceReport } from './runner';
+import { LEVEL_SUMMARY, type DeclaredBy, type Level, type LevelPlan } from './levels';
+import { countByStatus, type CaseResult, type CaseStatus, type ConformanceReport, type LevelResult } from './runner';
 
 /**
- * The conformance report as text: a table (case, expectation, result, ms) whose rows can be
- * printed as each case finishes, then what went wrong and why it matters, then a verdict.
+ * The conformance report as text: which levels are checked and why, a table (case, expectation,
+ * result, ms) per level whose rows can be printed as each case finishes, then what went wrong and
+ * why it matters, then each level's verdict and the agent's.
  */
 const LABEL: Record<CaseStatus, string> = { pass: 'pass', fail: 'FAIL', warn: 'warn', skip: 'skip' };
 
@@ -33,16 +35,43 @@ export function formatDetails(results: readonly CaseResult[]): string {
   return lines.join('\n');
 }
 
-export function countByStatus(results: readonly CaseResult[]): Record<CaseStatus, number> {
-  const counts: Record<CaseStatus, number> = { pass: 0, fail: 0, warn: 0, skip: 0 };
-  for (const result of results) counts[result.status]++;
-  return counts;
+const WHY_CHECKED: Record<DeclaredBy, string> = { always: 'every execution agent', 'agent card': 'declared by the agent card', '--level': 'asked for with --level' };
+
+/** Which levels are checked and why, which are skipped, and what the agent card said. */
+export function formatPlan(plan: LevelPlan): string {
+  const by = (declaredBy: DeclaredBy | undefined) => plan.levels.filter((entry) => entry.declaredBy === declaredBy).map((entry) => entry.level);
+  const checked = (['always', 'agent card', '--level'] as const).filter((reason) => by(reason).length).map((reason) => `${by(reason).join(', ')} (${WHY_CHECKED[reason]})`);
+  const skipped = by(undefined);
+  return [`levels checked: ${checked.join('; ')}`, ...(skipped.length ? [`not declared, skipped: ${skipped.join(', ')}`] : []), `agent card: ${plan.card}`].join('\n');
+}
+
+/** The line above a level's table. */
+export function formatLevelHeading(level: Level, declaredBy: DeclaredBy | undefined): string {
+  return `${level} — ${declaredBy ? WHY_CHECKED[declaredBy] : 'not declared'}: ${LEVEL_SUMMARY[level]}`;
+}
+
+function countsText(counts: Record<CaseStatus, number>): string {
+  const parts = [`${counts.pass} passed`, ...(['fail', 'warn', 'skip'] as const).filter((s) => counts[s]).map((s) => `${counts[s]} ${s === 'fail' ? 'failed' : s === 'warn' ? 'warned' : 'skipped'}`)];
+  return parts.join(', ');
+}
+
+const LEVEL_LABEL: Record<LevelResult['status'], string> = { pass: 'PASS', fail: 'FAIL', skipped: 'not declared (skipped)', 'not run': 'not run (no case selected)' };
+
+/** One line per level: PASS or FAIL with its counts, or why it did not run. */
+export function formatLevels(levels: readonly LevelResult[]): string {
+  const width = Math.max(...levels.map((l) => l.level.length));
+  const lines = levels.map((l) => `  ${l.level.padEnd(width)}  ${LEVEL_LABEL[l.status]}${l.status === 'pass' || l.status === 'fail' ? `  ${countsText(l.counts)}` : ''}`);
+  return ['levels:', ...lines].join('\n');
 }
 
 export function formatSummary(report: ConformanceReport): string {
   const counts = countByStatus(report.results);
   const parts = [`${counts.pass} passed`, `${counts.fail} failed`, `${counts.warn} warned`, `${counts.skip} skipped`];
-  const verdict = report.conforms ? 'the agent conforms to the zone contract' : 'the agent does NOT conform to the zone contract';
+  const failing = report.levels.filter((l) => l.status === 'fail').map((l) => l.level);
+  const passing = report.levels.filter((l) => l.status === 'pass').map((l) => l.level);
+  const verdict = report.conforms
+    ? `the agent conforms to the zone contract (${passing.length ? `levels: ${passing.join(', ')}` : 'no case ran'})`
+    : `the agent does NOT conform to the zone contract${failing.length ? ` (failing: ${failing.join(', ')})` : ''}`;
   const cases = report.results.length === 1 ? '1 case' : `${report.results.length} cases`;
   const stopped = report.stopped ? `stopped early: ${report.stopped}\n` : '';
   return `${stopped}${cases}: ${parts.join(', ')} — ${verdict}`;
@@ -56,5 +85,9 @@ export function formatHeading(report: Pick<ConformanceReport, 'target' | 'transp
 export function formatReport(report: ConformanceReport): string {
   const layout = tableLayout(report.results);
   const details = formatDetails(report.results);
-  return [formatHeading(report), '', layout.header(), ...report.results.map(layout.row), '', ...(details ? [details, ''] : []), formatSummary(report)].join('\n');
+  const tables = report.levels
+    .filter((l) => report.results.some((r) => r.level === l.level))
+    .flatMap((l) => [formatLevelHeading(l.level, l.declaredBy), layout.header(), ...report.results.filter((r) => r.level === l.level).map(layout.row), '']);
+  const plan = { levels: report.levels, card: report.card };
+  return [formatHeading(report), formatPlan(plan), '', ...tables, ...(details ? [details, ''] : []), formatLevels(report.levels), formatSummary(report)].join('\n');
 }

@@ -12,6 +12,11 @@ export type AgentCard = {
   methods: string[];
   /** `streaming`: `execute_task` with `stream: true` hands out text as it is produced (docs/contract.md, "Streaming"). */
   capabilities: { asyncTasks: boolean; cancellation: boolean; batch: boolean; streaming: boolean };
+  /**
+   * The zone contract's conformance levels this agent passes (docs/contract.md, "Versioning and
+   * levels"): `zone conformance` checks core and each of these.
+   */
+  zone_contract: { levels: string[] };
   executor: string;
 };
 
@@ -28,6 +33,7 @@ export function agentCard(options: { name: string; version: string; executor: st
     url: options.url ?? '/invocations',
     methods: Object.values(Method),
     capabilities: { asyncTasks: true, cancellation: true, batch: true, streaming: true },
+    zone_contract: { levels: ['core', 'thread-context', 'attachments', 'context', 'streaming', 'cancel'] },
     executor: options.executor,
   };
 }
