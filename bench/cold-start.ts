@@ -359,14 +359,16 @@ export const handler = async () => ({ statusCode: client && GetSecretValueComman
   // and signs (or builds) one DynamoDB PutItem, nothing sent — the calls themselves are in the loopback figures.
   {
     name: 'own-client',
-    label: 'this project’s AWS JSON client (src/aws/aws-json-client.ts, src/aws/sigv4.ts: node:crypto + node:http/https), DynamoDB and SQS clients built, one PutItem signed — what slack-events uses',
+    label: 'this project’s AWS JSON client (src/aws/aws-json-client.ts; src/aws/sigv4.ts: the SDK’s @smithy/signature-v4, loaded at the first signature; src/aws/endpoints.ts: the SDK’s partition table), DynamoDB and SQS clients built, one PutItem signed and its regional endpoint resolved — what slack-events uses',
     contents: `import { signRequest } from './src/aws/sigv4';
+import { DYNAMODB } from './src/aws/aws-json-client';
 import { DynamoDb } from './src/aws/dynamodb';
 import { sqsClient } from './src/queue/sqs-queue';
 const clients = [new DynamoDb(), sqsClient()];
 export const handler = async (event: { body: string }) => {
-  const headers = signRequest(
-    { method: 'POST', url: new URL('https://dynamodb.us-east-1.amazonaws.com/'), headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.PutItem' }, body: event.body },
+  const { regionalEndpoint } = await import('./src/aws/endpoints');
+  const headers = await signRequest(
+    { method: 'POST', url: new URL(regionalEndpoint(DYNAMODB.endpointPrefix, 'us-east-1', { fips: false, dualStack: false }, DYNAMODB.endpointRules)), headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.PutItem' }, body: event.body },
     { service: 'dynamodb', region: 'us-east-1', credentials: { accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? '', secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? '' } },
   );
   return { statusCode: headers.authorization && clients.length === 2 ? 200 : 500, body: '' };

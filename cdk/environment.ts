@@ -100,6 +100,9 @@ export const ENVIRONMENT_ROUTES: Readonly<Record<string, EnvironmentRoute>> = {
   AWS_ENDPOINT_URL_DYNAMODB: never('AWS endpoints; an override is for a local or private endpoint'),
   AWS_ENDPOINT_URL_SQS: never('AWS endpoints; an override is for a local or private endpoint'),
   AWS_ENDPOINT_URL_SECRETS_MANAGER: never('AWS endpoints; an override is for a local or private endpoint'),
+  // Read as AWS's SDKs read them: the verification zone's own client (src/aws/aws-json-client.ts) and the SDK clients of both zones.
+  AWS_USE_FIPS_ENDPOINT: { set: 'environment', zones: ['verification', 'execution'] },
+  AWS_USE_DUALSTACK_ENDPOINT: { set: 'environment', zones: ['verification', 'execution'] },
   EXECUTION_URL: cdk('executionUrl'),
   EXECUTION_AUTH: cdk('executionAuth'),
   EXECUTION_SIGV4_SERVICE: verification,
@@ -125,6 +128,7 @@ export const ENVIRONMENT_ROUTES: Readonly<Record<string, EnvironmentRoute>> = {
   TASK_TTL_SECONDS: execution,
   TASK_STORE: cdk(),
   TASK_TABLE_NAME: cdk(),
+  TASK_STORE_MAX_BYTES: never('the deployment keeps tasks in DynamoDB (TASK_STORE=dynamodb): the bound is for the memory store'),
   MAX_BODY_BYTES: execution,
   MAX_BATCH_LENGTH: execution,
   MAX_CONCURRENT_TASKS: execution,
@@ -201,6 +205,9 @@ export function environmentProblems(zone: Zone, env: Record<string, string>): Ar
   };
   if (own.POWERTOOLS_LOG_LEVEL !== undefined && !(LOG_LEVELS as readonly string[]).includes(own.POWERTOOLS_LOG_LEVEL)) {
     problems.push(['POWERTOOLS_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`]);
+  }
+  for (const name of ['AWS_USE_FIPS_ENDPOINT', 'AWS_USE_DUALSTACK_ENDPOINT'] as const) {
+    if (own[name] !== undefined && own[name] !== 'true' && own[name] !== 'false') problems.push([name, 'must be true or false']);
   }
   if (zone === 'verification') {
     schemaIssues(VerificationConfigSchema, pick(own, Object.keys(VerificationConfigSchema.shape)));

@@ -4,7 +4,7 @@ import { systemClock, type Clock } from '../clock';
 /**
  * SigV4 for the https transport: Lambda function URLs with AWS_IAM auth (service `lambda`) and
  * API Gateway IAM auth (service `execute-api`), docs/architecture.md §10.5. The signing itself is
- * the project's one SigV4 (src/aws/sigv4.ts).
+ * src/aws/sigv4.ts: the SDK's signer (@smithy/signature-v4), loaded at the first signature.
  */
 /** Credentials, or a provider of them (the SDK's default chain caches and refreshes its own). */
 export type SigV4Credentials = AwsCredentials | (() => Promise<AwsCredentials>);

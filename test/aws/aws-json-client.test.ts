@@ -1,5 +1,6 @@
 import { Hash } from '@smithy/hash-node';
 import { HttpRequest } from '@smithy/protocol-http';
+import { isClockSkewError } from '@smithy/core/retry';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { createServer } from 'node:http';
 import https from 'node:https';
@@ -207,8 +208,9 @@ describe('AwsJsonClient: retries', () => {
     expect(aws.requests).toHaveLength(5);
   });
 
-  it('waits longer after throttling than after a 5xx (at least the jittered base delay)', async () => {
-    jest.spyOn(Math, 'random').mockReturnValue(0.5); // 500 ms × 0.5 after throttling, 100 ms × 0.5 after a 5xx
+  it('waits longer after throttling than after a 5xx: 500 ms against 100 ms of jittered base delay', async () => {
+    // The same draw for both waits, near the top of the jitter: ~500 ms after the throttle, ~100 ms after the 5xx.
+    jest.spyOn(Math, 'random').mockReturnValue(0.999);
     const at: number[] = [];
     const stamp = (answer: object) => () => {
       at.push(Date.now());
@@ -217,8 +219,11 @@ describe('AwsJsonClient: retries', () => {
     aws.next(stamp({ status: 400, body: { __type: 'ThrottlingException' } }), stamp({ body: {} }), stamp({ status: 503, body: {} }), stamp({ body: {} }));
     await clientFor().call('GetItem', {});
     await clientFor().call('GetItem', {});
-    expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(240);
-    expect(at[3]! - at[2]!).toBeGreaterThanOrEqual(45);
+    const afterThrottle = at[1]! - at[0]!;
+    const afterServerError = at[3]! - at[2]!;
+    expect(afterServerError).toBeGreaterThanOrEqual(95);
+    // The comparison itself: ~400 ms apart when the bases are 500 and 100 ms; 0 if they were one.
+    expect(afterThrottle - afterServerError).toBeGreaterThanOrEqual(250);
   });
 
   it('retries a connection cut without an answer', async () => {
@@ -362,6 +367,101 @@ describe('AwsJsonClient: the CRC32 of an answer', () => {
   });
 });
 
+describe('AwsJsonClient: clock skew, corrected from the server’s Date as the SDK does', () => {
+  const MINUTE = 60_000;
+  const httpDate = (ms: number) => new Date(ms).toUTCString();
+  /** When the request says it was signed (x-amz-date), epoch ms. */
+  const signedAt = (request: ScriptedRequest | undefined) =>
+    Date.parse(String(request?.headers['x-amz-date']).replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'));
+  /** An answer whose Date is the server's clock, `skewMs` off ours, read when the answer is made. */
+  const at = (skewMs: number, answer: { status?: number; body?: unknown; headers?: Record<string, string> } = { body: {} }) => () => ({ ...answer, headers: { date: httpDate(Date.now() + skewMs), ...answer.headers } });
+  const skewError = (code: string, status = 400, message = 'Signature expired') => ({ status, body: { __type: code, message } });
+
+  it('RequestTimeTooSkewed, the server an hour ahead: retried once, signed with the server’s time, and so is every later call', async () => {
+    aws.next(at(60 * MINUTE, skewError('RequestTimeTooSkewed', 403, 'The difference between the request time and the current time is too large.')), at(60 * MINUTE, { body: { ok: 1 } }), at(60 * MINUTE, { body: { ok: 2 } }));
+    const client = clientFor();
+
+    await expect(client.call('GetItem', { n: 1 })).resolves.toEqual({ ok: 1 });
+    expect(aws.requests).toHaveLength(2);
+    expect(Math.abs(signedAt(aws.requests[0]) - Date.now())).toBeLessThan(5_000);
+    expect(Math.abs(signedAt(aws.requests[1]) - (Date.now() + 60 * MINUTE))).toBeLessThan(5_000);
+    // Signed for that time, and for nothing else than what was sent.
+    await expectSignedAsReceived(aws.requests[1]!, { service: 'dynamodb', region: REGION, credentials: CREDENTIALS });
+
+    await expect(client.call('GetItem', { n: 2 })).resolves.toEqual({ ok: 2 });
+    expect(aws.requests).toHaveLength(3);
+    expect(Math.abs(signedAt(aws.requests[2]) - (Date.now() + 60 * MINUTE))).toBeLessThan(5_000);
+  });
+
+  it.each([
+    ['InvalidSignatureException (DynamoDB, Secrets Manager: our clock behind)', skewError('com.amazon.coral.service#InvalidSignatureException', 400, 'Signature expired: 20240101T000000Z is now earlier than 20240101T000500Z'), 20 * MINUTE],
+    ['SignatureDoesNotMatch (our clock ahead)', skewError('SignatureDoesNotMatch', 403, 'Signature not yet current'), -20 * MINUTE],
+    ['RequestExpired', skewError('RequestExpired'), 10 * MINUTE],
+    ['RequestInTheFuture', skewError('RequestInTheFuture'), -10 * MINUTE],
+    ['AuthFailure', skewError('AuthFailure'), 5 * MINUTE],
+    ['AccessDeniedException', skewError('AccessDeniedException'), -5 * MINUTE],
+  ])('%s, 4 minutes or more apart: retried, signed with the server’s time', async (_name, answer, skewMs) => {
+    aws.next(at(skewMs, answer), at(skewMs, { body: { ok: true } }));
+    await expect(clientFor(SECRETS_MANAGER).call('GetSecretValue', {})).resolves.toEqual({ ok: true });
+    expect(aws.requests).toHaveLength(2);
+    expect(Math.abs(signedAt(aws.requests[1]) - (Date.now() + skewMs))).toBeLessThan(5_000);
+  });
+
+  it('retries for exactly the codes the SDK counts as clock-skew errors (@smithy/core isClockSkewError)', async () => {
+    const candidates = [
+      ...['AccessDeniedException', 'AuthFailure', 'InvalidSignatureException', 'RequestExpired', 'RequestInTheFuture', 'RequestTimeTooSkewed', 'SignatureDoesNotMatch'],
+      ...['ExpiredTokenException', 'UnrecognizedClientException', 'IncompleteSignature', 'MissingAuthenticationToken', 'InvalidClientTokenId', 'ValidationException', 'ResourceNotFoundException'],
+    ];
+    const retried: string[] = [];
+    for (const code of candidates) {
+      aws.next(at(60 * MINUTE, { status: 400, body: { __type: code, message: 'refused' } }), { body: {} });
+      const before = aws.requests.length;
+      await clientFor().call('GetItem', {}).catch(() => undefined);
+      if (aws.requests.length - before === 2) retried.push(code);
+      else await clientFor().call('GetItem', {}); // takes the answer left unused, so the next code starts clean
+    }
+    expect(retried).toEqual(candidates.filter((name) => isClockSkewError(Object.assign(new Error('refused'), { name }) as Parameters<typeof isClockSkewError>[0])));
+    expect(retried).toHaveLength(7);
+  });
+
+  it('retries once: a second refusal whose Date agrees with the corrected time is the caller’s error', async () => {
+    aws.next(at(60 * MINUTE, skewError('RequestTimeTooSkewed')), at(60 * MINUTE, skewError('RequestTimeTooSkewed')), { body: { never: 'reached' } });
+    await expect(clientFor().call('GetItem', {})).rejects.toMatchObject({ code: 'RequestTimeTooSkewed', statusCode: 400 });
+    expect(aws.requests).toHaveLength(2);
+  });
+
+  it.each([
+    ['a skew under 4 minutes', at(3 * MINUTE, skewError('RequestTimeTooSkewed'))],
+    ['an unreadable Date', () => ({ ...skewError('RequestTimeTooSkewed'), headers: { date: 'not a date' } })],
+    ['a cached answer (Age)', at(60 * MINUTE, { ...skewError('RequestTimeTooSkewed'), headers: { age: '30' } })],
+  ])('neither corrects nor retries for %s', async (_name, answer) => {
+    aws.next(answer, { body: {} }, { body: {} });
+    const client = clientFor();
+    await expect(client.call('GetItem', {})).rejects.toMatchObject({ code: 'RequestTimeTooSkewed' });
+    expect(aws.requests).toHaveLength(1);
+    await client.call('GetItem', {});
+    expect(Math.abs(signedAt(aws.requests[1]) - Date.now())).toBeLessThan(5_000);
+  });
+
+  it('any answer sets the offset, as the SDK samples each; only a signature refusal is retried for it', async () => {
+    aws.next(at(-30 * MINUTE, { status: 400, body: { __type: 'ValidationException', message: 'no' } }), at(-30 * MINUTE, { body: {} }));
+    const client = clientFor();
+    await expect(client.call('GetItem', {})).rejects.toMatchObject({ code: 'ValidationException' });
+    expect(aws.requests).toHaveLength(1);
+    await client.call('GetItem', {});
+    expect(Math.abs(signedAt(aws.requests[1]) - (Date.now() - 30 * MINUTE))).toBeLessThan(5_000);
+  });
+
+  it('keeps the offset per client, as the SDK does; a client with one attempt corrects but does not retry', async () => {
+    aws.next(at(60 * MINUTE, skewError('RequestTimeTooSkewed')), { body: {} }, { body: {} });
+    const once = clientFor(DYNAMODB, { bounds: { ...BOUNDS, maxAttempts: 1 } });
+    await expect(once.call('GetItem', {})).rejects.toMatchObject({ code: 'RequestTimeTooSkewed' });
+    await clientFor().call('GetItem', {});
+    await once.call('GetItem', {});
+    expect(aws.requests.map((request) => Math.round((signedAt(request) - Date.now()) / MINUTE) + 0)).toEqual([0, 0, 60]);
+  });
+});
+
 describe('AwsJsonClient: endpoint, region and credentials from the environment', () => {
   let other: ScriptedAws;
   beforeEach(async () => {
@@ -460,14 +560,55 @@ describe('AwsJsonClient: endpoint, region and credentials from the environment',
   }
 
   it.each([
-    ['DynamoDB', DYNAMODB, 'us-east-1', 'https://dynamodb.us-east-1.amazonaws.com/'],
-    ['SQS', SQS, 'eu-west-1', 'https://sqs.eu-west-1.amazonaws.com/'],
-    ['Secrets Manager', SECRETS_MANAGER, 'ap-southeast-2', 'https://secretsmanager.ap-southeast-2.amazonaws.com/'],
-    ['DynamoDB in China', DYNAMODB, 'cn-north-1', 'https://dynamodb.cn-north-1.amazonaws.com.cn/'],
-  ])('%s without any endpoint configured posts to the regional endpoint (%s in %s)', async (_name, service, region, expected) => {
+    ['DynamoDB', DYNAMODB, 'us-east-1', {}, 'https://dynamodb.us-east-1.amazonaws.com/'],
+    ['SQS', SQS, 'eu-west-1', {}, 'https://sqs.eu-west-1.amazonaws.com/'],
+    ['Secrets Manager', SECRETS_MANAGER, 'ap-southeast-2', {}, 'https://secretsmanager.ap-southeast-2.amazonaws.com/'],
+    ['DynamoDB in China', DYNAMODB, 'cn-north-1', {}, 'https://dynamodb.cn-north-1.amazonaws.com.cn/'],
+    ['SQS in GovCloud', SQS, 'us-gov-west-1', {}, 'https://sqs.us-gov-west-1.amazonaws.com/'],
+    ['Secrets Manager in the European Sovereign Cloud', SECRETS_MANAGER, 'eusc-de-east-1', {}, 'https://secretsmanager.eusc-de-east-1.amazonaws.eu/'],
+    ['DynamoDB in aws-iso-b', DYNAMODB, 'us-isob-east-1', {}, 'https://dynamodb.us-isob-east-1.sc2s.sgov.gov/'],
+    ['DynamoDB, AWS_USE_FIPS_ENDPOINT', DYNAMODB, 'us-east-1', { AWS_USE_FIPS_ENDPOINT: 'true' }, 'https://dynamodb-fips.us-east-1.amazonaws.com/'],
+    ['SQS, AWS_USE_DUALSTACK_ENDPOINT', SQS, 'eu-west-1', { AWS_USE_DUALSTACK_ENDPOINT: 'true' }, 'https://sqs.eu-west-1.api.aws/'],
+    ['SQS in aws-iso, both', SQS, 'us-iso-east-1', { AWS_USE_FIPS_ENDPOINT: 'true', AWS_USE_DUALSTACK_ENDPOINT: 'true' }, 'https://sqs-fips.us-iso-east-1.api.aws.ic.gov/'],
+    ['Secrets Manager in China, both', SECRETS_MANAGER, 'cn-north-1', { AWS_USE_FIPS_ENDPOINT: 'true', AWS_USE_DUALSTACK_ENDPOINT: 'true' }, 'https://secretsmanager-fips.cn-north-1.api.amazonwebservices.com.cn/'],
+    ['DynamoDB in GovCloud, FIPS (its standard endpoint)', DYNAMODB, 'us-gov-east-1', { AWS_USE_FIPS_ENDPOINT: 'true' }, 'https://dynamodb.us-gov-east-1.amazonaws.com/'],
+    ['Secrets Manager, both set false', SECRETS_MANAGER, 'us-east-1', { AWS_USE_FIPS_ENDPOINT: 'false', AWS_USE_DUALSTACK_ENDPOINT: 'false' }, 'https://secretsmanager.us-east-1.amazonaws.com/'],
+  ])('%s, without any endpoint configured, posts to the regional endpoint', async (_name, service, region, env, expected) => {
     const urls = blockHttps();
-    await expect(fromEnv(service, {}, { region, credentials: CREDENTIALS }).call('Op', {})).rejects.toMatchObject({ code: 'BLOCKED_BY_TEST' });
+    await expect(fromEnv(service, env, { region, credentials: CREDENTIALS }).call('Op', {})).rejects.toMatchObject({ code: 'BLOCKED_BY_TEST' });
     expect(urls.map(String)).toEqual([expected]);
+  });
+
+  it('the options useFipsEndpoint and useDualstackEndpoint beat the variables', async () => {
+    const urls = blockHttps();
+    const env = { AWS_USE_FIPS_ENDPOINT: 'true', AWS_USE_DUALSTACK_ENDPOINT: 'false' };
+    await expect(fromEnv(DYNAMODB, env, { region: 'us-east-1', credentials: CREDENTIALS, useFipsEndpoint: false, useDualstackEndpoint: true }).call('Op', {})).rejects.toMatchObject({ code: 'BLOCKED_BY_TEST' });
+    expect(urls.map(String)).toEqual(['https://dynamodb.us-east-1.api.aws/']);
+  });
+
+  it.each([['AWS_USE_FIPS_ENDPOINT'], ['AWS_USE_DUALSTACK_ENDPOINT']])('refuses %s other than true or false, naming it, and sends nothing (a FIPS setting is never guessed)', async (variable) => {
+    const urls = blockHttps();
+    for (const value of ['TRUE', '1', 'yes']) {
+      const error = await rejectionOf(fromEnv(SQS, { [variable]: value }, { region: 'us-east-1', credentials: CREDENTIALS }).call('Op', {}));
+      expect((error as Error).message).toBe(`${variable} must be true or false, not ${JSON.stringify(value)}`);
+    }
+    expect(urls).toEqual([]);
+  });
+
+  it('an endpoint override still wins over FIPS and dual-stack', async () => {
+    const urls = blockHttps();
+    await fromEnv(SQS, { AWS_ENDPOINT_URL_SQS: aws.endpoint, AWS_USE_FIPS_ENDPOINT: 'true', AWS_USE_DUALSTACK_ENDPOINT: 'true' }, { region: REGION, credentials: CREDENTIALS }).call('SendMessage', {}, { endpoint: 'https://sqs.eu-west-1.amazonaws.com' });
+    expect(aws.requests).toHaveLength(1);
+    expect(urls).toEqual([]);
+  });
+
+  it('with FIPS or dual-stack on, an SQS call goes to that endpoint, not to the queue URL’s standard host', async () => {
+    const urls = blockHttps();
+    const queueUrl = 'https://sqs.us-east-1.amazonaws.com/123456789012/jobs';
+    for (const env of [{ AWS_USE_FIPS_ENDPOINT: 'true' }, { AWS_USE_DUALSTACK_ENDPOINT: 'true' }, {}]) {
+      await expect(fromEnv(SQS, env, { region: 'us-east-1', credentials: CREDENTIALS }).call('SendMessage', { QueueUrl: queueUrl }, { endpoint: new URL(queueUrl).origin })).rejects.toMatchObject({ code: 'BLOCKED_BY_TEST' });
+    }
+    expect(urls.map(String)).toEqual(['https://sqs-fips.us-east-1.amazonaws.com/', 'https://sqs.us-east-1.api.aws/', 'https://sqs.us-east-1.amazonaws.com/']);
   });
 
   // FAILS TODAY (src/aws/aws-json-client.ts, where()): the SDK reads an empty AWS_ENDPOINT_URL_<SERVICE>

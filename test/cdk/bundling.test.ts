@@ -101,7 +101,13 @@ describe('Lambda bundles', () => {
     const fn = synth.verification!.toJSON().Resources[functionId(synth.verification!, 'slack-events')];
     const dir = assetDir(fn.Properties.Code.S3Key);
     const sources: string[] = JSON.parse(fs.readFileSync(path.join(dir, 'index.js.map'), 'utf8')).sources;
-    expect(sources.filter((source) => /@aws-sdk\/client-|@smithy\//.test(source))).toEqual([]);
+    expect(sources.filter((source) => /@aws-sdk\/client-/.test(source))).toEqual([]);
+    // Of the SDK, only the pieces src/aws takes for what is security-critical, each loaded at the first
+    // AWS call: the signer (@smithy/signature-v4, its hash and @smithy/core's serde and HTTP request
+    // parts) and the partition table (@aws-sdk/core's `partition`) — no client, middleware or retry stack.
+    const sdkPackages = new Set(sources.flatMap((source) => /node_modules\/(@smithy\/[^/]+|@aws-sdk\/[^/]+)\//.exec(source)?.[1] ?? []));
+    expect([...sdkPackages].sort()).toEqual(['@aws-sdk/core', '@smithy/core', '@smithy/hash-node', '@smithy/signature-v4', '@smithy/types']);
+    expect(sources.filter((source) => /@aws-sdk\/core\/dist-es\/submodules\/(?!client\/(index\.js|util-endpoints\/))|@smithy\/core\/dist-es\/submodules\/(retry|schema|event-streams)\//.test(source))).toEqual([]);
     expect(sources.filter((source) => /zod\/v4\/classic\//.test(source))).toEqual([]);
     expect(sources.some((source) => /zod\/v4\/mini\//.test(source))).toBe(true);
     // node:http(s), node:net and node:zlib come with the first AWS call, not with the module (src/aws/aws-json-client.ts).
