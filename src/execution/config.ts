@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigError, envInt, parseEnv } from '../config/env';
+import { MEMORY_TASK_STORE_MAX_BYTES } from './stores/memory-task-store';
 
 export { ConfigError };
 
@@ -26,6 +27,16 @@ export const ExecutionConfigSchema = z.object({
   TASK_TTL_SECONDS: envInt(86_400, 60),
   TASK_STORE: z.enum(['memory', 'dynamodb']).default('memory'),
   TASK_TABLE_NAME: z.string().min(1).optional(),
+  /**
+   * Bytes the memory task store keeps at most (TASK_STORE=memory), as it counts them: 768 a
+   * record, 2 a character of its streamed text, result or error, and of params kept for a
+   * handoff. The oldest finished tasks are forgotten first, never a running one; when the running
+   * tasks alone hold it, a new task gets -32004 (`data.limit: "task_store_bytes"`). 64 MiB is an
+   * eighth of the function URL's 512 MB Lambda, and ~4,000 answers of 2,048 tokens (~8,000
+   * characters each); the running tasks' own params are bounded apart (MAX_CONCURRENT_TASKS ×
+   * MAX_BODY_BYTES). A deployment keeps tasks in DynamoDB, where this does not apply.
+   */
+  TASK_STORE_MAX_BYTES: envInt(MEMORY_TASK_STORE_MAX_BYTES, 1),
   /**
    * Largest request body; larger ones get HTTP 413 unparsed. A task carries its attachments'
    * bytes (base64, a third more): the verification zone sends up to ~4 MiB of files over a

@@ -7,6 +7,8 @@ export type PartialTextWriterOptions = {
   store: TaskStore;
   log: Log;
   clock?: Clock;
+  /** The lease owner of the run that streams (TaskUpdate.owner): once another runner takes the task over, this one writes nothing. */
+  owner?: string;
 };
 
 /**
@@ -15,8 +17,9 @@ export type PartialTextWriterOptions = {
  * `writeIntervalMs` while the text grows, one more whenever someone needs the store to hold all
  * there is (`flush`), and no more than `maxBytes` of text — past that only the count is written.
  *
- * Writes go one after another, each applies only while the task is `working` (so a write that
- * lands late never touches a settled or cancelled task), and a failed write is logged, not
+ * Writes go one after another, each applies only while the task is `working` and, given an
+ * `owner`, still held by it (so a write that lands late never touches a settled or cancelled
+ * task, nor one another runner took over), and a failed write is logged, not
  * thrown: a task whose partial text could not be stored still finishes with its whole answer.
  */
 export class PartialTextWriter {
@@ -113,9 +116,10 @@ export class PartialTextWriter {
       const written = await this.options.store.transition(this.options.taskId, ['working'], {
         status: 'working',
         partial: textChanged ? snapshot : { length: snapshot.length },
+        owner: this.options.owner,
       });
       if (written) this.stored = snapshot;
-      // No longer working (settled, cancelled): nobody will read partial text again.
+      // No longer working (settled, cancelled) or no longer this run's: nobody will read this text again.
       else this.stop();
     } catch (error) {
       this.options.log.warn('could not write the partial text of a streaming task: the next write carries it', { error: error as Error });

@@ -27,6 +27,6 @@ export function runtimeFromEnv(env: NodeJS.ProcessEnv = process.env, extra: Omit
   const store: TaskStore =
     config.TASK_STORE === 'dynamodb'
       ? new DynamoDbTaskStore({ client: new DynamoDBClient(boundedClientConfig()), tableName: config.TASK_TABLE_NAME!, clock })
-      : new MemoryTaskStore({ clock });
+      : new MemoryTaskStore({ clock, maxBytes: config.TASK_STORE_MAX_BYTES });
   return createExecutionRuntime({ config, executor, store, ...extra, clock });
 }

@@ -42,7 +42,7 @@ export function createExecutionRuntime(parts: RuntimeParts): ExecutionRuntime {
   const log = parts.log ?? createLogger('execution');
   const clock = parts.clock ?? systemClock;
   const executor = parts.executor ?? new EchoExecutor(config.ECHO_DELAY_MS, config.ECHO_STREAM_MS);
-  const store = parts.store ?? new MemoryTaskStore({ clock });
+  const store = parts.store ?? new MemoryTaskStore({ clock, maxBytes: config.TASK_STORE_MAX_BYTES });
   const service = new TaskService({
     store,
     executor,

@@ -1,4 +1,4 @@
-import { hash, randomFillSync } from 'node:crypto';
+import { hash, randomFillSync, randomUUID } from 'node:crypto';
 import {
   ErrorCode,
   PENDING_STATUSES,
@@ -16,7 +16,7 @@ import type { Executor, ExecutorContext, ExecutorOutput } from './executors/exec
 import { paramsHashOf } from './params-fingerprint';
 import { PartialTextWriter } from './partial-text';
 import { RpcError } from './rpc-error';
-import { TaskStoreFullError, type CreateOutcome, type TaskRecord, type TaskStore } from './stores/task-store';
+import { TaskStoreFullError, takeable, type CreateOutcome, type TaskLease, type TaskRecord, type TaskStore } from './stores/task-store';
 import { TaskContext, TaskControl, TaskLog, debugEnabled } from './task-control';
 
 /**
@@ -28,6 +28,15 @@ export type TaskHandoff = (task: { taskId: string; params: ExecuteTaskParams; ex
 
 /** The params of a handed-off task, or where to load them (undefined: they are gone). */
 export type HandedOffParams = ExecuteTaskParams | (() => Promise<ExecuteTaskParams | undefined>);
+
+/**
+ * What a worker did with a handed-off task: ran it; found it ended, expired or unknown; found it
+ * held by another runner whose lease still lasts (and ran nothing); or failed it, its params gone.
+ */
+export type HandedOffOutcome = 'ran' | 'not-pending' | 'held' | 'no-params';
+
+/** How long a lease outlasts the task's time limit: time to record how the task ended (the worker Lambda's timeout is the task timeout + 60 s too). */
+export const LEASE_MARGIN_MS = 60_000;
 
 export type TaskServiceOptions = {
   store: TaskStore;
@@ -43,6 +52,12 @@ export type TaskServiceOptions = {
   streamFirstTextMs?: number;
   /** A task running longer than this fails with -32001 Timeout. */
   taskTimeoutMs: number;
+  /**
+   * How long a runner holds a task it took (TaskStore.take) before another may take it over: a
+   * worker that died mid-run is replaced by the queue's redelivery once this is over. Default
+   * `taskTimeoutMs` + LEASE_MARGIN_MS, so a run that is still alive never loses its task.
+   */
+  leaseMs?: number;
   /** How long task records (and repeated-id memory) live. */
   ttlSeconds: number;
   /**
@@ -93,9 +108,14 @@ export class TaskService {
 
   /** Where the store files a request id (TaskStore.requestKeyOf, else a SHA-256 hash). */
   private readonly requestKeyOf: (requestId: string | number) => string;
+  private readonly leaseMs: number;
+  /** Lease owners: this service's random token and a count of its runs. */
+  private readonly runnerToken = randomUUID();
+  private runs = 0;
 
   constructor(private readonly options: TaskServiceOptions) {
     this.clock = options.clock ?? systemClock;
+    this.leaseMs = options.leaseMs ?? options.taskTimeoutMs + LEASE_MARGIN_MS;
     this.requestKeyOf = options.store.requestKeyOf ? options.store.requestKeyOf.bind(options.store) : requestKeyOf;
     this.budgets = new DeadlineQueue(options.syncBudgetMs);
     this.firstTexts = new DeadlineQueue(options.streamFirstTextMs ?? 300);
@@ -136,7 +156,7 @@ export class TaskService {
       try {
         created = await this.options.store.create(record, requestKey);
       } catch (error) {
-        if (error instanceof TaskStoreFullError) throw this.overCapacity('task_store', error.maxRecords, requestFields(params, requestId));
+        if (error instanceof TaskStoreFullError) throw this.overCapacity(error.limit === 'records' ? 'task_store' : 'task_store_bytes', error.max, requestFields(params, requestId));
         throw error;
       }
       const taskId = created.record.task_id;
@@ -168,9 +188,11 @@ export class TaskService {
    */
   private start(taskId: string, params: ExecuteTaskParams, expiresAt: number, log: Log): Promise<ExecuteTaskResult> {
     const control = new TaskControl();
-    // With a handoff the worker runs the task again, and its text need not be this attempt's: only the worker streams.
-    const writer = params.stream === true && !this.options.handoff ? new PartialTextWriter({ taskId, store: this.options.store, log, clock: this.clock }) : undefined;
-    const completion = this.run(taskId, params, control, log, writer);
+    // With a handoff this is an attempt: the task stays `accepted` for the worker to take, and
+    // the worker runs it again, so its text need not be this attempt's: only the worker streams.
+    const hold: RunHold = this.options.handoff ? undefined : { lease: this.newLease(), taken: false };
+    const writer = params.stream === true && hold ? this.writerFor(taskId, log, hold.lease) : undefined;
+    const completion = this.run(taskId, params, control, log, hold, writer);
     return new Promise<ExecuteTaskResult>((resolve, reject) => {
       let settled: Outcome | undefined;
       let answered = false;
@@ -245,37 +267,62 @@ export class TaskService {
     this.slotsTaken -= 1;
   }
 
-  private overCapacity(limit: 'concurrent_tasks' | 'task_store', max: number, request: RequestFields): RpcError {
-    const what = limit === 'concurrent_tasks' ? `${max} tasks are running` : `the task store holds ${max} pending tasks`;
+  private overCapacity(limit: keyof typeof OVER_CAPACITY, max: number, request: RequestFields): RpcError {
+    const what = OVER_CAPACITY[limit](max);
     this.options.log.warn('over capacity: refusing a new task', { ...request, limit, max });
     return new RpcError(ErrorCode.OverCapacity, `Over capacity: ${what}; try again shortly`, { retryable: true, limit, max });
   }
 
   /**
-   * Runs a task that another process accepted and handed off (the Lambda worker side). Params
-   * given as a loader are loaded only for a task still pending; a pending task whose params are
-   * gone cannot run and fails with -32603 rather than leave its caller polling until it expires.
+   * Runs a task that another process accepted and handed off (the Lambda worker side), once: the
+   * worker takes the task first (TaskStore.take: `accepted` → `working` with this run's lease),
+   * and a task another runner holds is left alone (`held`): the same hand-off delivered twice
+   * runs the executor once. A runner that died holds its task until its lease is over; the next
+   * delivery then takes it over. Params given as a loader are loaded only for a task still
+   * pending and not held; a pending task whose params are gone cannot run and fails with -32603
+   * rather than leave its caller polling until it expires.
    */
-  async runHandedOff(taskId: string, source: HandedOffParams): Promise<void> {
+  async runHandedOff(taskId: string, source: HandedOffParams): Promise<HandedOffOutcome> {
     let log: Log = new TaskLog(this.options.log, typeof source === 'function' ? undefined : source.correlation_id, undefined, taskId);
     const record = await this.options.store.get(taskId);
     if (!record || !PENDING_STATUSES.includes(record.status)) {
       log.info('handed-off task is no longer pending: skipping', { status: record?.status });
-      return;
+      return 'not-pending';
     }
+    if (!takeable(record, this.clock.now())) return heldElsewhere(log, record);
     const params = typeof source === 'function' ? await source() : source;
     if (!params) {
       log.error('handed-off task has no params to run with: failing it');
       await this.options.store.transition(taskId, PENDING_STATUSES, { status: 'failed', error: RpcError.internal().toErrorObject() });
-      return;
+      return 'no-params';
     }
     if (typeof source === 'function') log = new TaskLog(this.options.log, params.correlation_id, undefined, taskId);
+    const lease = this.newLease();
+    const taken = await this.options.store.take(taskId, lease, params.stream === true);
+    if (!taken) {
+      const current = await this.options.store.get(taskId);
+      if (current && PENDING_STATUSES.includes(current.status)) return heldElsewhere(log, current);
+      log.info('handed-off task is no longer pending: skipping', { status: current?.status });
+      return 'not-pending';
+    }
     // A task an earlier worker streamed from is run again (its worker stopped half-way): streaming
     // afresh would hand callers a second, different beginning, so this attempt only answers.
-    const streamedBefore = (record.partial?.length ?? 0) > 0;
+    const streamedBefore = (taken.partial?.length ?? 0) > 0;
     if (params.stream === true && streamedBefore) log.warn('handed-off task streamed in an earlier attempt: running it again without streaming');
-    const writer = params.stream === true && !streamedBefore ? new PartialTextWriter({ taskId, store: this.options.store, log, clock: this.clock }) : undefined;
-    await this.run(taskId, params, new TaskControl(), log, writer);
+    if (record.status === 'working') log.warn('handed-off task was working under a runner that stopped (its lease is over, or it had none): running it again', { lease_until: record.lease?.until });
+    const writer = params.stream === true && !streamedBefore ? this.writerFor(taskId, log, lease) : undefined;
+    await this.run(taskId, params, new TaskControl(), log, { lease, taken: true }, writer);
+    return 'ran';
+  }
+
+  /** A lease for a run starting now: a token no other run has, until the task's limit and a margin are over. */
+  private newLease(): TaskLease {
+    this.runs += 1;
+    return { owner: `${this.runnerToken}-${this.runs}`, until: this.clock.now() + this.leaseMs };
+  }
+
+  private writerFor(taskId: string, log: Log, lease: TaskLease): PartialTextWriter {
+    return new PartialTextWriter({ taskId, store: this.options.store, log, clock: this.clock, owner: lease.owner });
   }
 
   /**
@@ -326,15 +373,22 @@ export class TaskService {
   /**
    * Runs the executor once, under the task timeout, and records how it ended. With a writer the
    * executor streams (`onText`) and its text so far is written to the record as it grows.
+   *
+   * A run with a lease takes its task first, unless it has already (a task started with
+   * `stream: true` gets partial text then, so polls give it a cursor), and writes only while the
+   * lease is its own. Without one (the handoff front's attempt) the task stays `accepted`, for
+   * the worker to take, and the attempt settles it only from there.
    */
-  private async run(taskId: string, params: ExecuteTaskParams, control: TaskControl, log: Log, writer?: PartialTextWriter): Promise<Outcome> {
+  private async run(taskId: string, params: ExecuteTaskParams, control: TaskControl, log: Log, hold: RunHold, writer?: PartialTextWriter): Promise<Outcome> {
     this.setRunning(taskId, control);
     const timeout = this.timeouts.add(() => control.abort(new RpcError(ErrorCode.Timeout, `Task exceeded its time limit of ${this.options.taskTimeoutMs} ms`)));
     const debug = this.debugLogging();
     const started = debug ? this.clock.now() : 0;
+    const from = hold ? WORKING : ACCEPTED;
+    const owner = hold?.lease.owner;
     try {
-      // A task started with `stream: true` has partial text from the start, so polls give it a cursor.
-      await this.options.store.transition(taskId, ['accepted'], params.stream === true ? { status: 'working', partial: { text: '', length: 0 } } : { status: 'working' });
+      // Not taken: cancelled (or gone) since it was accepted, so it must not run.
+      if (hold && !hold.taken && !(await this.options.store.take(taskId, hold.lease, params.stream === true))) return await this.notTaken(taskId);
       const output = await this.execute(params, control, new TaskContext(taskId, control, log, writer?.append));
       const result = successOf(output);
       if (writer) {
@@ -342,7 +396,7 @@ export class TaskService {
         await writer.flush();
         writer.stop();
       }
-      await this.options.store.transition(taskId, PENDING_STATUSES, params.stream === true ? { status: 'success', result, partial: null } : { status: 'success', result });
+      await this.options.store.transition(taskId, from, params.stream === true ? { status: 'success', result, partial: null, owner } : { status: 'success', result, owner });
       // Debug, not info: one line per task halves the runtime's throughput; the verification zone logs each answer.
       if (debug) log.debug('task succeeded', { duration_ms: this.clock.now() - started, executor: this.options.executor.name });
       return { ok: true, result };
@@ -354,7 +408,7 @@ export class TaskService {
       if (error.code === ErrorCode.InternalError) log.error('task failed unexpectedly', { error: reason as Error });
       else log.warn('task failed', { code: error.code, error_message: error.message });
       if (error.code !== ErrorCode.TaskCancelled) {
-        await this.options.store.transition(taskId, PENDING_STATUSES, { status: 'failed', error: error.toErrorObject(), ...(params.stream === true ? { partial: null } : {}) });
+        await this.options.store.transition(taskId, from, { status: 'failed', error: error.toErrorObject(), owner, ...(params.stream === true ? { partial: null } : {}) });
       }
       return { ok: false, error };
     } finally {
@@ -362,6 +416,14 @@ export class TaskService {
       this.timeouts.cancel(timeout);
       this.setRunning(taskId, undefined);
     }
+  }
+
+  /** The outcome of a task this service accepted but could not take: how it ended (a cancel, most likely). */
+  private async notTaken(taskId: string): Promise<Outcome> {
+    const record = await this.options.store.get(taskId);
+    if (record?.status === 'success') return { ok: true, result: record.result ?? { status: 'success', response_text: '' } };
+    if (record?.status === 'cancelled' || record?.status === 'failed') return { ok: false, error: record.status === 'cancelled' ? new RpcError(ErrorCode.TaskCancelled) : failureOf(record) };
+    return { ok: false, error: RpcError.internal() };
   }
 
   /**
@@ -395,6 +457,28 @@ export class TaskService {
     else this.running.delete(taskId);
     if (wasBusy !== this.busy) for (const listener of this.busyListeners) listener(this.busy);
   }
+}
+
+/**
+ * A run's hold on its task: a lease, taken already or to take first; or none, for the handoff
+ * front's own attempt, which leaves the task `accepted` for the worker to take.
+ */
+type RunHold = { lease: TaskLease; taken: boolean } | undefined;
+
+const WORKING: readonly ['working'] = ['working'];
+const ACCEPTED: readonly ['accepted'] = ['accepted'];
+
+/** The message of each -32004 the service gives (`data.limit`), for its `max`. */
+const OVER_CAPACITY = {
+  concurrent_tasks: (max: number) => `${max} tasks are running`,
+  task_store: (max: number) => `the task store holds ${max} pending tasks`,
+  task_store_bytes: (max: number) => `the running tasks hold the ${max} bytes the task store keeps`,
+};
+
+/** A handed-off task another runner holds: left to it, and logged (the queue brings the message back later). */
+function heldElsewhere(log: Log, record: TaskRecord): HandedOffOutcome {
+  log.info('handed-off task is held by another worker: skipping, the message comes back after its visibility timeout', { status: record.status, lease_until: record.lease?.until });
+  return 'held';
 }
 
 /** Stops a local attempt whose task moved to a worker; never recorded as the task's outcome. */

@@ -41,6 +41,7 @@ class RecordingStore implements TaskStore {
     if (update.partial && update.status === 'working' && from.length === 1 && from[0] === 'working') this.writes.push({ at: Date.now(), partial: update.partial });
     return this.inner.transition(taskId, from, update);
   }
+  take: TaskStore['take'] = (taskId, lease, startPartial) => this.inner.take(taskId, lease, startPartial);
   putParams: TaskStore['putParams'] = (taskId, json, expiresAt) => this.inner.putParams(taskId, json, expiresAt);
   getParams: TaskStore['getParams'] = (taskId) => this.inner.getParams(taskId);
   deleteParams: TaskStore['deleteParams'] = (taskId) => this.inner.deleteParams(taskId);
@@ -199,12 +200,13 @@ describe('streaming through the worker, with the task table in DynamoDB', () => 
   });
 
   it('a worker that runs a task again after an earlier worker streamed from it answers without streaming, so cursors given out stay valid', async () => {
-    // Prepare: an earlier worker wrote some text, then stopped (its Lambda timed out)
+    // Prepare: an earlier worker took the task, wrote some text, then stopped (its Lambda timed out): its lease is over
     const store = new RecordingStore(dynamo());
     const { front, worker, handedOff } = deployment(store, new EchoExecutor());
     const accepted = await front.executeTask({ text: '#sleep=100 #stream=5 again', stream: true }, 'stream-rerun-1');
     const taskId = handedOff[0]!.taskId;
-    await store.transition(taskId, ['working'], { status: 'working', partial: { text: 'echo: #sl', length: 9 } });
+    await store.take(taskId, { owner: 'worker-that-stopped', until: Date.now() }, true);
+    await store.transition(taskId, ['working'], { status: 'working', partial: { text: 'echo: #sl', length: 9 }, owner: 'worker-that-stopped' });
     const before = await front.getTaskResult(taskId, '0');
     // Act
     await worker.runHandedOff(taskId, handedOff[0]!.params);

@@ -1,13 +1,14 @@
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDbTaskStore } from '../../src/execution/stores/dynamodb-task-store';
 import { MemoryTaskStore } from '../../src/execution/stores/memory-task-store';
-import { TaskStoreFullError, type TaskRecord, type TaskStore } from '../../src/execution/stores/task-store';
+import { TaskStoreFullError, type TaskStore } from '../../src/execution/stores/task-store';
 import { TaskService } from '../../src/execution/task-service';
 import { EchoExecutor } from '../../src/execution/executors/echo-executor';
 import { createLogger } from '../../src/observability/logger';
 import { createTable, startLocalDynamoDb, type LocalDynamoDb } from '../support/dynalite';
 import { manualClock } from '../support/manual-clock';
 import { eventually } from '../support/http';
+import { recordsOn } from './task-records';
 
 let db: LocalDynamoDb;
 beforeAll(async () => {
@@ -17,14 +18,7 @@ beforeAll(async () => {
 afterAll(() => db.close());
 
 const clock = manualClock();
-const record = (taskId: string, overrides: Partial<TaskRecord> = {}): TaskRecord => ({
-  task_id: taskId,
-  status: 'accepted',
-  created_at: clock.now(),
-  updated_at: clock.now(),
-  expires_at: Math.floor(clock.now() / 1000) + 60,
-  ...overrides,
-});
+const record = recordsOn(clock, 60);
 
 const stores: Array<[string, () => TaskStore]> = [
   ['DynamoDbTaskStore (dynalite)', () => new DynamoDbTaskStore({ client: db.client, tableName: 'tasks', clock })],

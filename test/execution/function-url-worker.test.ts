@@ -126,7 +126,9 @@ describe('lambdas/execution: function URL → worker queue → worker', () => {
 
     const { message, result } = await runQueued(taskId);
     expect(Buffer.byteLength(message.body)).toBeLessThan(HANDOFF_INLINE_MAX_BYTES);
-    expect(JSON.parse(message.body)).toEqual({ task_id: taskId, params_ref: true, bot_token: 'xoxb-lambda-credential' });
+    // The bot token rests in no queue message (nor in the table, below): the worker runs the task without it.
+    expect(JSON.parse(message.body)).toEqual({ task_id: taskId, params_ref: true });
+    expect(message.body).not.toContain('xoxb-lambda-credential');
     const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
     expect(result.result).toEqual({
       status: 'success',
@@ -157,6 +159,21 @@ describe('lambdas/execution: function URL → worker queue → worker', () => {
     expect((await tableItems()).some((item) => item.task_id?.S?.startsWith(`params-${taskId}`))).toBe(false);
   });
 
+  it('the same hand-off delivered to two workers at once runs once: the other hands the message back to the queue, whose next delivery finds the task done', async () => {
+    const params = { text: 'twice #sleep=300', channel: 'C3' };
+    const accepted = await rpc('execute_task', params);
+    const taskId = accepted.result.task_id as string;
+    const [message] = await sqs.waitForMessages('execution-worker', 1);
+
+    const both = await Promise.all([0, 1].map(() => worker(sqsEvent(message!.body), lambdaContext(60_000, 'execution-worker'))));
+
+    expect(both.map((answer) => answer.batchItemFailures).sort((a, b) => a.length - b.length)).toEqual([[], [{ itemIdentifier: 'msg-0' }]]);
+    expect((await rpc('get_task_result', { task_id: taskId })).result).toEqual({ status: 'success', response_text: 'echo: twice #sleep=300' });
+    expect((await worker(sqsEvent(message!.body), lambdaContext(60_000, 'execution-worker'))).batchItemFailures).toEqual([]);
+    // Any other failure of the whole batch is still an invocation error (the function's Errors alarm).
+    await expect(worker(sqsEvent('not json'), lambdaContext(60_000, 'execution-worker'))).rejects.toThrow(/All records failed/);
+  });
+
   it('a task with stream: true: the worker streams into the task item and polls through the URL follow it by cursor', async () => {
     // #sleep: the function URL's own attempt (which never streams: the worker runs the task again) passes its budget.
     const params = { text: '#sleep=100 #stream=20 one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty twenty-one twenty-two twenty-three twenty-four twenty-five twenty-six twenty-seven twenty-eight twenty-nine thirty thirty-one thirty-two thirty-three thirty-four thirty-five thirty-six thirty-seven thirty-eight thirty-nine forty', stream: true };
@@ -173,6 +190,8 @@ describe('lambdas/execution: function URL → worker queue → worker', () => {
     while (!final) {
       const { result } = await rpc('get_task_result', { task_id: taskId, ...(cursor === undefined ? {} : { cursor }) });
       if (result.status === 'success') final = result;
+      // `accepted` until the worker takes the task (the function URL's own attempt leaves it so).
+      else if (result.status === 'accepted') expect(result).toEqual({ status: 'accepted', task_id: taskId });
       else {
         expect(result).toMatchObject({ status: 'working', task_id: taskId, cursor: expect.any(String) });
         if (result.text !== undefined) pieces.push(result.text);

@@ -164,13 +164,15 @@ describe('handoff messages', () => {
     return { front, bodies, worker: { service: worker, store, log } };
   }
 
-  it('small params travel inline, exactly {task_id, params}, and nothing is kept', async () => {
+  it('small params travel inline, exactly {task_id, params} but for bot_token, and nothing is kept', async () => {
     const store = new MemoryTaskStore({ clock });
     const put = jest.spyOn(store, 'putParams');
     const { front, bodies, worker } = pair(store);
     const params = { text: 'small #sleep=100', channel: 'C1', bot_token: 'xoxb-inline' };
     const accepted = (await front.executeTask(params, 'inline-1')) as { task_id: string };
-    expect(JSON.parse(bodies[0]!)).toEqual({ task_id: accepted.task_id, params });
+    // The credential never rests in a queue message: the worker runs the task without it.
+    expect(bodies[0]).not.toContain('xoxb-inline');
+    expect(JSON.parse(bodies[0]!)).toEqual({ task_id: accepted.task_id, params: { text: 'small #sleep=100', channel: 'C1' } });
     expect(put).not.toHaveBeenCalled();
     await runHandoffMessage(worker, bodies[0]!);
     expect(await front.getTaskResult(accepted.task_id)).toEqual({ status: 'success', response_text: 'echo: small #sleep=100' });
@@ -187,15 +189,16 @@ describe('handoff messages', () => {
 
     const body = bodies[0]!;
     expect(Buffer.byteLength(body)).toBeLessThan(HANDOFF_INLINE_MAX_BYTES);
-    // The credential rides in the message; the store never sees it.
-    expect(JSON.parse(body)).toEqual({ task_id: accepted.task_id, params_ref: true, bot_token: 'xoxb-credential' });
+    // The credential rests neither in the message nor in the store: the worker runs the task without it.
+    expect(body).not.toContain('xoxb-credential');
+    expect(JSON.parse(body)).toEqual({ task_id: accepted.task_id, params_ref: true });
     const kept = await store.getParams(accepted.task_id);
     expect(kept).not.toContain('xoxb-credential');
     const { bot_token: _token, ...withoutToken } = params;
     expect(JSON.parse(kept!)).toEqual(withoutToken);
 
     await runHandoffMessage(worker, body);
-    expect(seen).toEqual([params]);
+    expect(seen).toEqual([withoutToken]);
     const result = await front.getTaskResult(accepted.task_id);
     expect(result).toMatchObject({ status: 'success', response_text: expect.stringContaining(`attachment: big.pdf application/pdf ${params.attachments![0]!.size} bytes sha256=`) });
     expect(await store.getParams(accepted.task_id)).toBeUndefined();
@@ -203,6 +206,22 @@ describe('handoff messages', () => {
     // A redelivery of the message finds the task done and runs nothing.
     await runHandoffMessage(worker, body);
     expect(seen).toHaveLength(1);
+  });
+
+  it('a message from before bot_token was kept out of the queue still runs its task, without the token', async () => {
+    const store = new MemoryTaskStore({ clock });
+    const seen: ExecuteTaskParams[] = [];
+    const echo = new EchoExecutor();
+    const { front, worker } = pair(store, { name: 'seeing', execute: (params, context) => (seen.push(params), echo.execute(params, context)) });
+    const inline = (await front.executeTask({ text: 'old inline #sleep=100' }, 'old-inline')) as { task_id: string };
+    const byRef = (await front.executeTask(bigParams(300_000, { text: 'old by ref #sleep=100' }), 'old-by-ref')) as { task_id: string };
+
+    await runHandoffMessage(worker, JSON.stringify({ task_id: inline.task_id, params: { text: 'old inline #sleep=100', bot_token: 'xoxb-old' } }));
+    await runHandoffMessage(worker, JSON.stringify({ task_id: byRef.task_id, params_ref: true, bot_token: 'xoxb-old' }));
+
+    expect(seen.map((params) => params.text)).toEqual(['old inline #sleep=100', 'old by ref #sleep=100']);
+    expect(seen.some((params) => 'bot_token' in params)).toBe(false);
+    expect(await front.getTaskResult(inline.task_id)).toEqual({ status: 'success', response_text: 'echo: old inline #sleep=100' });
   });
 
   it('the message just under the limit travels inline, just over it goes by reference', async () => {

@@ -9,7 +9,7 @@ import {
 import { createHash } from 'node:crypto';
 import { systemClock, type Clock } from '../../clock';
 import type { TaskStatus } from '../../contract';
-import type { CreateOutcome, PartialTextPolicy, TaskRecord, TaskStore, TaskUpdate } from './task-store';
+import type { CreateOutcome, PartialTextPolicy, TaskLease, TaskRecord, TaskStore, TaskUpdate } from './task-store';
 
 export type DynamoDbTaskStoreOptions = {
   client: DynamoDBClient;
@@ -54,7 +54,9 @@ const PARAMS_CHUNK_CONCURRENCY = 4;
  * are random, so that item is how a repeated `execute_task` finds its task from any process.
  * Neither item holds the task's params, only their hash (`params_hash`). A streaming task's item
  * holds the text produced so far while it runs (`partial_text`, `partial_length`: see
- * DYNAMODB_PARTIAL_TEXT); the update that settles the task removes it.
+ * DYNAMODB_PARTIAL_TEXT); the update that settles the task removes it. The runner that took the
+ * task (`take`) is named in `lease_owner`, with `lease_until` (epoch ms): the take's condition,
+ * and the writes of a runner (`TaskUpdate.owner`), read them, so two runners never both run it.
  *
  * Params too large for a handoff message (`putParams`) are kept in the same table, with the
  * task's `expires_at`, as binary chunks of PARAMS_CHUNK_BYTES keyed `params-<task id>-<n>` and,
@@ -128,13 +130,46 @@ export class DynamoDbTaskStore implements TaskStore {
       values[`:from${index}`] = { S: status };
       return `:from${index}`;
     });
+    let condition = `attribute_exists(task_id) AND expires_at > :now AND #status IN (${fromPlaceholders.join(', ')})`;
+    if (update.owner !== undefined) {
+      values[':owner'] = { S: update.owner };
+      condition += ' AND lease_owner = :owner';
+    }
+    return this.update(taskId, `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`, condition, names, values);
+  }
+
+  async take(taskId: string, lease: TaskLease, startPartial = false): Promise<TaskRecord | undefined> {
+    const names: Record<string, string> = { '#status': 'status', '#updated_at': 'updated_at' };
+    const values: Record<string, AttributeValue> = {
+      ':working': { S: 'working' },
+      ':accepted': { S: 'accepted' },
+      ':owner': { S: lease.owner },
+      ':until': { N: String(lease.until) },
+      ':updated_at': { N: String(this.clock.now()) },
+      ':now': { N: String(this.nowSeconds()) },
+      ':now_ms': { N: String(this.clock.now()) },
+    };
+    const sets = ['#status = :working', 'lease_owner = :owner', 'lease_until = :until', '#updated_at = :updated_at'];
+    if (startPartial) {
+      values[':empty'] = { S: '' };
+      values[':zero'] = { N: '0' };
+      sets.push('partial_text = if_not_exists(partial_text, :empty)', 'partial_length = if_not_exists(partial_length, :zero)');
+    }
+    // accepted, or working with no lease (written before leases) or a lease that is over.
+    const condition =
+      'attribute_exists(task_id) AND expires_at > :now AND (#status = :accepted OR (#status = :working AND (attribute_not_exists(lease_until) OR lease_until <= :now_ms)))';
+    return this.update(taskId, `SET ${sets.join(', ')}`, condition, names, values);
+  }
+
+  /** A conditional UpdateItem of a task item: the record as it is after it, or undefined when the condition failed. */
+  private async update(taskId: string, expression: string, condition: string, names: Record<string, string>, values: Record<string, AttributeValue>): Promise<TaskRecord | undefined> {
     try {
       const { Attributes } = await this.options.client.send(
         new UpdateItemCommand({
           TableName: this.options.tableName,
           Key: { task_id: { S: taskId } },
-          UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
-          ConditionExpression: `attribute_exists(task_id) AND expires_at > :now AND #status IN (${fromPlaceholders.join(', ')})`,
+          UpdateExpression: expression,
+          ConditionExpression: condition,
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
           ReturnValues: 'ALL_NEW',
@@ -326,6 +361,10 @@ function toItem(record: TaskRecord): Record<string, AttributeValue> {
     item.partial_text = { S: record.partial.text };
     item.partial_length = { N: String(record.partial.length) };
   }
+  if (record.lease) {
+    item.lease_owner = { S: record.lease.owner };
+    item.lease_until = { N: String(record.lease.until) };
+  }
   return item;
 }
 
@@ -341,5 +380,6 @@ function fromItem(item: Record<string, AttributeValue>): TaskRecord {
   if (item.error?.S) record.error = JSON.parse(item.error.S);
   if (item.params_hash?.S) record.params_hash = item.params_hash.S;
   if (item.partial_length?.N !== undefined) record.partial = { text: item.partial_text?.S ?? '', length: Number(item.partial_length.N) };
+  if (item.lease_owner?.S !== undefined && item.lease_until?.N !== undefined) record.lease = { owner: item.lease_owner.S, until: Number(item.lease_until.N) };
   return record;
 }

@@ -23,6 +23,11 @@ export type TaskRecord = {
    * produced so far (docs/contract.md, "Streaming"). Set, empty, when it starts working.
    */
   partial?: PartialText;
+  /**
+   * Who runs the task and until when: set by `take`, which a runner calls before it runs the
+   * executor. Kept after the task ends (it says who ran it), replaced by the next `take`.
+   */
+  lease?: TaskLease;
   created_at: number;
   updated_at: number;
   /** Epoch seconds after which the record is gone (DynamoDB TTL). */
@@ -36,6 +41,18 @@ export type TaskRecord = {
  */
 export type PartialText = { text: string; length: number };
 
+/**
+ * A runner's hold on a working task (`TaskStore.take`): a token of its own, and the time (epoch
+ * ms, the store's clock) after which another runner may take the task over. Writes that carry
+ * `owner` (TaskUpdate) apply only while the token is still the task's.
+ */
+export type TaskLease = { owner: string; until: number };
+
+/** `accepted`, or `working` with no lease or one that is over at `now`: a runner may take it (TaskStore.take). */
+export function takeable(record: TaskRecord, now: number): boolean {
+  return record.status === 'accepted' || (record.status === 'working' && (record.lease === undefined || record.lease.until <= now));
+}
+
 export type TaskUpdate = Pick<TaskRecord, 'status'> &
   Partial<Pick<TaskRecord, 'result' | 'error'>> & {
     /**
@@ -43,6 +60,8 @@ export type TaskUpdate = Pick<TaskRecord, 'status'> &
      * count moves), or `null` to drop it (a task that settles or starts again).
      */
     partial?: { text?: string; length: number } | null;
+    /** Applies only while this runner's `take` is the task's last (`lease.owner`): one taken over writes nothing. */
+    owner?: string;
   };
 
 /** How the task service writes a streaming task's partial text to a store (TaskStore.partialText). */
@@ -58,11 +77,17 @@ export const UNLIMITED_PARTIAL_TEXT: PartialTextPolicy = { writeIntervalMs: 0, m
 
 export type CreateOutcome = { created: true; record: TaskRecord } | { created: false; record: TaskRecord };
 
-/** A bounded store has no room left that it may free: every record in it is a pending task. */
+/**
+ * A bounded store has no room left that it may free: its pending tasks alone fill it, in records
+ * (`max` of them) or in the bytes it accounts (`max` bytes: MemoryTaskStoreOptions.maxBytes).
+ */
 export class TaskStoreFullError extends Error {
   override name = 'TaskStoreFullError';
-  constructor(readonly maxRecords: number) {
-    super(`the task store holds ${maxRecords} pending tasks and drops none of them`);
+  constructor(
+    readonly limit: 'records' | 'bytes',
+    readonly max: number,
+  ) {
+    super(limit === 'records' ? `the task store holds ${max} pending tasks and drops none of them` : `the pending tasks hold the ${max} bytes the task store keeps, and it drops none of them`);
   }
 }
 
@@ -89,8 +114,17 @@ export interface TaskStore {
   get(taskId: string): Promise<TaskRecord | undefined>;
   /** The live task a request key was created for, or undefined. */
   getByRequest(requestKey: string): Promise<TaskRecord | undefined>;
-  /** Applies `update` only while the status is one of `from`; undefined when it was not. */
+  /** Applies `update` only while the status is one of `from` (and `update.owner` holds it); undefined when it was not. */
   transition(taskId: string, from: readonly TaskStatus[], update: TaskUpdate): Promise<TaskRecord | undefined>;
+  /**
+   * Takes a pending task to run it, in one conditional write: `accepted` → `working`, or a
+   * `working` task whose lease is over (its runner stopped: a Lambda that died or timed out) or
+   * that has none (written before leases) → `working` again, with `lease` as its new holder.
+   * `startPartial` (a task that streams): the task gets empty partial text unless it has some (an
+   * earlier runner's, which stays). Undefined when the task is unknown, expired, ended, or held
+   * by another runner whose lease still lasts: then the caller must not run it.
+   */
+  take(taskId: string, lease: TaskLease, startPartial?: boolean): Promise<TaskRecord | undefined>;
   /**
    * Keeps a task's params (serialized JSON) for the worker that runs a handed-off task whose
    * params are too large for a queue message (src/execution/handoff-message.ts), until
