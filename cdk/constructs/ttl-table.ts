@@ -3,7 +3,8 @@ import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/
 import type { Grant, IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 
-export type ItemAction = 'dynamodb:GetItem' | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:DeleteItem';
+/** No DeleteItem: no store deletes an item — TTL removes them, and a release or an erase is a write. */
+export type ItemAction = 'dynamodb:GetItem' | 'dynamodb:PutItem' | 'dynamodb:UpdateItem';
 
 export interface TtlTableProps {
   /** The string partition key. */

@@ -248,7 +248,8 @@ export class VerificationZoneStack extends Stack {
     this.signingSecret.grantRead(this.slackEvents.role);
     this.tasks.queue.grantSendMessages(this.slackEvents.role);
     this.replies.queue.grantSendMessages(this.slackEvents.role);
-    this.stateTable.grantItems(this.slackEvents.role, 'dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem');
+    // Claims, counters, markers, answered threads, records: written and read, never deleted (TTL removes them).
+    this.stateTable.grantItems(this.slackEvents.role, 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem');
 
     for (const caller of [this.invoker, this.poller]) {
       this.execution.grantCall(caller.role);
@@ -262,7 +263,7 @@ export class VerificationZoneStack extends Stack {
     }
 
     this.botToken.grantRead(this.poster.role);
-    this.stateTable.grantItems(this.poster.role, 'dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem');
+    this.stateTable.grantItems(this.poster.role, 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem');
 
     this.api = new SlackEventsApi(this, 'SlackEventsApi', {
       handler: this.slackEvents.fn,

@@ -56,6 +56,8 @@ export class ConsoleSlackReplies implements SlackReplies, SlackConversations, Sl
   constructor(
     private readonly write: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
     private readonly clock: Clock = systemClock,
+    /** Whom the replies are posted as (SLACK_BOT_USER_ID when set): the thread context knows the bot's replies by it. */
+    private readonly botUserId: string = LOCAL_BOT_USER_ID,
   ) {}
 
   async post({ channel, threadTs, text, marker, blocks }: { channel: string; threadTs: string; text: string; marker?: ReplyMarker; blocks?: readonly MessageBlock[] }): Promise<{ ts: string }> {
@@ -179,7 +181,7 @@ export class ConsoleSlackReplies implements SlackReplies, SlackConversations, Sl
       .map((m) => ({ ts: m.ts, user: m.user, text: m.text, ...(m.files?.length ? { files: m.files } : {}) }));
     const bot: SlackThreadMessage[] = this.posted
       .filter((reply) => inThread(reply.channel, reply.ts, reply.threadTs))
-      .map((reply) => ({ ts: reply.ts, user: LOCAL_BOT_USER_ID, text: reply.text, metadata: { event_type: REPLY_METADATA_TYPE } }));
+      .map((reply) => ({ ts: reply.ts, user: this.botUserId, bot_id: 'BLOCALBOT', text: reply.text, metadata: { event_type: REPLY_METADATA_TYPE } }));
     const messages = [...people, ...bot].sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0));
     return { messages, read: messages.length, complete: true };
   }

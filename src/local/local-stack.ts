@@ -130,7 +130,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
     const agent = buildExecutionAgents(agentSettings, deps).default;
 
-    const consoleReplies = options.slack || env.SLACK_BOT_TOKEN ? undefined : new ConsoleSlackReplies(options.replyWriter);
+    const consoleReplies = options.slack || env.SLACK_BOT_TOKEN ? undefined : new ConsoleSlackReplies(options.replyWriter, undefined, env.SLACK_BOT_USER_ID || undefined);
     const slack = options.slack ?? consoleReplies ?? new WebApiSlackReplies(createSlackWebClient({ token: env.SLACK_BOT_TOKEN!, apiUrl: env.SLACK_API_URL }), env.SLACK_API_URL ? { apiUrl: env.SLACK_API_URL } : {});
 
     const signingSecretGenerated = !env.SLACK_SIGNING_SECRET;

@@ -77,9 +77,13 @@ export class SqsQueue<T> implements Queue<T> {
     await this.sendPrepared(prepare(message, options, 0));
   }
 
-  /** A body serialized already: the execution zone's hand-off, whose size was judged as text. */
+  /**
+   * A JSON body serialized already: the execution zone's hand-off, whose size was judged as text.
+   * Characters SQS refuses are escaped as in `send` (sqsSafeJson).
+   */
   async sendBody(body: string): Promise<void> {
-    await this.sendPrepared({ index: 0, body, bytes: Buffer.byteLength(body) });
+    const safe = sqsSafeJson(body);
+    await this.sendPrepared({ index: 0, body: safe, bytes: Buffer.byteLength(safe) });
   }
 
   private async sendPrepared(prepared: Prepared): Promise<void> {
@@ -147,9 +151,25 @@ function checkBodyDigest(digest: string | undefined, body: string, queueName: st
   if (digest !== createHash('md5').update(body).digest('hex')) throw new Error(`queue ${queueName}: SQS's MD5 of the message body does not match the body sent (damaged on the way)`);
 }
 
+/**
+ * SQS refuses a message whose body has a character outside #x9 | #xA | #xD | #x20-#xD7FF |
+ * #xE000-#xFFFD | #x10000-#x10FFFF (InvalidMessageContents) — and a user's message may have one.
+ * JSON.stringify already escapes control characters and lone surrogates; U+FFFE and U+FFFF it
+ * leaves as they are. In valid JSON such a character can only be inside a string, where its
+ * escape (`\ufffe`, plain ASCII) is the same character to JSON.parse: the consumer reads the
+ * message unchanged. A lone surrogate in a body serialized elsewhere is escaped the same way.
+ */
+const SQS_REFUSED_IN_JSON = /[\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** A JSON text SQS takes as a message body, meaning the same JSON (see SQS_REFUSED_IN_JSON). */
+export function sqsSafeJson(json: string): string {
+  return json.replace(SQS_REFUSED_IN_JSON, (char) => `\\u${char.charCodeAt(0).toString(16)}`);
+}
+
 function prepare<T>(message: T, options: EnqueueOptions | undefined, index: number): Prepared {
-  const body = JSON.stringify(message);
-  if (body === undefined) throw new TypeError(`message #${index} cannot be represented as JSON`);
+  const json = JSON.stringify(message);
+  if (json === undefined) throw new TypeError(`message #${index} cannot be represented as JSON`);
+  const body = sqsSafeJson(json);
   const attributes = toMessageAttributes(options?.attributes);
   let bytes = Buffer.byteLength(body);
   for (const [name, value] of Object.entries(attributes ?? {})) bytes += Buffer.byteLength(name) + Buffer.byteLength(value.StringValue ?? '') + 'String'.length;

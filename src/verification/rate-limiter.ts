@@ -37,13 +37,18 @@ export class RateLimiter {
     this.perMinute = perMinute;
   }
 
-  /** `now`: the event's time (epoch ms), which picks its window. */
-  async check(who: { teamId: string; userId: string }, now: number): Promise<RateLimitDecision> {
+  /**
+   * `now`: the event's time (epoch ms), which picks its window. `eventId`: what is counted — an
+   * event checked again (a counter write resent after its answer was lost, a Slack retry after a
+   * failed enqueue) is counted once and gets the decision it got.
+   */
+  async check(who: { teamId: string; userId: string }, now: number, eventId: string): Promise<RateLimitDecision> {
     const windowIndex = Math.floor(now / RATE_WINDOW_MS);
     const windowEndsAt = (windowIndex + 1) * RATE_WINDOW_MS;
     if (this.perMinute === 0) return { allowed: true, count: 0, limit: Infinity, firstRefusalInWindow: false, windowEndsAt };
     // The window index is in the key, so a new window is a new counter whatever the store's TTL does.
-    const count = await this.counters.increment(`rate#${who.teamId}#${who.userId}#${windowIndex}`, COUNTER_TTL_SECONDS);
+    // Counts past limit + 1 are all refused silently: the event ids need be kept only up to there.
+    const count = await this.counters.increment(`rate#${who.teamId}#${who.userId}#${windowIndex}`, COUNTER_TTL_SECONDS, { token: eventId, upTo: this.perMinute + 1 });
     return { allowed: count <= this.perMinute, count, limit: this.perMinute, firstRefusalInWindow: count === this.perMinute + 1, windowEndsAt };
   }
 }

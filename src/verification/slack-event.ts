@@ -23,6 +23,9 @@ export const SlackInnerEventSchema = z.looseObject({
     subtype: z.optional(z.string()),
     user: z.optional(z.string()),
     bot_id: z.optional(z.string()),
+    /** Set when an app posted the message, with its bot token or a user's token (then `user` is that person). */
+    app_id: z.optional(z.string()),
+    bot_profile: z.optional(z.looseObject({})),
     text: z.optional(z.string()),
     ts: z.optional(z.string()),
     thread_ts: z.optional(z.string()),
@@ -59,6 +62,10 @@ export type IgnoreReason =
   | 'mention-event'
   /** A thread reply addressed to someone else: people talking to each other. */
   | 'addressed-to-someone-else'
+  /** A thread reply without a mention that pings the channel or a group (`<!here>`, `<!channel>`, `<!everyone>`, `<!subteam^…>`): for the people, not the bot. */
+  | 'pings-a-group'
+  /** A thread reply without a mention posted by an app (`app_id`, `bot_profile`), even with a person's token: never a follow-up, so two bots cannot answer each other forever. */
+  | 'posted-by-an-app'
   /** A thread reply in a thread the bot has not answered in (checked by the ingress). */
   | 'not-in-bot-thread'
   /** Follow-ups without a mention are turned off (THREAD_FOLLOW_UPS=false). */
@@ -85,12 +92,14 @@ export type AcceptedEvent = {
 const TASK_SUBTYPES: ReadonlySet<string> = new Set(['file_share', 'thread_broadcast']);
 const CHANNEL_TYPES: ReadonlySet<string> = new Set(['channel', 'group']);
 const MENTION = /<@([A-Z0-9]+)(?:\|[^>]*)?>/g;
+/** Slack's special mentions that notify many (`<!here>`, `<!channel>`, `<!everyone>`, the legacy `<!group>`, user groups `<!subteam^S…>`), with or without a `|label`. */
+const GROUP_PING = /<!(?:here|channel|everyone|group|subteam\^[^>|]*)(?:\|[^>]*)?>/;
 
 /**
  * Decides whether an event is for the bot: app mentions, direct messages (with or without files),
  * and — as candidates the ingress still checks — replies in a channel thread that mention nobody
- * else. Messages from bots (ours included), edits, deletions and other subtypes are ignored so the
- * bot never answers itself.
+ * else, ping no group and were written by a person, not posted by an app. Messages from bots (ours
+ * included), edits, deletions and other subtypes are ignored so the bot never answers itself.
  */
 export function classifyEvent(envelope: SlackEventCallback, botUserId?: string): AcceptedEvent | { kind: 'ignore'; reason: IgnoreReason } {
   const event = envelope.event;
@@ -108,6 +117,11 @@ export function classifyEvent(envelope: SlackEventCallback, botUserId?: string):
     if (mentioned.some((id) => ownUserIds.has(id))) return { kind: 'ignore', reason: 'mention-event' };
     // A reply that names someone is for them, not for the bot (docs/architecture.md §10.1).
     if (mentioned.length > 0) return { kind: 'ignore', reason: 'addressed-to-someone-else' };
+    // So is one that pings the channel or a group: it is for the people it notifies.
+    if (GROUP_PING.test(event.text ?? '')) return { kind: 'ignore', reason: 'pings-a-group' };
+    // An app's post (with a person's token, it has no bot_id): another bot replying in the thread
+    // would be answered, and answer back, without end. It can still mention the bot.
+    if (event.app_id !== undefined || event.bot_profile !== undefined) return { kind: 'ignore', reason: 'posted-by-an-app' };
     followUp = true;
   }
   if (!event.user || !event.channel || !event.ts) return { kind: 'ignore', reason: 'incomplete' };

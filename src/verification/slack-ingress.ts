@@ -227,7 +227,7 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
     const taskLog = taskLogger(at.log, { request_id: requestId, correlation_id: requestId });
     trace({ requestId, hop: 'ingress', at: started, detail: { event_id: eventId, user: draft.user, channel: thread.channel, ts: thread.ts, thread_ts: thread.thread_ts } });
 
-    const found = await refusalFor(thread.team_id, draft.user, thread.channel, taskText, started);
+    const found = await refusalFor(thread.team_id, draft.user, thread.channel, taskText, { at: started, eventId });
     // A reply without a mention may not have been meant for the bot at all: never answer it with a
     // refusal in front of the people talking (not allowed, too long, slow down).
     const refusal = found && draft.followUp ? 'silent' : found;
@@ -260,14 +260,14 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
   }
 
   /** A notice to send instead of a task, 'silent' for a refusal already announced, or undefined to go ahead. */
-  async function refusalFor(teamId: string, userId: string, channel: string, taskText: string, at: number): Promise<{ reason: string; text: string } | 'silent' | undefined> {
+  async function refusalFor(teamId: string, userId: string, channel: string, taskText: string, { at, eventId }: { at: number; eventId: string }): Promise<{ reason: string; text: string } | 'silent' | undefined> {
     const notAllowed = (lists.team && !lists.team.has(teamId)) || (lists.user && !lists.user.has(userId)) || (lists.channel && !lists.channel.has(channel));
     if (notAllowed) {
       const window = Math.floor(at / 60_000);
       const first = await options.claims.mark(`notice#not-allowed#${teamId}#${userId}#${window}`, 120);
       return first ? { reason: 'not-allowed', text: options.messages.notAllowed } : 'silent';
     }
-    const rate = await options.rateLimiter.check({ teamId, userId }, at);
+    const rate = await options.rateLimiter.check({ teamId, userId }, at, eventId);
     if (!rate.allowed) return rate.firstRefusalInWindow ? { reason: 'rate-limited', text: options.messages.rateLimited } : 'silent';
     if (!taskText) return { reason: 'empty', text: options.messages.emptyText };
     if (taskText.length > options.maxTextLength) return { reason: 'too-long', text: fill(options.messages.tooLong, { limit: options.maxTextLength }) };

@@ -22,9 +22,15 @@ const SPOKEN_SUBTYPES: ReadonlySet<string | undefined> = new Set([undefined, 'fi
 /**
  * Turns a thread read back from Slack into the `messages` of `execute_task` (docs/contract.md,
  * "Thread context"): oldest first, the bot's own replies as `assistant`, everyone else as `user`
- * with their id, the bot's mention stripped, files named. When not all fit the limits, the newest
- * messages are kept, and the thread's first message (usually the question that started it) with
- * them, cut to a quarter of the character budget if need be.
+ * with their id — other apps and bots included, by their bot id — the bot's mention stripped,
+ * files named. When not all fit the limits, the newest messages are kept, and the thread's first
+ * message (usually the question that started it) with them, cut to a quarter of the character
+ * budget if need be.
+ *
+ * A reply is the bot's by its user id (`botUserId`: the event's bot authorization, or
+ * SLACK_BOT_USER_ID): whatever this app posts with its bot token carries it. The reply metadata
+ * is not proof — any app in the channel can post a message with the same `event_type` — so it
+ * counts only when the bot's id is unknown, and then only on an app's message (`bot_id`).
  */
 export function threadContext(read: readonly SlackThreadMessage[], botUserId: string | undefined, limits: ThreadContextLimits): ThreadContext {
   const own = new Set([botUserId].filter((id): id is string => Boolean(id)));
@@ -59,7 +65,7 @@ export function threadContext(read: readonly SlackThreadMessage[], botUserId: st
 }
 
 function toThreadMessage(message: SlackThreadMessage, own: ReadonlySet<string>): ThreadMessage {
-  const fromBot = (message.user !== undefined && own.has(message.user)) || message.metadata?.event_type === REPLY_METADATA_TYPE;
+  const fromBot = own.size > 0 ? message.user !== undefined && own.has(message.user) : message.bot_id !== undefined && message.metadata?.event_type === REPLY_METADATA_TYPE;
   const files = (message.files ?? []).map((file) => file.name ?? file.title).filter(Boolean);
   const said = fromBot ? (message.text ?? '').trim() : stripMentions(message.text ?? '', own);
   const text = [said, ...(files.length ? [`[shared ${files.length === 1 ? 'a file' : 'files'}: ${files.join(', ')}]`] : [])].filter(Boolean).join('\n');

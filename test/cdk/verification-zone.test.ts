@@ -180,9 +180,9 @@ describe('state and secrets', () => {
     });
     const table = onlyResource(template, 'AWS::DynamoDB::Table').id;
     const itemActions = (prefix: string) => statementsOfFunction(template, functionId(template, prefix)).filter((s) => [s.Action].flat().some((a: string) => a.startsWith('dynamodb:')));
-    // Claims: UpdateItem to acquire and complete, DeleteItem to release, PutItem for markers,
-    // GetItem for the item a refused condition met (ReturnValuesOnConditionCheckFailure).
-    const claimActions = ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
+    // Claims: UpdateItem to acquire, complete and release, PutItem for markers, GetItem for the
+    // item a refused condition met (ReturnValuesOnConditionCheckFailure). Nothing deletes: TTL does.
+    const claimActions = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
     expect(itemActions('slack-events')).toEqual([{ Effect: 'Allow', Action: claimActions, Resource: { 'Fn::GetAtt': [table, 'Arn'] } }]);
     expect(itemActions('slack-poster')).toEqual([{ Effect: 'Allow', Action: claimActions, Resource: { 'Fn::GetAtt': [table, 'Arn'] } }]);
     // The record of each task's live message (docs/architecture.md §2.5): read, created, moved on.

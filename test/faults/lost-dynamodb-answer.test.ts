@@ -14,8 +14,9 @@ import { replaySlackEvent, SqsReplay, sqsEvent, startFaultPipeline, statusOf, ty
 let pipeline: FaultPipeline;
 const ALLOWED_USER = 'ULOCALUSER';
 beforeAll(async () => {
-  // One allowed user: anyone else is refused with a notice, once per minute window.
-  pipeline = await startFaultPipeline({ env: { ALLOWED_USER_IDS: ALLOWED_USER } });
+  // One allowed user: anyone else is refused with a notice, once per minute window. One event
+  // per user and minute (each scenario is a new window): an event counted twice is refused.
+  pipeline = await startFaultPipeline({ env: { ALLOWED_USER_IDS: ALLOWED_USER, RATE_LIMIT_PER_MINUTE: '1' } });
 });
 afterAll(() => pipeline.close());
 beforeEach(() => pipeline.reset());
@@ -75,5 +76,28 @@ describe.each(['reset', '500'] as const)('the once-per-window refusal marker wri
     expect(pipeline.tasks()).toEqual([]);
     await new SqsReplay(pipeline).drain();
     expect(pipeline.slack.posts.map((post) => post.text)).toEqual([userMessages(undefined).notAllowed]);
+  });
+});
+
+/**
+ * Issue 25: the rate limit's counter is an `ADD`; applied, its answer lost, the client sends the
+ * same write again. The event must count once — the user, within the limit, gets an answer and
+ * no "slow down".
+ */
+describe.each(['reset', '500'] as const)('the rate-limit count written, its answer lost (%s)', (how) => {
+  it('slack-events: the event counts once, so the user within the limit is answered', async () => {
+    pipeline.clock.begin();
+    const { body, eventId } = pipeline.mention(`counted once (${how})`);
+    const rateWrite = (request: DynamoDbRequest) => request.operation === 'UpdateItem' && (keyOf(request) ?? '').startsWith(`rate#`);
+    pipeline.dynamo.loseAnswerOf({ match: rateWrite, how });
+
+    const deliveries = await replaySlackEvent(pipeline, body);
+
+    expect(deliveries.map((d) => [d.retryNum, statusOf(d)])).toEqual([[0, 200]]);
+    expect(pipeline.dynamo.lost.map(keyOf)).toEqual([expect.stringMatching(/^rate#/)]);
+    expect(pipeline.dynamo.forwarded.filter(rateWrite).length).toBeGreaterThanOrEqual(2);
+    expect(pipeline.tasks()).toEqual([expect.objectContaining({ event_id: eventId, text: `counted once (${how})` })]);
+    await new SqsReplay(pipeline).drain();
+    expect(pipeline.slack.posts.map((post) => post.text)).toEqual([`echo: counted once (${how})`]);
   });
 });

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { SendMessageBatchRequest, SendMessageRequest } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import { deliveryFromSqsRecord, SqsBatchSendError, SqsQueue, sqsClient } from '../../src/queue/sqs-queue';
+import { refusedBody, startFakeSqs, type FakeSqs } from '../support/fake-sqs';
 import { startScriptedAws, type ScriptedAws, type ScriptedRequest } from '../support/scripted-aws';
 
 // SqsQueue over real HTTP to a scripted SQS endpoint, so the exact requests can be asserted and
@@ -148,6 +149,50 @@ describe('SqsQueue', () => {
   it('sends a serialized body as it is (the execution zone hand-off)', async () => {
     await makeQueue().sendBody('{"task_id":"t-1"}');
     expect(sendInputs()).toEqual([{ QueueUrl: queueUrl, MessageBody: '{"task_id":"t-1"}' }]);
+  });
+});
+
+/**
+ * Issue 25: SQS refuses a body with a character outside #x9 | #xA | #xD | #x20-#xD7FF |
+ * #xE000-#xFFFD | #x10000-#x10FFFF (InvalidMessageContents), and a Slack message may hold U+FFFE
+ * or U+FFFF: the queue escapes them in the JSON, so the message goes and reads back the same.
+ * Against the fake SQS, which refuses such bodies as SQS does.
+ */
+describe('SqsQueue: characters SQS refuses in a body', () => {
+  let fake: FakeSqs;
+  beforeAll(async () => {
+    fake = await startFakeSqs();
+  });
+  afterAll(() => fake.close());
+  beforeEach(() => fake.reset());
+
+  const text = 'non-characters \uFFFE and \uFFFF, a \\\uFFFE after a backslash, and what SQS takes as it is: 😀 \uFFFD \u0085 é';
+  const fakeQueue = () => new SqsQueue<{ n: number; text?: string }>({ client: client(), queueUrl: fake.queueUrl('tasks') });
+
+  it('the fake refuses them as SQS does, and takes the rest', async () => {
+    await expect(client().call('SendMessage', { QueueUrl: fake.queueUrl('tasks'), MessageBody: 'raw \uFFFE' }, { endpoint: fake.endpoint })).rejects.toMatchObject({ name: 'InvalidMessageContents' });
+    for (const refused of ['\uFFFE', '\uFFFF', '\uD800 alone', 'bell \u0007']) expect(refusedBody(refused)).toMatch(/^Invalid binary character/);
+    for (const taken of ['😀 \uFFFD \u0085 é', 'tab\tline\nreturn\r']) expect(refusedBody(taken)).toBeUndefined();
+    expect(fake.sent).toEqual([]);
+  });
+
+  it('send: escapes them in the JSON (plain ASCII), and the body reads back as the message', async () => {
+    await fakeQueue().send({ n: 1, text });
+    const [sent] = fake.messages('tasks');
+    expect(sent!.body).toContain('\\ufffe');
+    expect(sent!.body).toContain('😀'); // nothing else is escaped: the size stays what it was
+    expect(JSON.parse(sent!.body)).toEqual({ n: 1, text });
+  });
+
+  it('sendBatch: every entry goes, none refused', async () => {
+    await fakeQueue().sendBatch([{ message: { n: 1, text } }, { message: { n: 2, text: 'plain' } }, { message: { n: 3, text: '\uFFFF' } }]);
+    expect(fake.messages('tasks').map((message) => JSON.parse(message.body))).toEqual([{ n: 1, text }, { n: 2, text: 'plain' }, { n: 3, text: '\uFFFF' }]);
+  });
+
+  it('sendBody: a body serialized elsewhere is escaped the same way', async () => {
+    const body = JSON.stringify({ task_id: 't-1', text });
+    await fakeQueue().sendBody(body);
+    expect(JSON.parse(fake.messages('tasks')[0]!.body)).toEqual(JSON.parse(body));
   });
 });
 

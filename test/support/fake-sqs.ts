@@ -8,6 +8,10 @@ import { closeServer, listenOnLoopback } from './http';
  * delivered (a test, or bench, hands them to the next function). Point the real SDK at it with
  * AWS_ENDPOINT_URL_SQS and queue URLs from `queueUrl`.
  *
+ * Like SQS, it refuses a body with a character XML does not allow (a lone surrogate, U+FFFE,
+ * U+FFFF, control characters but tab and line breaks): `InvalidMessageContents`, the whole
+ * SendMessage, or that entry of a SendMessageBatch.
+ *
  * Faults (`failNext`) make the next sends misbehave as a sick SQS does: stall (accept the request
  * and never answer it, until the client gives up) or answer an error status. A send that stalls or
  * fails is not recorded — SQS did not take the message — unless the fault says `taken`: SQS took
@@ -58,6 +62,17 @@ export type FakeSqs = {
 };
 
 const ACCOUNT = '123456789012';
+
+/** The characters SQS takes in a message body: #x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF. */
+const REFUSED_CHARACTER = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
+
+/** SQS's message for a body it refuses, or undefined for a body it takes. */
+export function refusedBody(body: string): string | undefined {
+  const found = REFUSED_CHARACTER.exec(body)?.[0];
+  if (found === undefined) return undefined;
+  const hex = found.codePointAt(0)!.toString(16).toUpperCase();
+  return `Invalid binary character '#x${hex}' was found in the message body, the set of allowed characters is #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF`;
+}
 
 export async function startFakeSqs(): Promise<FakeSqs> {
   const sent: FakeSqsMessage[] = [];
@@ -121,8 +136,19 @@ export async function startFakeSqs(): Promise<FakeSqs> {
         return;
       }
       if (fault) return answer(res, fault.status ?? 500, { __type: 'com.amazonaws.sqs#InternalError', message: 'fake SQS: injected fault' }, 'InternalError');
-      const taken = takeAll(target, input);
-      return answer(res, 200, target === 'AmazonSQS.SendMessage' ? taken[0] : { Successful: taken, Failed: [] });
+      if (target === 'AmazonSQS.SendMessage') {
+        const refused = refusedBody(String(input.MessageBody ?? ''));
+        if (refused) return answer(res, 400, { __type: 'com.amazonaws.sqs#InvalidMessageContents', message: refused }, 'InvalidMessageContents');
+        return answer(res, 200, takeAll(target, input)[0]);
+      }
+      const entries = (input.Entries ?? []) as Array<{ Id: string; MessageBody: string }>;
+      const failed = entries.flatMap((entry) => {
+        const refused = refusedBody(String(entry.MessageBody ?? ''));
+        return refused ? [{ Id: entry.Id, SenderFault: true, Code: 'InvalidMessageContents', Message: refused }] : [];
+      });
+      const refusedIds = new Set(failed.map((entry) => entry.Id));
+      const taken = takeAll(target, { ...input, Entries: entries.filter((entry) => !refusedIds.has(entry.Id)) });
+      return answer(res, 200, { Successful: taken, Failed: failed });
     });
   });
   const endpoint = await listenOnLoopback(server);

@@ -53,6 +53,17 @@ describe('the intake table', () => {
     expect(await onEvent(reply, context({ threads }))).toMatchObject({ kind: 'accept', results: [{ kind: 'task', task: { followUp: true } }] });
   });
 
+  it('in a thread the bot answered in, takes no reply that pings a group or that an app posted (issue 25: no bot-to-bot loops)', async () => {
+    const threads = new MemoryBotThreads();
+    await threads.remember({ team_id: 'T1', channel: 'C1', thread_ts: '1.000001' }, 60);
+    const reply = { type: 'message', channel_type: 'channel', user: 'U1', ts: '1.000002', thread_ts: '1.000001', channel: 'C1' };
+    expect(await onEvent({ ...reply, text: '<!here> done' }, context({ threads }))).toEqual({ kind: 'ignore', reason: 'pings-a-group' });
+    expect(await onEvent({ ...reply, text: 'ask <!subteam^S1|@ops>' }, context({ threads }))).toEqual({ kind: 'ignore', reason: 'pings-a-group' });
+    expect(await onEvent({ ...reply, text: 'my summary', app_id: 'A0OTHER' }, context({ threads }))).toEqual({ kind: 'ignore', reason: 'posted-by-an-app' });
+    expect(await onEvent({ ...reply, text: 'my summary', bot_profile: { id: 'B0OTHER' } }, context({ threads }))).toEqual({ kind: 'ignore', reason: 'posted-by-an-app' });
+    expect(await onEvent({ ...reply, text: 'and then?' }, context({ threads }))).toMatchObject({ kind: 'accept' });
+  });
+
   it('offers the suggested prompts when the agent\'s messages tab opens, without a thread', async () => {
     const decision = await onEvent({ type: 'app_home_opened', user: 'U1', channel: 'D1', tab: 'messages' });
     expect(decision).toEqual({ kind: 'accept', claimKey: 'event#Ev1', results: [{ kind: 'slack', action: { type: 'set-prompts', channel: 'D1', prompts: DEFAULT_AGENT_PROMPTS.home, title: DEFAULT_AGENT_PROMPTS.title } }] });

@@ -83,6 +83,32 @@ describe('classifyEvent: files and threads', () => {
     expect(classifyEvent(envelope(event))).toEqual({ kind: 'ignore', reason });
   });
 
+  // Issue 25: a reply in an answered thread is a follow-up only when a person wrote it to the thread.
+  const reply = (fields: Record<string, unknown>) => ({ type: 'message', channel_type: 'channel', user: 'U1', ts: '10.1', thread_ts: '10.0', channel: 'C1', ...fields });
+  it.each([
+    ['a reply that pings @here', reply({ text: '<!here> the deploy is done' }), 'pings-a-group'],
+    ['a reply that pings @channel (with a label)', reply({ text: 'heads up <!channel|@channel>' }), 'pings-a-group'],
+    ['a reply that pings @everyone', reply({ text: '<!everyone> lunch' }), 'pings-a-group'],
+    ['a reply that pings the legacy @group', reply({ text: '<!group> hi' }), 'pings-a-group'],
+    ['a reply that pings a user group', reply({ text: 'can <!subteam^S0123ABC|@oncall> look?' }), 'pings-a-group'],
+    ['a reply that pings a user group without a label', reply({ text: '<!subteam^S0123ABC> look' }), 'pings-a-group'],
+    ['a reply an app posted with a user token (app_id)', reply({ text: 'automated summary', app_id: 'A0OTHER' }), 'posted-by-an-app'],
+    ['a reply an app posted with a user token (bot_profile)', reply({ text: 'automated summary', bot_profile: { id: 'B0OTHER', app_id: 'A0OTHER', name: 'other' } }), 'posted-by-an-app'],
+    ['a reply another bot posted (bot_id)', reply({ text: 'beep', bot_id: 'B0OTHER', app_id: 'A0OTHER' }), 'bot-message'],
+  ])('is not a follow-up: %s', (_label, event, reason) => {
+    expect(classifyEvent(envelope(event))).toEqual({ kind: 'ignore', reason });
+  });
+
+  it('keeps a follow-up that only looks like a ping: a channel link, a date, the word "here"', () => {
+    const decision = classifyEvent(envelope(reply({ text: 'see <#C0OTHER|general> at <!date^1700000000^{time}|3pm>, here and now' })));
+    expect(decision).toMatchObject({ kind: 'task', followUp: true });
+  });
+
+  it('still answers a mention that pings a group, or that an app posted with a user token: the bot was asked by name', () => {
+    expect(classifyEvent(envelope({ type: 'app_mention', user: 'U1', text: '<@UBOT> <!here> what happened?', ts: '11.1', channel: 'C1' }))).toMatchObject({ kind: 'task', text: '<!here> what happened?' });
+    expect(classifyEvent(envelope({ type: 'app_mention', user: 'U1', app_id: 'A0OTHER', text: '<@UBOT> summarize', ts: '11.2', channel: 'C1' }))).toMatchObject({ kind: 'task', text: 'summarize' });
+  });
+
   it('knows the bot by the argument when the envelope has no authorizations', () => {
     const mention = classifyEvent(envelope({ type: 'app_mention', user: 'U1', text: '<@UARG> hi', ts: '1', channel: 'C1' }, []), 'UARG');
     expect(mention).toEqual({ kind: 'task', user: 'U1', channel: 'C1', ts: '1', text: 'hi', botUserId: 'UARG' });

@@ -50,6 +50,30 @@ describe('threadContext: roles and text', () => {
     ]);
   });
 
+  it('makes only this bot\'s messages assistant: another app posting with the same reply metadata is a user turn (issue 25)', () => {
+    const context = threadContext(
+      [
+        said('1.0', 'question'),
+        { ts: '1.1', text: 'the real answer', user: 'UBOT', bot_id: 'B1', metadata: { event_type: REPLY_METADATA_TYPE } },
+        { ts: '1.2', text: 'an imitation', user: 'UOTHERBOT', bot_id: 'BOTHER', metadata: { event_type: REPLY_METADATA_TYPE } },
+        { ts: '1.3', text: 'a legacy bot', bot_id: 'BLEGACY', subtype: 'bot_message', metadata: { event_type: REPLY_METADATA_TYPE } },
+      ],
+      'UBOT',
+      roomy,
+    );
+    expect(context.messages).toEqual([
+      { role: 'user', text: 'question', user_id: 'U1', ts: '1.0' },
+      { role: 'assistant', text: 'the real answer', ts: '1.1' },
+      { role: 'user', text: 'an imitation', user_id: 'UOTHERBOT', ts: '1.2' },
+      { role: 'user', text: 'a legacy bot', user_id: 'BLEGACY', ts: '1.3' },
+    ]);
+  });
+
+  it('without the bot id, takes the metadata only on an app\'s message, not on a person\'s', () => {
+    const context = threadContext([{ ts: '1.0', text: 'posted with a user token', user: 'U1', metadata: { event_type: REPLY_METADATA_TYPE } }], undefined, roomy);
+    expect(context.messages).toEqual([{ role: 'user', text: 'posted with a user token', user_id: 'U1', ts: '1.0' }]);
+  });
+
   it('strips the bot\'s mentions from what people said and keeps mentions of others', () => {
     const context = threadContext([said('1.0', '<@UBOT> ask <@U2> about  it <@UBOT|bridge>')], 'UBOT', roomy);
     expect(context.messages[0]!.text).toBe('ask <@U2> about it');
