@@ -1,8 +1,10 @@
 import { createLogger } from '../../src/observability/logger';
 import { SlackApiError } from '../../src/slack/slack-api-error';
 import type { LiveMessage, LiveThread, SlackLive } from '../../src/slack/slack-live';
-import { createLiveReply, type LiveTarget } from '../../src/verification/live-reply';
+import { createLiveReply, LIVE_INTENT_LEASE_MS, type LiveTarget } from '../../src/verification/live-reply';
+import type { LiveReplies, LiveReply } from '../../src/verification/stores/live-replies';
 import { MemoryLiveReplies } from '../../src/verification/stores/memory-live-replies';
+import { manualClock, type ManualClock } from '../support/manual-clock';
 
 /**
  * The live-answer logic on its own, over a recording stand-in for Slack (a unit test of one
@@ -52,12 +54,46 @@ function recordingSlack(refuse: Partial<Record<string, string>> = {}) {
 
 const target: LiveTarget = { team_id: 'T1', channel: 'C1', ts: '100.000001', request_id: 'req-1', user_id: 'U1' };
 
-function setup(refuse: Partial<Record<string, string>> = {}) {
+function setup(refuse: Partial<Record<string, string>> = {}, options: { clock?: ManualClock } = {}) {
   const recorded = recordingSlack(refuse);
-  const store = new MemoryLiveReplies();
-  const live = createLiveReply({ slack: recorded.slack, store, workingText: 'is working on it…', placeholderText: '_Working on it…_', log: createLogger('test') });
+  const store = new FaultyStore(new MemoryLiveReplies(options.clock));
+  const live = createLiveReply({ slack: recorded.slack, store, workingText: 'is working on it…', placeholderText: '_Working on it…_', log: createLogger('test'), ...(options.clock ? { clock: options.clock } : {}) });
   return { ...recorded, store, live };
 }
+
+/**
+ * A store whose next write of a kind fails: `failed` — not made; `lost` — made, its answer lost
+ * (what a write looks like whose answer the client never got, after its retries).
+ */
+class FaultyStore implements LiveReplies {
+  private readonly faults: Array<{ method: 'create' | 'advance' | 'settle'; how: 'failed' | 'lost' }> = [];
+  constructor(private readonly inner: LiveReplies) {}
+  failNext(method: 'create' | 'advance' | 'settle', how: 'failed' | 'lost'): void {
+    this.faults.push({ method, how });
+  }
+  get(requestId: string) {
+    return this.inner.get(requestId);
+  }
+  create(requestId: string, reply: LiveReply, ttlSeconds: number) {
+    return this.write('create', () => this.inner.create(requestId, reply, ttlSeconds));
+  }
+  advance(requestId: string, from: number, next: LiveReply, ttlSeconds: number) {
+    return this.write('advance', () => this.inner.advance(requestId, from, next, ttlSeconds));
+  }
+  settle(requestId: string, token: string, next: LiveReply, ttlSeconds: number) {
+    return this.write('settle', () => this.inner.settle(requestId, token, next, ttlSeconds));
+  }
+  private async write<T>(method: 'create' | 'advance' | 'settle', write: () => Promise<T>): Promise<T> {
+    const index = this.faults.findIndex((fault) => fault.method === method);
+    if (index < 0) return write();
+    const [fault] = this.faults.splice(index, 1);
+    if (fault!.how === 'lost') await write();
+    throw new Error(`${method}: no answer from the store`);
+  }
+}
+
+/** Lets every callback queued so far run (the other side of a race gets to its next await). */
+const settled = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('live answers: the sign of life', () => {
   it('is the thread status where Slack shows one', async () => {
@@ -106,15 +142,21 @@ describe('live answers: previews, once each', () => {
   });
 
   it('marks the record dirty when an append may or may not have landed, and shows no more previews', async () => {
-    const { live, slack, store, methods } = setup();
+    const { live, slack, store, calls, methods } = setup();
     await live.show(target, 0, 'one ');
-    slack.appendStream = async () => {
+    // Slack gives no answer to any append from now on; each attempt is recorded.
+    slack.appendStream = async (message, text) => {
+      calls.push({ method: 'appendStream', args: [message, text] });
       throw new SlackApiError('chat.appendStream: no answer', 'request_error', true, { outcome: 'unknown' });
     };
     await live.show(target, 4, 'two ');
-    expect(await store.get('req-1')).toMatchObject({ shown: 4, dirty: true });
+    // The record counted the piece before the append (its intent), and keeps it: unknown, so dirty.
+    expect(await store.get('req-1')).toMatchObject({ shown: 8, dirty: true });
     await live.show(target, 8, 'three');
-    expect(methods()).toEqual(['startStream']);
+    await live.show(target, 13, ' and four');
+    // The one append that went unanswered, and none after it.
+    expect(methods()).toEqual(['startStream', 'appendStream']);
+    expect(calls[1]?.args[1]).toBe('two ');
   });
 
   it('falls back to one message that is updated when Slack refuses the stream', async () => {
@@ -169,5 +211,146 @@ describe('live answers: the final answer', () => {
   it('leaves the answer to the usual post when there is no live message', async () => {
     const { live } = setup();
     expect(await live.finish('req-1', 'answer', 'answer')).toBeUndefined();
+  });
+});
+
+/**
+ * Issue 25, item 4: a preview is recorded before Slack shows it (an intent, with its writer's
+ * token), so a record write that fails never shows a piece twice, and one whose answer was lost
+ * recognises itself instead of freezing the preview (test/verification/stores/live-replies.test.ts
+ * runs the lost answers against DynamoDB).
+ */
+describe('live answers: a preview whose record write fails', () => {
+  it('shows nothing rather than twice: the same poll again shows "one two three", not "one two two three"', async () => {
+    const { live, store, texts } = setup();
+    await live.show(target, 0, 'one ');
+    store.failNext('advance', 'failed');
+    await live.show(target, 4, 'two ');
+    // The poll comes again (its function failed after the preview), with what the agent has now.
+    await live.show(target, 4, 'two three');
+    expect(texts.get('s1')).toBe('one two three');
+    expect(await store.get('req-1')).toMatchObject({ shown: 13 });
+    expect((await store.get('req-1'))?.dirty).toBeUndefined();
+  });
+
+  it.each([
+    ['the write of its intent (the token read back is its own)', 'advance'],
+    ['the record of the piece shown', 'settle'],
+  ] as const)('goes on when %s was made but not answered', async (_write, method) => {
+    const { live, store, texts } = setup();
+    await live.show(target, 0, 'one ');
+    store.failNext(method, 'lost');
+    await live.show(target, 4, 'two ');
+    await live.show(target, 8, 'three');
+    expect(texts.get('s1')).toBe('one two three');
+    expect((await store.get('req-1'))?.dirty).toBeUndefined();
+  });
+
+  it('two steps at once (two copies of a poll): one shows the piece, the other nothing', async () => {
+    const { live, texts, methods } = setup();
+    await live.show(target, 0, 'one ');
+    await Promise.all([live.show(target, 4, 'two '), live.show(target, 4, 'two ')]);
+    expect(texts.get('s1')).toBe('one two ');
+    expect(methods()).toEqual(['startStream', 'appendStream']);
+  });
+
+  it('leaves a piece another step is showing to it; once that step is long gone, the piece counts as unknown and the answer rewrites the message', async () => {
+    const clock = manualClock();
+    const { live, store, texts, methods } = setup({}, { clock });
+    await live.show(target, 0, 'one ');
+    // A step recorded its intent for "two " and died before Slack answered it.
+    const record = (await store.get('req-1'))!;
+    expect(await store.advance('req-1', 4, { ...record, shown: 8, text: 'one two ', pending: { token: 'dead', from: 4, until: clock.now() + LIVE_INTENT_LEASE_MS } }, 3600)).toBe(true);
+    await live.show(target, 8, 'three');
+    expect(methods()).toEqual(['startStream']);
+    clock.advance(LIVE_INTENT_LEASE_MS);
+    await live.show(target, 8, 'three');
+    expect(await store.get('req-1')).toMatchObject({ dirty: true });
+    expect(await store.settle('req-1', 'dead', { ...record, shown: 8 }, 3600)).toBe(false);
+    expect(await live.finish('req-1', 'one two three', 'answer')).toBe('s1');
+    expect(texts.get('s1')).toBe('one two three');
+  });
+});
+
+/**
+ * Issue 25, item 2: SQS can hold two copies of one task (the client sent a SendMessage again after
+ * its answer was lost). Both copies reach the sign of life, and later the previews; only one may
+ * start the live message, and a message nobody records must not stay at "working…".
+ */
+describe('live answers: one task, two copies', () => {
+  it('two copies starting at once start one live message; the other shows nothing', async () => {
+    const { live, store, methods } = setup({ setStatus: 'not_allowed_token_type' });
+    const shown = await Promise.all([live.signOfLife(target), live.signOfLife(target)]);
+    expect(methods().filter((method) => method === 'startStream' || method === 'post')).toEqual(['startStream']);
+    expect(shown).toContain('stream');
+    expect(await store.get('req-1')).toMatchObject({ mode: 'stream', ts: 's1' });
+    expect((await store.get('req-1'))?.pending).toBeUndefined();
+  });
+
+  it('two copies whose first text comes at once (a status shown, no message yet) start one live message', async () => {
+    const { live, texts, methods } = setup();
+    await live.signOfLife(target);
+    await Promise.all([live.show(target, 0, 'Hello '), live.show(target, 0, 'Hello ')]);
+    expect(methods()).toEqual(['setStatus', 'startStream']);
+    expect(texts.get('s1')).toBe('Hello ');
+  });
+
+  it('a start whose writer died is left alone while its lease runs, then taken over: the answer still shows live', async () => {
+    const clock = manualClock();
+    const { live, store, texts, methods } = setup({ setStatus: 'not_allowed_token_type' }, { clock });
+    // The other copy claimed the start and died before Slack answered it.
+    await store.create('req-1', { mode: 'starting', channel: 'C1', ts: '', shown: 0, pending: { token: 'dead', from: 0, until: clock.now() + LIVE_INTENT_LEASE_MS } }, 3600);
+    expect(await live.signOfLife(target)).toBe('starting');
+    await live.show(target, 0, 'Hello ');
+    expect(methods()).toEqual([]);
+    clock.advance(LIVE_INTENT_LEASE_MS);
+    await live.show(target, 0, 'Hello ');
+    expect(methods()).toEqual(['startStream']);
+    expect(texts.get('s1')).toBe('Hello ');
+    // The dead writer, back after all, cannot record over it.
+    expect(await store.settle('req-1', 'dead', { mode: 'stream', channel: 'C1', ts: 's9', shown: 0 }, 3600)).toBe(false);
+    expect(await store.get('req-1')).toMatchObject({ mode: 'stream', ts: 's1' });
+  });
+
+  it('a start the final answer overtook is closed: the answer is posted as usual, and the stream started late is stopped empty', async () => {
+    const { live, slack, calls, store } = setup({ setStatus: 'not_allowed_token_type' });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const startStream = slack.startStream.bind(slack);
+    slack.startStream = async (stream, options) => {
+      await gate;
+      return startStream(stream, options);
+    };
+    const sign = live.signOfLife(target);
+    await settled();
+    // Slack is slow to start the stream; meanwhile the other copy's answer is out.
+    expect(await live.finish('req-1', 'the answer', 'answer')).toBeUndefined();
+    release();
+    await sign;
+    const stops = calls.filter((call) => call.method === 'stopStream');
+    expect(stops).toEqual([{ method: 'stopStream', args: [{ channel: 'C1', ts: 's1' }, expect.objectContaining({ task: expect.objectContaining({ status: 'complete' }) })] }]);
+    expect(stops[0]!.args[1]).not.toHaveProperty('markdownText');
+    expect(await store.get('req-1')).toMatchObject({ mode: 'none' });
+    // Nothing more is shown for it.
+    await live.show(target, 0, 'late text');
+    expect(calls.filter((call) => call.method !== 'setStatus' && call.method !== 'startStream' && call.method !== 'stopStream')).toEqual([]);
+  });
+
+  it('a preview a second copy shows after the answer is out never overwrites the answer', async () => {
+    const { live, texts } = setup({ startStream: 'missing_recipient_user_id' });
+    await live.show(target, 0, 'Hello ');
+    expect(await live.finish('req-1', 'Hello world', 'answer')).toBe('p1');
+    // The other copy's poll chain saw the task still pending, with more text.
+    await live.show(target, 6, 'world');
+    expect(texts.get('p1')).toBe('Hello world');
+  });
+
+  it('an answer out before any message was started is posted as usual; the record is closed to late starts and keeps the session to end', async () => {
+    const { live, store, methods } = setup();
+    await store.create('req-1', { mode: 'status', channel: 'C1', ts: '', shown: 0, session: true, threadTs: '100.000001' }, 3600);
+    expect(await live.finish('req-1', 'answer', 'answer')).toBeUndefined();
+    expect(await store.get('req-1')).toMatchObject({ mode: 'none', session: true, threadTs: '100.000001' });
+    await live.show(target, 0, 'late text');
+    expect(methods()).toEqual([]);
   });
 });

@@ -1,13 +1,20 @@
+import { randomUUID } from 'node:crypto';
 import { isConditionCheckFailure, itemMetBy, type Item } from '../../aws/dynamodb';
 import { liveReplyKey, type LiveReplies, type LiveReply } from './live-replies';
 import { StateTable, type StateTableOptions } from './state-table';
 
 export type DynamoDbLiveRepliesOptions = StateTableOptions;
 
+const WRITER = { '#writer': 'writer' };
+
 /**
- * LiveReplies as one item per request in the state table: the record as JSON in `live`, its
- * `shown` count beside it for the condition of `advance`. Reads are strongly consistent: the
- * function that reads next may run a second after the one that wrote.
+ * LiveReplies as one item per request in the state table: the record as JSON in `live`, and
+ * beside it what the conditions read — its `shown` count, the token of the intent pending on it
+ * (`pending_token`) — and `writer`, an id fresh for each write. The client sends a write again
+ * when its answer is lost (a 5xx, a broken connection); the second copy carries the same id, so
+ * it meets `writer = :write` and succeeds instead of failing on the change it made itself.
+ * Reads are strongly consistent: the function that reads next may run a second after the one
+ * that wrote.
  */
 export class DynamoDbLiveReplies implements LiveReplies {
   private readonly table: StateTable;
@@ -22,11 +29,20 @@ export class DynamoDbLiveReplies implements LiveReplies {
 
   async create(requestId: string, reply: LiveReply, ttlSeconds: number): Promise<LiveReply> {
     const now = this.table.nowSeconds();
+    const write = randomUUID();
     try {
       await this.table.put({
-        Item: { ...this.table.key(liveReplyKey(requestId)), ...this.attributes(reply, now + Math.ceil(ttlSeconds)) },
-        ConditionExpression: 'attribute_not_exists(pk) OR expires_at <= :now',
-        ExpressionAttributeValues: { ':now': { N: String(now) } },
+        Item: {
+          ...this.table.key(liveReplyKey(requestId)),
+          live: { S: JSON.stringify(reply) },
+          shown: { N: String(reply.shown) },
+          expires_at: { N: String(now + Math.ceil(ttlSeconds)) },
+          writer: { S: write },
+          ...(reply.pending ? { pending_token: { S: reply.pending.token } } : {}),
+        },
+        ConditionExpression: 'attribute_not_exists(pk) OR expires_at <= :now OR #writer = :write',
+        ExpressionAttributeNames: WRITER,
+        ExpressionAttributeValues: { ':now': { N: String(now) }, ':write': { S: write } },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       });
       return reply;
@@ -37,25 +53,34 @@ export class DynamoDbLiveReplies implements LiveReplies {
   }
 
   async advance(requestId: string, from: number, next: LiveReply, ttlSeconds: number): Promise<boolean> {
+    return this.replace(requestId, '(shown = :from AND attribute_not_exists(pending_token) AND expires_at > :now)', { ':from': { N: String(from) } }, next, ttlSeconds);
+  }
+
+  async settle(requestId: string, token: string, next: LiveReply, ttlSeconds: number): Promise<boolean> {
+    return this.replace(requestId, '(pending_token = :token AND expires_at > :now)', { ':token': { S: token } }, next, ttlSeconds);
+  }
+
+  /** Writes `next` where `condition` holds, or where this very write already did (a resend). */
+  private replace(requestId: string, condition: string, values: Item, next: LiveReply, ttlSeconds: number): Promise<boolean> {
     const now = this.table.nowSeconds();
+    const set = 'SET live = :live, shown = :shown, expires_at = :expires, #writer = :write';
     return this.table.ifMet(
       this.table.update({
         Key: this.table.key(liveReplyKey(requestId)),
-        ConditionExpression: 'shown = :from AND expires_at > :now',
-        UpdateExpression: 'SET live = :live, shown = :shown, expires_at = :expires',
+        ConditionExpression: `${condition} OR #writer = :write`,
+        UpdateExpression: next.pending ? `${set}, pending_token = :pending` : `${set} REMOVE pending_token`,
+        ExpressionAttributeNames: WRITER,
         ExpressionAttributeValues: {
-          ':from': { N: String(from) },
+          ...values,
           ':now': { N: String(now) },
           ':live': { S: JSON.stringify(next) },
           ':shown': { N: String(next.shown) },
           ':expires': { N: String(now + Math.ceil(ttlSeconds)) },
+          ':write': { S: randomUUID() },
+          ...(next.pending ? { ':pending': { S: next.pending.token } } : {}),
         },
       }),
     );
-  }
-
-  private attributes(reply: LiveReply, expiresAt: number): Item {
-    return { live: { S: JSON.stringify(reply) }, shown: { N: String(reply.shown) }, expires_at: { N: String(expiresAt) } };
   }
 
   private live(item: Item | undefined): LiveReply | undefined {

@@ -2,19 +2,21 @@
  * The message a task's answer is shown in while it is produced (docs/architecture.md §2.5, "Live
  * answers"): a Slack stream, or a posted message that is updated. One record per request id, so
  * every function that shows text for the task — agent-invoker, async-result, slack-poster — finds
- * it, and an append is applied once: `shown` moves only from the value the writer read.
+ * it. Every Slack call that changes the live message is claimed on the record first (an intent,
+ * `pending`), so two writers never both make it: one starts the message, one appends a piece.
  */
 export type LiveReply = {
   /**
-   * `status`: only the thread's status is shown so far (no message yet); `stream`:
-   * chat.startStream/appendStream; `update`: chat.postMessage then chat.update; `none`: Slack
-   * refused both.
+   * `starting`: a writer is starting the sign of life or the live message (see `pending`), nothing
+   * is recorded yet; `status`: only the thread's status (or agent session) is shown so far, no
+   * message yet; `stream`: chat.startStream/appendStream; `update`: chat.postMessage then
+   * chat.update; `none`: Slack refused both, or a start's outcome is unknown.
    */
-  mode: 'status' | 'stream' | 'update' | 'none';
+  mode: 'starting' | 'status' | 'stream' | 'update' | 'none';
   channel: string;
-  /** The live message; empty in mode `none`. */
+  /** The live message; empty in modes `starting`, `status` and `none`. */
   ts: string;
-  /** Characters of the answer (as the agent produced it) shown so far. */
+  /** Characters of the answer (as the agent produced it) shown so far — with `pending`, once its piece is out. */
   shown: number;
   /**
    * The text the message shows now, as sent (modes `update` and `stream`): chat.update rewrites a
@@ -22,8 +24,9 @@ export type LiveReply = {
    */
   text?: string;
   /**
-   * An append whose outcome is unknown (no answer from Slack), or a preview that stopped: the
-   * message may not be a prefix of the answer. Previews stop; the final answer rewrites it.
+   * An append whose outcome is unknown (no answer from Slack), a preview that stopped, or the final
+   * answer in: the message may not be a prefix of the answer. Previews stop; the final answer
+   * rewrites it.
    */
   dirty?: boolean;
   /**
@@ -32,14 +35,37 @@ export type LiveReply = {
    */
   session?: true;
   threadTs?: string;
+  /**
+   * An intent: the writer holding `token` is making a Slack call that changes the live message —
+   * starting it (modes `starting`, `status`), or appending the piece from character `from` to
+   * `shown` (modes `stream`, `update`: the record already counts the piece). Other writers leave
+   * the message alone until the intent is settled or `until` (epoch ms) has passed; past it, the
+   * writer is taken for dead and the piece for unknown.
+   */
+  pending?: LiveIntent;
 };
 
+export type LiveIntent = { token: string; from: number; until: number };
+
+/**
+ * The record's writes are conditional, and each recognises itself: a write the client sent again
+ * after its answer was lost (src/aws/aws-json-client.ts resends on a 5xx or a broken connection)
+ * meets its own change and succeeds, instead of looking like another writer's.
+ */
 export interface LiveReplies {
   get(requestId: string): Promise<LiveReply | undefined>;
   /** Stores the record unless one exists; resolves with the record that is stored now. */
   create(requestId: string, reply: LiveReply, ttlSeconds: number): Promise<LiveReply>;
-  /** Replaces the record if its `shown` is still `from`; false if another writer moved it. */
+  /**
+   * Replaces the record if its `shown` is still `from` and no intent is pending on it (`next` may
+   * carry one: the writer's claim on the next Slack call); false if another writer got there first.
+   */
   advance(requestId: string, from: number, next: LiveReply, ttlSeconds: number): Promise<boolean>;
+  /**
+   * Replaces the record if the intent pending on it is `token`'s: its writer recording what the
+   * call did, or another taking over an intent whose writer is gone. False if it is not (any more).
+   */
+  settle(requestId: string, token: string, next: LiveReply, ttlSeconds: number): Promise<boolean>;
 }
 
 export function liveReplyKey(requestId: string): string {
