@@ -82,7 +82,7 @@ describe('zone start + zone say (real processes, as a newcomer runs them)', () =
       expect(stopped.output).not.toContain('fourteen');
       // The `zone say` that asked sees the same final message, and ends.
       await asking.waitFor(/_Stopped\._\n\n\(continue this thread/);
-      expect(await asking.stop()).toBe(0);
+      expect(await asking.ended()).toBe(0);
 
       const again = await runZone(['say', '--stop', '--thread', thread!], local);
       expect(again.code).toBe(0);

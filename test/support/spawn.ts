@@ -3,7 +3,15 @@ import { join } from 'node:path';
 
 export const ZONE_BIN = join(__dirname, '..', '..', 'bin', 'zone.js');
 
-export type Spawned = { child: ChildProcess; output: () => string; waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>; stop(): Promise<number | null> };
+export type Spawned = {
+  child: ChildProcess;
+  output: () => string;
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /** Ends it (SIGTERM) if it still runs; resolves with its exit code (null when a signal ended it). */
+  stop(): Promise<number | null>;
+  /** Resolves with its exit code once it ends by itself (killed after `timeoutMs`, then null). */
+  ended(timeoutMs?: number): Promise<number | null>;
+};
 
 /** Runs the real `zone` command as a child process, as a user would. */
 export function spawnZone(args: string[], env: Record<string, string> = {}): Spawned {
@@ -29,6 +37,14 @@ export function spawnZone(args: string[], env: Record<string, string> = {}): Spa
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');
       return exited;
+    },
+    ended: async (timeoutMs = 20_000) => {
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      try {
+        return await exited;
+      } finally {
+        clearTimeout(timer);
+      }
     },
   };
 }
