@@ -199,7 +199,7 @@ function followUp(context: FunctionContext, ports: AsyncResultPorts, maxReceiveC
 
 function liveReplyOf(context: FunctionContext, ports: LivePorts): LiveReplyService {
   const messages = userMessages(context.config.USER_MESSAGES_JSON);
-  return createLiveReply({ slack: ports.slack(), store: ports.store, workingText: messages.working, placeholderText: messages.workingPlaceholder, log: context.log, sessions: context.config.AGENT_SESSIONS, clock: context.clock });
+  return createLiveReply({ slack: ports.slack(), store: ports.store, workingText: messages.working, placeholderText: messages.workingPlaceholder, log: context.log, sessions: context.config.AGENT_SESSIONS });
 }
 
 function common(context: FunctionContext): { log: Log; metrics?: PipelineMetrics; trace?: Tracer; clock: Clock } {
