@@ -68,8 +68,8 @@ export type EmulatedSessions = {
   clock?: Clock;
 };
 
-/** A live session. */
-export type EmulatedSession = { runtimeArn: string; sessionId: string; startedAt: number; lastRequestAt: number; requests: number; inFlight: number };
+/** A live session: `inFlight` requests running in it now, at most `peakInFlight` at once so far. */
+export type EmulatedSession = { runtimeArn: string; sessionId: string; startedAt: number; lastRequestAt: number; requests: number; inFlight: number; peakInFlight: number };
 
 export type AgentCoreEmulatorOptions = {
   /** Runtime ARN → the agent: a base URL serving the AgentCore HTTP contract (`/invocations`), or a runtime spec. */
@@ -185,13 +185,14 @@ export async function startAgentCoreEmulator(options: AgentCoreEmulatorOptions):
       if (limit !== undefined && sessions.size >= limit) {
         return refuse(402, 'ServiceQuotaExceededException', `The number of active sessions has reached the account limit (${limit}). Try again after sessions end, or request a quota increase.`);
       }
-      session = { runtimeArn, sessionId, startedAt: clock.now(), lastRequestAt: clock.now(), requests: 0, inFlight: 0 };
+      session = { runtimeArn, sessionId, startedAt: clock.now(), lastRequestAt: clock.now(), requests: 0, inFlight: 0, peakInFlight: 0 };
       sessions.set(sessionKey, session);
       coldStarts += 1;
       seen.coldStart = true;
     }
     session.requests += 1;
     session.inFlight += 1;
+    session.peakInFlight = Math.max(session.peakInFlight, session.inFlight);
     session.lastRequestAt = clock.now();
     const live = session;
     const done = () => {

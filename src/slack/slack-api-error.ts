@@ -20,7 +20,8 @@ export class SlackApiError extends Error {
 
   /**
    * `refused`: Slack answered and did not do it. `unknown`: no answer (a timeout, a dropped
-   * connection, a 5xx, the caller's abort) — the call may have taken effect.
+   * connection, the caller's abort) or an answer that Slack failed inside (a 5xx, `internal_error`,
+   * `fatal_error`, `service_unavailable`, `request_timeout`) — the call may have taken effect.
    */
   readonly outcome: 'refused' | 'unknown';
 }

@@ -131,6 +131,7 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
       options.metrics?.replyLost('empty');
       if (options.fallbackText !== undefined) {
         await postPiece(target, fallbackPiece(message), context, log);
+        await taskOver(message, context, log);
         if (options.reactions) await markDone(slack, { ...message, kind: 'error' }, log, options.metrics);
       }
       return;
@@ -167,16 +168,23 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
         .catch((error: unknown) => log.warn('could not record the thread as one the bot answered in; a follow-up there needs a mention', { error: error as Error }));
     }
 
-    if (message.kind !== 'notice') {
-      // The task is over: its agent session leaves `processing`, and a later Stop finds nothing to stop.
-      await options.live?.endSession(message.request_id, context);
-      await options.work?.finished(threadOf(message), message.request_id).catch((error: unknown) => log.warn('could not record the task as finished', { error: error as Error }));
-    }
+    await taskOver(message, context, log);
 
     // Also on a redelivery that posted nothing new: the earlier delivery may have died before
     // reacting, and reacting twice is harmless (already_reacted and no_reaction are ignored).
     if (options.reactions) await markDone(slack, message, log, options.metrics);
   };
+
+  /**
+   * The task's final message is out — its reply, or the fallback that tells the user instead: its
+   * agent session leaves `processing` (Slack's Stop button goes), and a later Stop finds nothing to
+   * stop. Notices (refusals) had no task. Never throws.
+   */
+  async function taskOver(message: ReplyMessage, context: DeliveryContext, log: Log): Promise<void> {
+    if (message.kind === 'notice') return;
+    await options.live?.endSession(message.request_id, context);
+    await options.work?.finished(threadOf(message), message.request_id).catch((error: unknown) => log.warn('could not record the task as finished', { error: error as Error }));
+  }
 
   function fallbackPiece(message: ReplyMessage): Piece {
     const text = splitForSlack(toSafeMrkdwn(options.fallbackText ?? ''), limit)[0] ?? '';
@@ -291,6 +299,7 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
       return { told: false, code };
     }
     trace({ requestId: message.request_id, hop: 'dead-lettered', at: clock.now(), detail: { apologized: true } });
+    await taskOver(message, context, log);
     // ⚠️ in place of 👀, as for any error reply.
     if (options.reactions) await markDone(slack, { ...message, kind: 'error' }, log, options.metrics);
     return { told: true };

@@ -313,13 +313,11 @@ describe('AwsJsonClient: the caller’s signal', () => {
     expect(aws.requests).toHaveLength(1);
   });
 
-  // FAILS TODAY (src/aws/aws-json-client.ts): the call does end at once and makes no further
-  // attempt, but it rejects with Node's own AbortError (code ABORT_ERR, the reason only as its
-  // `cause`), not with the signal's reason. send() hands the signal to http.request, which destroys
-  // the request with `new AbortError(undefined, { cause: signal.reason })`; call()'s catch sees
-  // `signal.aborted` and rethrows that error as is. Aborted before a call or during the backoff, the
-  // same call rejects with the reason itself (throwIfAborted, sleep), so which error a caller gets
-  // depends on when its signal fired (e.g. an AbortSignal.timeout's TimeoutError is lost in flight).
+  // In flight, http.request destroys the request with Node's own AbortError (code ABORT_ERR, the
+  // reason only as its `cause`); call() rejects with the signal's reason instead, as it does when
+  // aborted before a call or during the backoff (throwIfAborted, sleep) — so a caller gets the same
+  // error whenever its signal fired (an AbortSignal.timeout's TimeoutError is never lost in flight).
+  // Rethrowing the request's error as is makes this test fail.
   it('aborted during a stalled request: rejects with the reason before the request times out, and makes no further attempt', async () => {
     aws.next('stall', { body: { never: 'reached' } });
     const controller = new AbortController();
@@ -611,10 +609,10 @@ describe('AwsJsonClient: endpoint, region and credentials from the environment',
     expect(urls.map(String)).toEqual(['https://sqs-fips.us-east-1.amazonaws.com/', 'https://sqs.us-east-1.api.aws/', 'https://sqs.us-east-1.amazonaws.com/']);
   });
 
-  // FAILS TODAY (src/aws/aws-json-client.ts, where()): the SDK reads an empty AWS_ENDPOINT_URL_<SERVICE>
-  // as unset and goes on to AWS_ENDPOINT_URL (@smithy/core getEndpointUrlConfig tests each for
-  // truthiness); ours chains them with `??`, so '' stops the chain and `configured || undefined` then
-  // falls through to the regional endpoint — AWS_ENDPOINT_URL is ignored and the call leaves for AWS.
+  // The SDK reads an empty AWS_ENDPOINT_URL_<SERVICE> as unset and goes on to AWS_ENDPOINT_URL
+  // (@smithy/core getEndpointUrlConfig tests each for truthiness); so does where(). Chained with
+  // `??`, '' would stop the chain and the call would leave for the regional endpoint, ignoring
+  // AWS_ENDPOINT_URL — this test fails then.
   it('reads an empty AWS_ENDPOINT_URL_<SERVICE> as unset, as the SDK does, and uses AWS_ENDPOINT_URL', async () => {
     const urls = blockHttps();
     const outcome = await settledWithin(fromEnv(DYNAMODB, { AWS_ENDPOINT_URL_DYNAMODB: '', AWS_ENDPOINT_URL: aws.endpoint }, { region: REGION, credentials: CREDENTIALS }).call('Op', {}), 2_000);

@@ -78,10 +78,15 @@ describe('AgentCore sessions, one per conversation', () => {
   it('two quick messages in one thread are served side by side in its one session', async () => {
     const parent = await say('C0BUSY', 'start');
     await stack.pipeline.whenIdle({ timeoutMs: 15_000 });
-    await Promise.all([say('C0BUSY', 'one #sleep=300', parent), say('C0BUSY', 'two #sleep=300', parent)]);
+    // Quick: each is answered within the sync budget (300 ms), by its one execute_task call, no poll.
+    await Promise.all([say('C0BUSY', 'one #sleep=200', parent), say('C0BUSY', 'two #sleep=200', parent)]);
     await stack.pipeline.whenIdle({ timeoutMs: 15_000 });
-    expect(slack.posts.map((post) => post.text).sort()).toEqual(['echo: one #sleep=300', 'echo: start', 'echo: two #sleep=300']);
-    expect(emulator().liveSessions().filter((session) => session.sessionId === sessionOf('C0BUSY', parent))).toHaveLength(1);
+    expect(slack.posts.map((post) => post.text).sort()).toEqual(['echo: one #sleep=200', 'echo: start', 'echo: two #sleep=200']);
+    const sessions = emulator().liveSessions().filter((session) => session.sessionId === sessionOf('C0BUSY', parent));
+    expect(sessions).toHaveLength(1);
+    expect(sessions[0]!.requests).toBe(3);
+    // Side by side: the two calls ran in the session at the same time, not one after the other.
+    expect(sessions[0]!.peakInFlight).toBe(2);
   });
 
   it('two threads use two sessions, never shared', async () => {

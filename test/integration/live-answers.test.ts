@@ -99,10 +99,19 @@ describe('live answers', () => {
   });
 
   it('still ends with exactly the answer when Slack ends the stream early (message_not_in_streaming_state)', async () => {
-    slack.failWhen('chat.appendStream', () => true, { error: 'message_not_in_streaming_state', times: Infinity });
-    const { ts } = await ask({ channel: 'C0EXPIRED' });
+    // Slack ends the stream (it timed out) as soon as it starts: the appends and the stop that
+    // follow are refused, and the answer must still end up in that message, once.
+    const asked = ask({ channel: 'C0EXPIRED' });
+    const [started] = await slack.waitForStreams(1, { timeoutMs: 10_000 });
+    slack.expireStream(started!.ts);
+    const { ts } = await asked;
+
     expect(slack.streams).toHaveLength(1);
+    expect(slack.streams[0]).toMatchObject({ state: 'expired', thread_ts: ts });
+    const refused = slack.requests.filter((request) => (request.method === 'chat.appendStream' || request.method === 'chat.stopStream') && request.answer?.error === 'message_not_in_streaming_state');
+    expect(refused.map((request) => request.method)).toContain('chat.stopStream');
     expect(await botMessages('C0EXPIRED', ts)).toEqual([ANSWER]);
+    expect(slack.posts).toEqual([]);
   });
 
   it('answers a task that does not stream as before: one message, no stream', async () => {
@@ -111,9 +120,26 @@ describe('live answers', () => {
     expect(await botMessages('C0QUICK', ts)).toEqual(['echo: quick one']);
   });
 
-  it('in a DM, streams without naming a recipient', async () => {
+  it('in a DM, streams the answer to the user who asked, named as in channels (Slack requires it only outside DMs)', async () => {
     const { ts } = await ask({ channel: 'D0DIRECT', kind: 'dm' });
     expect(slack.streams).toHaveLength(1);
+    expect(slack.streams[0]).toMatchObject({ channel: 'D0DIRECT', thread_ts: ts, recipient_user_id: 'U0ALICE', recipient_team_id: TEAM, state: 'stopped' });
     expect(await botMessages('D0DIRECT', ts)).toEqual([ANSWER]);
+  });
+
+  it('never shows a preview twice that Slack answered with a server error after it landed; the answer ends exactly as written', async () => {
+    // The second append lands, then Slack answers 500: it must not be sent again.
+    let appends = 0;
+    slack.failWhen('chat.appendStream', () => (appends += 1) === 2, { status: 500, afterEffect: true });
+    const { ts } = await ask({ channel: 'C0LANDED' });
+
+    const [stream] = slack.streams;
+    const failed = slack.requests.findIndex((request) => request.method === 'chat.appendStream' && request.answer?.status === 500);
+    expect(failed).toBeGreaterThan(0);
+    // What it appended is in the stream once; no append after it (the record is dirty: previews stop).
+    expect(stream!.appends.length).toBe(2);
+    expect(slack.requests.slice(failed + 1).filter((request) => request.method === 'chat.appendStream')).toEqual([]);
+    expect(await botMessages('C0LANDED', ts)).toEqual([ANSWER]);
+    expect(slack.posts).toEqual([]);
   });
 });

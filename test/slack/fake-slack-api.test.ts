@@ -69,6 +69,57 @@ describe('startFakeSlackApi', () => {
     expect(slack.posts).toHaveLength(1);
   });
 
+  it('answers an injected error before the call takes effect, unless told to apply the call first (afterEffect)', async () => {
+    const api = (method: string, body: Record<string, unknown>) => call(method, { body: JSON.stringify(body), contentType: 'application/json', auth: 'Bearer test-token-1' });
+    slack.failNext('chat.postMessage', { status: 500 });
+    slack.failNext('chat.postMessage', { status: 502, afterEffect: true });
+    slack.failNext('chat.postMessage', { error: 'internal_error', afterEffect: true });
+
+    const before = await api('chat.postMessage', { channel: 'C1', thread_ts: '1.1', text: 'refused' });
+    const after5xx = await api('chat.postMessage', { channel: 'C1', thread_ts: '1.1', text: 'landed with a 502' });
+    const afterInternal = await api('chat.postMessage', { channel: 'C1', thread_ts: '1.1', text: 'landed with internal_error', metadata: { event_type: 'm', event_payload: { n: 1 } } });
+
+    expect([before.status, before.json]).toEqual([500, { ok: false, error: 'internal_error' }]);
+    expect([after5xx.status, after5xx.json]).toEqual([502, { ok: false, error: 'internal_error' }]);
+    expect([afterInternal.status, afterInternal.json]).toEqual([200, { ok: false, error: 'internal_error' }]);
+    // The two that took effect are in the thread, with their metadata, as Slack would show them.
+    expect(slack.posts.map((post) => post.text)).toEqual(['landed with a 502', 'landed with internal_error']);
+    const thread = await api('conversations.replies', { channel: 'C1', ts: '1.1', include_all_metadata: true });
+    expect(thread.json.messages).toEqual([expect.objectContaining({ text: 'landed with a 502' }), expect.objectContaining({ text: 'landed with internal_error', metadata: { event_type: 'm', event_payload: { n: 1 } } })]);
+    expect(slack.requests.map((request) => request.answer)).toEqual([
+      expect.not.objectContaining({ applied: expect.anything() }),
+      expect.objectContaining({ status: 502, ok: false, applied: { ok: true } }),
+      expect.objectContaining({ status: 200, ok: false, error: 'internal_error', applied: { ok: true } }),
+      expect.objectContaining({ ok: true }),
+    ]);
+    expect(slack.injected).toEqual({ http_500: 1, 'http_502 after effect': 1, 'api_error after effect': 1 });
+  });
+
+  it('applies a stream call before answering its injected error, and a refused call stays refused (afterEffect)', async () => {
+    const api = (method: string, body: Record<string, unknown>) => call(method, { body: JSON.stringify(body), contentType: 'application/json', auth: 'Bearer test-token-1' });
+    const started = await api('chat.startStream', { channel: 'D1', thread_ts: '1.1', markdown_text: 'one ' });
+    const ts = String(started.json.ts);
+    slack.failWhen('chat.appendStream', () => true, { status: 503, afterEffect: true, times: 2 });
+
+    const appended = await api('chat.appendStream', { channel: 'D1', ts, markdown_text: 'two' });
+    slack.expireStream(ts);
+    const refused = await api('chat.appendStream', { channel: 'D1', ts, markdown_text: 'three' });
+
+    expect(appended.status).toBe(503);
+    expect(slack.messageText(ts)).toBe('one two');
+    expect(refused.status).toBe(503);
+    expect(slack.requests.at(-1)?.answer).toMatchObject({ status: 503, applied: { ok: false, error: 'message_not_in_streaming_state' } });
+  });
+
+  it('with afterEffect and a stall, applies the call at once and answers it, late', async () => {
+    slack.failNext('chat.postMessage', { stallMs: 300, afterEffect: true });
+    const answered = call('chat.postMessage', { body: JSON.stringify({ channel: 'C1', text: 'early' }), contentType: 'application/json', auth: 'Bearer test-token-1' });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(slack.posts.map((post) => post.text)).toEqual(['early']);
+    expect(slack.requests[0]?.answer).toBeUndefined();
+    expect((await answered).json).toMatchObject({ ok: true, ts: slack.posts[0]!.ts });
+  });
+
   it('answers auth.test with the bot user, and reports waitForPosts timeouts clearly', async () => {
     const auth = await call('auth.test', { body: '', contentType: 'application/x-www-form-urlencoded', auth: 'Bearer test-token-1' });
     expect(auth.json).toMatchObject({ ok: true, user_id: slack.botUserId });

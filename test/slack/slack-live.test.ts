@@ -80,6 +80,15 @@ describe('SlackLive over the real WebClient', () => {
       expect(slack.statusOf('D1', DM_THREAD.threadTs)).toBe('is thinking…');
       await until(() => slack.statuses.length === 2); // the stalled one lands late, harmlessly
     });
+
+    it('is tried again after a server error answer too, even one that landed', async () => {
+      slack.failNext('assistant.threads.setStatus', { error: 'internal_error', afterEffect: true });
+
+      await liveFor().setStatus(DM_THREAD, 'is thinking…');
+
+      expect(calls('assistant.threads.setStatus')).toHaveLength(2);
+      expect(slack.statusOf('D1', DM_THREAD.threadTs)).toBe('is thinking…');
+    });
   });
 
   describe('chat.startStream', () => {
@@ -128,6 +137,18 @@ describe('SlackLive over the real WebClient', () => {
       expect(error).toMatchObject({ code: 'request_error', outcome: 'unknown', retryable: true });
       expect(calls('chat.startStream')).toHaveLength(1);
       await slack.waitForStreams(1, { timeoutMs: 2_000 });
+    });
+
+    it('is never tried again after a server error answer (the stream may have started: a second would be a second message)', async () => {
+      const errors: unknown[] = [];
+      for (const failure of [{ status: 500 }, { error: 'internal_error' }]) {
+        slack.failNext('chat.startStream', { ...failure, afterEffect: true });
+        errors.push(await failureOf(liveFor().startStream({ ...DM_THREAD, markdownText: 'The answer' })));
+      }
+
+      for (const error of errors) expect(error).toMatchObject({ retryable: true, outcome: 'unknown' });
+      expect(calls('chat.startStream')).toHaveLength(2);
+      expect(slack.streams.map((stream) => stream.text)).toEqual(['The answer', 'The answer']);
     });
   });
 
@@ -192,15 +213,19 @@ describe('SlackLive over the real WebClient', () => {
       expect(calls('chat.appendStream')).toHaveLength(1);
     });
 
-    it('tries again when Slack answered with a server error', async () => {
+    it('is never tried again after a server error answer (it may have landed: the text would show twice)', async () => {
       const live = liveFor();
       const { ts } = await live.startStream(DM_THREAD);
-      slack.failNext('chat.appendStream', { status: 503, error: 'service_unavailable' });
+      slack.failNext('chat.appendStream', { status: 500, afterEffect: true });
+      slack.failNext('chat.appendStream', { error: 'service_unavailable', afterEffect: true });
 
-      await live.appendStream({ channel: 'D1', ts }, 'after a 503');
+      const after500 = await failureOf(live.appendStream({ channel: 'D1', ts }, 'once'));
+      const afterUnavailable = await failureOf(live.appendStream({ channel: 'D1', ts }, ', twice'));
 
+      expect(after500).toMatchObject({ code: 'http_500', retryable: true, outcome: 'unknown' });
+      expect(afterUnavailable).toMatchObject({ code: 'service_unavailable', retryable: true, outcome: 'unknown' });
       expect(calls('chat.appendStream')).toHaveLength(2);
-      expect(slack.messageText(ts)).toBe('after a 503');
+      expect(slack.messageText(ts)).toBe('once, twice');
     });
 
     it('reports a split append that failed after a part landed with an unknown outcome, keeping Slack’s code', async () => {
@@ -281,6 +306,17 @@ describe('SlackLive over the real WebClient', () => {
       expect(slack.messageText(ts)).toBe(' done');
     });
 
+    it('is tried again after a server error answer; a repeat of a stop that landed is refused, with the outcome unknown', async () => {
+      const { ts } = await liveFor().startStream(DM_THREAD);
+      slack.failNext('chat.stopStream', { status: 503, afterEffect: true });
+
+      const error = await failureOf(liveFor().stopStream({ channel: 'D1', ts }, { markdownText: ' done' }));
+
+      expect(calls('chat.stopStream')).toHaveLength(2);
+      expect(error).toMatchObject({ code: 'message_not_in_streaming_state', outcome: 'unknown', retryable: false });
+      expect(slack.streams[0]).toMatchObject({ state: 'stopped', text: ' done' });
+    });
+
     it('reports message_not_in_streaming_state after such a retry with an unknown outcome (the first stop may have landed)', async () => {
       const { ts } = await liveFor().startStream(DM_THREAD);
       // Held past the client's timeout, but it lands before the retry (250 ms after the timeout).
@@ -326,6 +362,16 @@ describe('SlackLive over the real WebClient', () => {
       expect(calls('chat.update')).toHaveLength(2);
       expect(slack.messageText(ts)).toBe('Done');
       await until(() => slack.updates.length === 2);
+    });
+
+    it('is tried again after a server error answer, even one that landed: the same text twice is the same message', async () => {
+      const { ts } = await liveFor().post({ ...THREAD, text: 'Working…' });
+      slack.failNext('chat.update', { error: 'internal_error', afterEffect: true });
+
+      await liveFor().update({ channel: 'C1', ts }, 'Done');
+
+      expect(calls('chat.update')).toHaveLength(2);
+      expect(slack.messageText(ts)).toBe('Done');
     });
 
     it('stops trying once the caller’s signal aborts', async () => {

@@ -42,7 +42,7 @@ describe('WebApiSlackReplies over the real WebClient', () => {
     expect(request?.body).toMatchObject({ unfurl_links: 'false', unfurl_media: 'false', mrkdwn: 'true' });
   });
 
-  it('retries a Slack 5xx and posts once', async () => {
+  it('passes `retries` to the client, which then repeats a call Slack answered with a 5xx itself (off by default: a post may have landed)', async () => {
     slack.failNext('chat.postMessage', { status: 503 });
     await repliesFor({ retries: 2 }).post({ channel: 'C1', threadTs: '1.1', text: 'hi' });
     expect(slack.requests.filter((r) => r.method === 'chat.postMessage')).toHaveLength(2);
@@ -68,14 +68,22 @@ describe('WebApiSlackReplies over the real WebClient', () => {
     expect(slack.requests).toHaveLength(3);
   });
 
-  it('tries a post again when Slack answered with a server error, but never one that got no answer (it may have landed)', async () => {
-    // The client's own retries off (the default): these are the poster's.
-    slack.failNext('chat.postMessage', { status: 503, error: 'service_unavailable', times: 2 });
-    await repliesFor({ retries: 0 }).post({ channel: 'C1', threadTs: '1.1', text: 'after two 503s' });
-    expect(slack.requests).toHaveLength(3);
-    expect(slack.posts.map((p) => p.text)).toEqual(['after two 503s']);
+  it('never tries a post again after a server error (5xx, internal_error, …): it may have landed, and its outcome is unknown', async () => {
+    // The client's own retries off (the default). Each of these posts lands, then Slack answers the error.
+    const answers = [{ status: 500 }, { status: 503 }, { error: 'internal_error' }, { error: 'fatal_error' }, { error: 'service_unavailable' }, { error: 'request_timeout' }];
+    const errors: unknown[] = [];
+    for (const [index, failure] of answers.entries()) {
+      slack.failNext('chat.postMessage', { ...failure, afterEffect: true });
+      errors.push(await repliesFor({ retries: 0 }).post({ channel: 'C1', threadTs: '1.1', text: `The answer is ${index}.` }).catch((e: unknown) => e));
+    }
+    expect(errors.map((error) => (error as SlackApiError).code)).toEqual(['http_500', 'http_503', 'internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']);
+    for (const error of errors) expect(error).toMatchObject({ name: 'SlackApiError', retryable: true, outcome: 'unknown' });
+    // One request each, and each post once: never 'The answer is 0.' twice.
+    expect(slack.requests).toHaveLength(answers.length);
+    expect(slack.posts.map((p) => p.text)).toEqual(answers.map((_, index) => `The answer is ${index}.`));
+  });
 
-    slack.reset();
+  it('never tries a post again that got no answer (it may have landed)', async () => {
     slack.failNext('chat.postMessage', { stallMs: 600 });
     const error = await repliesFor({ retries: 0, timeoutMs: 200 })
       .post({ channel: 'C1', threadTs: '1.1', text: 'late' })
@@ -128,6 +136,20 @@ describe('WebApiSlackReplies over the real WebClient', () => {
     await expect(replies.addReaction({ channel: 'C1', timestamp: '9.9', name: 'eyes' })).resolves.toBeUndefined();
     slack.failNext('reactions.add', { error: 'too_many_reactions' });
     await expect(replies.addReaction({ channel: 'C1', timestamp: '9.9', name: 'eyes' })).rejects.toMatchObject({ code: 'too_many_reactions', retryable: false });
+  });
+
+  it('tries a read (looking for a posted chunk) and a reaction again after a server error: repeating them does no harm', async () => {
+    const replies = repliesFor({ retries: 0 });
+    const { ts } = await replies.post({ channel: 'C1', threadTs: '1.1', text: 'chunk', marker: { requestId: 'req-1', chunk: 0 } });
+    slack.failNext('conversations.replies', { status: 503 });
+    slack.failNext('reactions.add', { error: 'internal_error', afterEffect: true });
+
+    await expect(replies.findPosted({ channel: 'C1', threadTs: '1.1' }, { requestId: 'req-1', chunk: 0 })).resolves.toBe(ts);
+    // The add landed, the repeat is answered already_reacted: done.
+    await expect(replies.addReaction({ channel: 'C1', timestamp: '1.1', name: 'eyes' })).resolves.toBeUndefined();
+
+    expect(slack.requests.map((r) => r.method)).toEqual(['chat.postMessage', 'conversations.replies', 'conversations.replies', 'reactions.add', 'reactions.add']);
+    expect(slack.reactions).toEqual([{ op: 'add', channel: 'C1', timestamp: '1.1', name: 'eyes' }]);
   });
 
   it('warns through our log when Slack rate-limits a call, naming the method', async () => {
@@ -249,6 +271,17 @@ describe('toSlackApiError', () => {
     const http = (statusCode: number) => Object.assign(new Error('x'), { code: 'slack_webapi_http_error', statusCode });
     expect(toSlackApiError(http(502), 'chat.postMessage')).toMatchObject({ code: 'http_502', retryable: true });
     expect(toSlackApiError(http(404), 'chat.postMessage')).toMatchObject({ code: 'http_404', retryable: false });
+  });
+
+  it('takes a 5xx and Slack’s internal failures as “may have landed” (outcome unknown), its refusals as refused', () => {
+    const http = (statusCode: number) => Object.assign(new Error('x'), { code: 'slack_webapi_http_error', statusCode });
+    const platform = (error: string) => Object.assign(new Error('x'), { code: 'slack_webapi_platform_error', data: { ok: false, error } });
+    for (const status of [500, 502, 503, 504]) expect(toSlackApiError(http(status), 'chat.postMessage')).toMatchObject({ retryable: true, outcome: 'unknown' });
+    for (const code of ['internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']) {
+      expect(toSlackApiError(platform(code), 'chat.postMessage')).toMatchObject({ code, retryable: true, outcome: 'unknown' });
+    }
+    expect(toSlackApiError(platform('ratelimited'), 'chat.postMessage')).toMatchObject({ code: 'ratelimited', retryable: true, outcome: 'refused' });
+    expect(toSlackApiError(platform('channel_not_found'), 'chat.postMessage')).toMatchObject({ code: 'channel_not_found', retryable: false, outcome: 'refused' });
   });
 
   it('keeps a token that slipped into an unknown error out of the message', () => {

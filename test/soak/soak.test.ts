@@ -55,6 +55,11 @@ describe('soak: the plan', () => {
     expect(events.some((e) => e.slackRetries?.concurrent)).toBe(true);
     expect(events.some((e) => e.postFault?.failure.retryAfterSeconds)).toBe(true);
     expect(events.some((e) => (e.postFault?.failure.times ?? 0) >= 4 && e.postFault?.failure.status)).toBe(true);
+    // A 5xx before the post took effect, and one after it landed (HTTP 5xx and internal_error alike).
+    expect(events.some((e) => e.postFault && !e.postFault.failure.afterEffect && e.postFault.failure.times === undefined && e.postFault.failure.status !== undefined)).toBe(true);
+    const landed = events.flatMap((e) => (e.postFault?.failure.afterEffect ? [e.postFault.failure] : []));
+    expect(landed.some((failure) => failure.status !== undefined && failure.status >= 500)).toBe(true);
+    expect(landed.some((failure) => failure.error === 'internal_error')).toBe(true);
     expect(new Set(events.flatMap((e) => (e.redeliver ? [e.redeliver.queue] : [])))).toEqual(new Set(['tasks', 'polls', 'replies']));
     expect(new Set(events.flatMap((e) => (e.kill ? [e.kill.mode] : [])))).toEqual(new Set(['before', 'after', 'timeout']));
     // slack-poster is never killed mid-call by default (the documented window of docs/architecture.md §6).
@@ -68,8 +73,16 @@ describe('soak: a whole run', () => {
 
   it('passes when every event gets exactly one reply', async () => {
     const result = await runSoak({ ...small, seed: 11 });
-    expect(result).toMatchObject({ sent: 10, replied: 10, duplicated: 0, lost: 0, strays: 0, exitCode: 0, settled: true });
+    expect(result).toMatchObject({ sent: 10, replied: 10, duplicated: 0, lost: 0, strays: 0, leftWorking: 0, exitCode: 0, settled: true });
     expect(result.outcomes.every((o) => o.requestIds.length === 1)).toBe(true);
+  });
+
+  it('answers each thread once when every post lands with a 5xx or internal_error answer (the redelivery finds it)', async () => {
+    const result = await runSoak({ ...small, mix: { ...NO_FAULTS, post5xxLanded: 1 }, seed: 14 });
+    expect(result.outcomes.every((o) => o.event.postFault?.failure.afterEffect === true)).toBe(true);
+    expect(result).toMatchObject({ sent: 10, replied: 10, duplicated: 0, lost: 0, strays: 0, leftWorking: 0, exitCode: 0, settled: true });
+    const landedWithError = Object.entries(result.injected).filter(([kind]) => kind.endsWith('after effect')).reduce((sum, [, n]) => sum + n, 0);
+    expect(landedWithError).toBe(10);
   });
 
   it('catches a reply posted twice and a reply that never reaches Slack', async () => {
@@ -93,6 +106,25 @@ describe('soak: a whole run', () => {
     expect(report).toContain(`#6 LOST`);
     expect(report).toContain(result.outcomes[6]!.requestIds[0]!);
     expect(report).toMatch(/log .*"reply posted"/);
-    expect(report).toMatch(/sent 10 \/ replied 8 \/ duplicated 1 \/ lost 1 — FAIL/);
+    expect(report).toMatch(/sent 10 \/ replied 8 \/ duplicated 1 \/ lost 1 \/ left working 0 — FAIL/);
+  });
+
+  it('catches a thread left showing the assistant working after its reply (its agent session never left processing)', async () => {
+    // The real Slack adapter (sessions, streams and all), except that event #4's session is never moved on.
+    const tamper = (replies: SlackReplies, plan: SoakPlan): SlackReplies =>
+      new Proxy(replies, {
+        get(target, property) {
+          const value = Reflect.get(target, property, target) as unknown;
+          if (property !== 'setSessionStatus' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+          return async (session: { threadTs: string; status: string }, ...rest: unknown[]) => {
+            if (session.threadTs === plan.events[4]!.ts && session.status !== 'processing') return;
+            return (value as (...args: unknown[]) => Promise<void>).call(target, session, ...rest);
+          };
+        },
+      });
+    const result = await runSoak({ ...small, seed: 13, tamper });
+    expect(result).toMatchObject({ sent: 10, replied: 10, duplicated: 0, lost: 0, leftWorking: 1, exitCode: 1 });
+    expect(result.outcomes[4]!.working).toEqual([expect.stringContaining('agent session is still processing')]);
+    expect(renderReport(result)).toMatch(/#4 OK .*LEFT WORKING: its agent session is still processing/);
   });
 });

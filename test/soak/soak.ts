@@ -33,8 +33,11 @@ import { closeServer, listenOnLoopback } from '../support/http';
  *   Slack retries      the same event (same event_id) delivered again with x-slack-retry-num, at
  *                      once (racing the first delivery) or later; a non-2xx ack is retried as Slack
  *                      does (at most 3 retries, at ~0 s, 1 min and 5 min of scaled time)
- *   Slack API faults   429 + Retry-After, 5xx a few times (absorbed by the client's retries) or
- *                      more often (the outcome stays unknown: the chunk's lease decides), slow answers
+ *   Slack API faults   429 + Retry-After; a 5xx before the post took effect, once or on several
+ *                      receives in a row, or after it landed (a proxy's 500 after forwarding it,
+ *                      Slack's internal_error after writing it) — either way the outcome is unknown:
+ *                      never posted again blindly, the chunk's lease decides and the redelivery
+ *                      looks for it by its metadata; slow answers
  *   execution zone     its HTTP server stopped for a few seconds, then started again on the same port
  *   tasks              slow (`#sleep=<ms>`: accepted, then polled), failing (`#fail`), crashing
  *                      (`#crash`), long (a two-chunk answer)
@@ -46,13 +49,15 @@ import { closeServer, listenOnLoopback } from '../support/http';
  * Every event has its own thread. Once the Slack sender is done, the queues are idle and the
  * DLQs have been read, each thread is judged: exactly one reply (the answer, all its chunks once,
  * or one safe error message) is ok; more than one is duplicated; none (or part of an answer) is
- * lost. Exit code 0 only with 0 lost and 0 duplicated.
+ * lost. A thread that still shows the assistant working — its agent session `processing` (Slack's
+ * Stop button), a stream not stopped, the thread's status, a "Working on it…" message — is
+ * counted as left working. Exit code 0 only with 0 lost, 0 duplicated and 0 left working.
  *
  *   npm run soak -- [--events 300] [--seed 42] [--quick] [--time-scale 0.1]
  *                   [--with poster-timeout,slack-timeout] [--log <file>] [--all-events]
  *
- * --quick: 50 events, without the Slack 5xx that outlasts the client's retries (its redelivery
- * waits out a chunk's 90 s lease, the longest wait of the mix). --with adds faults that hit a
+ * --quick: 50 events, without the Slack 5xx on several receives in a row (each receive waits out
+ * a visibility timeout: the longest wait of the mix). --with adds faults that hit a
  * window the design accepts or a known limit: slack-poster killed mid-call, and a Slack answer
  * later than the client's timeout. --log writes every log line (JSON) to a file; without it
  * they go to a file in the temp folder when the run fails.
@@ -89,8 +94,11 @@ export type FaultMix = {
   kinds: Record<TaskKind, number>;
   slackRetry: number;
   post429: number;
+  /** A 5xx (or internal_error) before the post took effect: its outcome unknown, the redelivery looks for it, then posts. */
   post5xx: number;
-  /** 5xx on more calls than the client retries: the post's outcome is unknown, its lease runs out first. */
+  /** A 5xx (or internal_error) after the post landed: the redelivery finds it by its metadata, never posts it again. */
+  post5xxLanded: number;
+  /** A 5xx on the post of several receives in a row (4–5: up to the last receive, which sends the fallback). */
   post5xxOutlast: number;
   postStall: number;
   /** A stall past the client's 10 s timeout (opt-in: `--with slack-timeout`). */
@@ -107,7 +115,8 @@ export const DEFAULT_MIX: FaultMix = {
   kinds: { quick: 0.5, slow: 0.25, long: 0.07, fail: 0.12, crash: 0.06 },
   slackRetry: 0.15,
   post429: 0.07,
-  post5xx: 0.05,
+  post5xx: 0.04,
+  post5xxLanded: 0.05,
   post5xxOutlast: 0.03,
   postStall: 0.05,
   postTimeout: 0,
@@ -121,7 +130,7 @@ export const DEFAULT_MIX: FaultMix = {
 export const NO_FAULTS: FaultMix = {
   kinds: { quick: 1, slow: 0, long: 0, fail: 0, crash: 0 },
   // Every probability at 0.
-  slackRetry: 0, post429: 0, post5xx: 0, post5xxOutlast: 0, postStall: 0, postTimeout: 0, redeliver: 0, kill: 0,
+  slackRetry: 0, post429: 0, post5xx: 0, post5xxLanded: 0, post5xxOutlast: 0, postStall: 0, postTimeout: 0, redeliver: 0, kill: 0,
   posterTimeout: false,
   outagesPerMinute: 0,
 };
@@ -164,6 +173,12 @@ function longText(index: number, random: Random): string {
     length += sentence.length + 1;
   }
   return sentences.join(' ').slice(0, 3_990).trimEnd();
+}
+
+/** A server error as Slack answers one: an HTTP 5xx, or HTTP 200 with `internal_error`. */
+function serverError(random: Random): FakeSlackFailure {
+  const status = random.pick([500, 502, 503, 200]);
+  return status === 200 ? { error: 'internal_error' } : { status };
 }
 
 export function planSoak(options: { seed: number; events: number; mix?: FaultMix; spacingMs?: number }): SoakPlan {
@@ -213,9 +228,11 @@ export function planSoak(options: { seed: number; events: number; mix?: FaultMix
       const times = random.int(1, 4);
       event.postFault = { label: times <= 2 ? 'Slack 429 (waited out in the call)' : 'Slack 429 (outlasts the call: redelivered)', failure: { retryAfterSeconds: 1, times } };
     } else if (within(mix.post5xx)) {
-      event.postFault = { label: 'Slack 5xx (absorbed by client retries)', failure: { status: random.pick([500, 502, 503]), times: random.int(1, 2) } };
+      event.postFault = { label: 'Slack 5xx before the post took effect (looked for, then posted)', failure: serverError(random) };
+    } else if (within(mix.post5xxLanded)) {
+      event.postFault = { label: 'Slack 5xx after the post landed (found by its metadata)', failure: { ...serverError(random), afterEffect: true } };
     } else if (within(mix.post5xxOutlast)) {
-      event.postFault = { label: 'Slack 5xx (outlasts client retries)', failure: { status: random.pick([500, 503]), times: random.int(4, 5) } };
+      event.postFault = { label: 'Slack 5xx on several receives in a row', failure: { status: random.pick([500, 503]), times: random.int(4, 5) } };
     } else if (within(mix.postStall)) {
       event.postFault = { label: 'Slack slow (0.3–3 s stall)', failure: { stallMs: random.int(300, 3_000) } };
     } else if (within(mix.postTimeout)) {
@@ -372,10 +389,12 @@ export type EventOutcome = {
   deadLettered: QueueName[];
   /** Queues still holding a message of this event when the run ended (a stall). */
   stillQueued: QueueName[];
+  /** What still shows the assistant working in its thread at the end (none when it is done). */
+  working: string[];
   hops: string[];
 };
 
-export type FaultRow = { fault: string; events: number; ok: number; answers: number; safeErrors: number; duplicated: number; lost: number };
+export type FaultRow = { fault: string; events: number; ok: number; answers: number; safeErrors: number; duplicated: number; lost: number; working: number };
 
 export type SoakResult = {
   seed: number;
@@ -387,6 +406,8 @@ export type SoakResult = {
   lost: number;
   /** Posts in a thread no event owns. */
   strays: number;
+  /** Threads that still show the assistant working (a `processing` session, a stream, a status, a placeholder). */
+  leftWorking: number;
   outcomes: EventOutcome[];
   rows: FaultRow[];
   injected: Record<string, number>;
@@ -422,13 +443,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     }
   };
 
-  // A reply whose post outcome is unknown keeps its chunk's lease (real seconds); the redelivery
-  // that may take it over comes a (scaled) visibility timeout later. Four of them must outlast it.
-  const repliesVisibilityMs = visibilityTimeoutSeconds('replies') * 1000 * timeScale;
-  if (4 * repliesVisibilityMs <= (REPLY_CHUNK_LEASE_SECONDS + 1) * 1000 && (mix.post5xxOutlast > 0 || mix.postTimeout > 0 || mix.posterTimeout)) {
-    notes.push(
-      `time scale ${timeScale}: the replies queue's 5 receives span ${((4 * repliesVisibilityMs) / 1000).toFixed(1)} s, less than a chunk's ${REPLY_CHUNK_LEASE_SECONDS} s lease (not scaled), so a post with an unknown outcome will be dead-lettered: an artefact of the scale, not of the design`,
-    );
+  // A reply whose post outcome is unknown keeps its chunk's lease; the redelivery that may take it
+  // over comes a visibility timeout later. Both run on the pipeline's scaled clock (the claims'
+  // leases as the queues' timeouts), so at any scale the redelivery finds the lease over — unless
+  // the settings themselves say otherwise.
+  if (visibilityTimeoutSeconds('replies') <= REPLY_CHUNK_LEASE_SECONDS) {
+    notes.push(`the replies queue's visibility timeout (${visibilityTimeoutSeconds('replies')} s) is not longer than a chunk's lease (${REPLY_CHUNK_LEASE_SECONDS} s): a post with an unknown outcome waits a receive more`);
   }
 
   const slack = await startFakeSlackApi();
@@ -696,12 +716,28 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       if (event) stillQueued.set(event.index, [...(stillQueued.get(event.index) ?? []), queue]);
     }
   }
+  // What the user sees in each thread: the bot's messages — posts and streams — as they show now
+  // (a message edited since, a stream as it grew).
+  const botMessages = [...slack.posts, ...slack.streams];
   const postsByThread = new Map<string, string[]>();
-  for (const post of slack.posts) {
-    const thread = post.thread_ts ?? '';
-    postsByThread.set(thread, [...(postsByThread.get(thread) ?? []), post.text]);
+  for (const message of botMessages) {
+    const thread = message.thread_ts ?? '';
+    postsByThread.set(thread, [...(postsByThread.get(thread) ?? []), slack.messageText(message.ts) ?? '']);
   }
-  const strays = slack.posts.filter((post) => !byTs.has(post.thread_ts ?? '')).length;
+  const strays = botMessages.filter((message) => !byTs.has(message.thread_ts ?? '')).length;
+  /** What still says "working" in a thread once everything settled: each should have ended with the reply. */
+  const stillWorking = (threadTs: string): string[] => {
+    const reasons: string[] = [];
+    for (const session of slack.sessions) if (session.thread_ts === threadTs && session.status === 'processing') reasons.push('its agent session is still processing (Stop button shown)');
+    for (const stream of slack.streams) if (stream.thread_ts === threadTs && stream.state === 'streaming') reasons.push(`a stream is still streaming (${stream.ts})`);
+    const statusChannels = new Set(slack.statuses.filter((status) => status.thread_ts === threadTs).map((status) => status.channel));
+    for (const channel of statusChannels) if (slack.statusOf(channel, threadTs)) reasons.push(`the thread's status still says "${slack.statusOf(channel, threadTs)}"`);
+    for (const message of botMessages) {
+      const text = slack.messageText(message.ts) ?? '';
+      if (message.thread_ts === threadTs && (text === DEFAULT_USER_MESSAGES.workingPlaceholder || text.endsWith(' …'))) reasons.push(`a message still shows "${text.slice(-40)}"`);
+    }
+    return reasons;
+  };
   const requestIdsByTs = new Map<string, string[]>();
   for (const [requestId, ts] of requestTs) requestIdsByTs.set(ts, [...(requestIdsByTs.get(ts) ?? []), requestId]);
 
@@ -729,6 +765,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       ingressStatuses: ingressStatuses.get(event.index) ?? [],
       deadLettered: deadLettered.get(event.index) ?? [],
       stillQueued: stillQueued.get(event.index) ?? [],
+      working: stillWorking(event.ts),
       hops: eventHops.map((hop) => `${new Date(hop.at).toISOString().slice(11, 23)} ${hop.hop}${hop.detail ? ` ${JSON.stringify(hop.detail)}` : ''}`),
     };
   });
@@ -736,13 +773,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const rows = new Map<string, FaultRow>();
   for (const outcome of outcomes) {
     for (const fault of outcome.faults) {
-      const row = rows.get(fault) ?? { fault, events: 0, ok: 0, answers: 0, safeErrors: 0, duplicated: 0, lost: 0 };
+      const row = rows.get(fault) ?? { fault, events: 0, ok: 0, answers: 0, safeErrors: 0, duplicated: 0, lost: 0, working: 0 };
       row.events += 1;
       if (outcome.judgement.verdict === 'ok') row.ok += 1;
       if (outcome.judgement.verdict === 'duplicated') row.duplicated += 1;
       if (outcome.judgement.verdict === 'lost') row.lost += 1;
       if (outcome.judgement.verdict === 'ok' && outcome.judgement.reply === 'answer') row.answers += 1;
       if (outcome.judgement.verdict === 'ok' && outcome.judgement.reply !== 'answer') row.safeErrors += 1;
+      if (outcome.working.length) row.working += 1;
       rows.set(fault, row);
     }
   }
@@ -754,6 +792,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
 
   const duplicated = outcomes.filter((o) => o.judgement.verdict === 'duplicated').length;
   const lost = outcomes.filter((o) => o.judgement.verdict === 'lost').length;
+  const leftWorking = outcomes.filter((o) => o.working.length > 0).length;
   return {
     seed: plan.seed,
     timeScale,
@@ -763,6 +802,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     duplicated,
     lost,
     strays,
+    leftWorking,
     outcomes,
     rows: [...rows.values()].sort((a, b) => (a.fault === 'none' ? -1 : b.fault === 'none' ? 1 : a.fault.localeCompare(b.fault))),
     injected,
@@ -771,7 +811,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     settled,
     notes,
     logLines,
-    exitCode: duplicated === 0 && lost === 0 && strays === 0 && plan.events.length > 0 ? 0 : 1,
+    exitCode: duplicated === 0 && lost === 0 && strays === 0 && leftWorking === 0 && plan.events.length > 0 ? 0 : 1,
   };
 }
 
@@ -786,14 +826,14 @@ function consumerOf(queue: QueueName): string {
 
 export function renderReport(result: SoakResult, options: { allEvents?: boolean; maxLogLines?: number } = {}): string {
   const out: string[] = [];
-  const header = ['fault', 'events', 'ok', 'answer', 'safe error', 'duplicated', 'lost'];
-  const body = result.rows.map((row) => [row.fault, row.events, row.ok, row.answers, row.safeErrors, row.duplicated, row.lost].map(String));
+  const header = ['fault', 'events', 'ok', 'answer', 'safe error', 'duplicated', 'lost', 'left working'];
+  const body = result.rows.map((row) => [row.fault, row.events, row.ok, row.answers, row.safeErrors, row.duplicated, row.lost, row.working].map(String));
   const okAll = result.outcomes.filter((o) => o.judgement.verdict === 'ok');
-  const total = ['all events', result.sent, result.replied, okAll.filter((o) => o.judgement.reply === 'answer').length, okAll.filter((o) => o.judgement.reply !== 'answer').length, result.duplicated, result.lost].map(String);
+  const total = ['all events', result.sent, result.replied, okAll.filter((o) => o.judgement.reply === 'answer').length, okAll.filter((o) => o.judgement.reply !== 'answer').length, result.duplicated, result.lost, result.leftWorking].map(String);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length), total[i]!.length));
   const line = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
   out.push(line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line), widths.map((w) => '-'.repeat(w)).join('  '), line(total));
-  out.push('(an event counts in the row of each fault it met; "ok" = exactly one reply in its thread: the answer, or one safe error message)');
+  out.push('(an event counts in the row of each fault it met; "ok" = exactly one reply in its thread: the answer, or one safe error message; "left working" = its thread still shows the assistant working at the end)');
 
   const safeByKey = new Map<string, number>();
   for (const o of okAll) if (o.judgement.reply !== 'answer') safeByKey.set(o.judgement.reply, (safeByKey.get(o.judgement.reply) ?? 0) + 1);
@@ -815,15 +855,15 @@ export function renderReport(result: SoakResult, options: { allEvents?: boolean;
   for (const note of result.notes) out.push(`note: ${note}`);
   if (result.strays) out.push(`STRAY POSTS: ${result.strays} post(s) in a thread that belongs to no event`);
 
-  const failed = result.outcomes.filter((o) => o.judgement.verdict !== 'ok');
+  const failed = result.outcomes.filter((o) => o.judgement.verdict !== 'ok' || o.working.length > 0);
   const shown = options.allEvents ? result.outcomes : failed;
   if (shown.length) {
-    out.push('', options.allEvents ? 'every event:' : 'events that were not answered exactly once:');
+    out.push('', options.allEvents ? 'every event:' : 'events that were not answered exactly once, or left working:');
     for (const o of shown) {
       out.push(
-        `  #${o.event.index} ${o.judgement.verdict.toUpperCase()} (${o.judgement.detail}) event ${o.event.eventId}, thread ${o.event.ts}, request ${o.requestIds.join(', ') || '(none)'}; ingress ${o.ingressStatuses.join(',')}; faults: ${o.faults.join('; ')}${o.deadLettered.length ? `; dead-lettered from ${o.deadLettered.join(', ')}` : ''}${o.stillQueued.length ? `; STILL IN the ${o.stillQueued.join(', ')} queue at the end` : ''}`,
+        `  #${o.event.index} ${o.judgement.verdict.toUpperCase()} (${o.judgement.detail}) event ${o.event.eventId}, thread ${o.event.ts}, request ${o.requestIds.join(', ') || '(none)'}; ingress ${o.ingressStatuses.join(',')}; faults: ${o.faults.join('; ')}${o.deadLettered.length ? `; dead-lettered from ${o.deadLettered.join(', ')}` : ''}${o.stillQueued.length ? `; STILL IN the ${o.stillQueued.join(', ')} queue at the end` : ''}${o.working.length ? `; LEFT WORKING: ${o.working.join('; ')}` : ''}`,
       );
-      if (o.judgement.verdict !== 'ok') {
+      if (o.judgement.verdict !== 'ok' || o.working.length > 0) {
         for (const hop of o.hops) out.push(`      hop ${hop}`);
         const keys = [o.event.eventId, o.event.ts, ...o.requestIds];
         const lines = result.logLines.filter((l) => keys.some((key) => l.includes(key)));
@@ -837,7 +877,7 @@ export function renderReport(result: SoakResult, options: { allEvents?: boolean;
   const seconds = Math.round((result.durationMs % 60_000) / 1000);
   out.push(
     '',
-    `seed ${result.seed}: sent ${result.sent} / replied ${result.replied} / duplicated ${result.duplicated} / lost ${result.lost} — ${result.exitCode === 0 ? 'PASS' : 'FAIL'} in ${minutes} min ${seconds} s (time scale ${result.timeScale})`,
+    `seed ${result.seed}: sent ${result.sent} / replied ${result.replied} / duplicated ${result.duplicated} / lost ${result.lost} / left working ${result.leftWorking} — ${result.exitCode === 0 ? 'PASS' : 'FAIL'} in ${minutes} min ${seconds} s (time scale ${result.timeScale})`,
   );
   return out.join('\n');
 }
@@ -882,7 +922,7 @@ async function main(): Promise<number> {
     ...(cli.with.has('poster-timeout') ? { posterTimeout: true } : {}),
   };
   const say = (line: string) => process.stdout.write(`${line}\n`);
-  say(`soak: ${cli.events} events, seed ${cli.seed} (reproduce the mix with --seed ${cli.seed}), time scale ${cli.timeScale}${cli.with.size ? `, with ${[...cli.with].join(', ')}` : ''}${cli.quick ? ' (quick: without "Slack 5xx outlasting the client retries")' : ''}`);
+  say(`soak: ${cli.events} events, seed ${cli.seed} (reproduce the mix with --seed ${cli.seed}), time scale ${cli.timeScale}${cli.with.size ? `, with ${[...cli.with].join(', ')}` : ''}${cli.quick ? ' (quick: without "Slack 5xx on several receives in a row")' : ''}`);
   const result = await runSoak({ events: cli.events, seed: cli.seed, timeScale: cli.timeScale, mix, progress: say });
   say('');
   say(renderReport(result, { allEvents: cli.allEvents }));

@@ -10,7 +10,9 @@ import { closeServer, listenOnLoopback } from './http';
  * `chat.update`, the agent surface's `agents.sessions.setStatus`, `agents.sessions.rename`,
  * `assistant.threads.setSuggestedPrompts`, `chat.postEphemeral` and `views.open`, and serves hosted
  * files with the bot token, the way Slack does — `{ok:false,error}` with HTTP 200 for API errors,
- * 429 with `Retry-After` when rate limiting — and records what it was sent.
+ * 429 with `Retry-After` when rate limiting — and records what it was sent. Injected failures
+ * (`failNext`, `failWhen`) are answered before the call does anything, or — `afterEffect` — after
+ * it took effect, as a real 5xx or `internal_error` may be: a post that landed with an error answer.
  *
  * The app is an agent app (`features.agent_view`): each thread may have an agent session, created
  * by its first `agents.sessions.setStatus` (title and initiator are used only then), with its
@@ -50,7 +52,14 @@ export type FakeSlackRequest = {
   headers: IncomingHttpHeaders;
   body: Record<string, unknown>;
   at: number;
-  answer?: { at: number; status: number; ok: boolean; error?: string };
+  answer?: {
+    at: number;
+    status: number;
+    ok: boolean;
+    error?: string;
+    /** An `afterEffect` failure: what the call did before the error was answered instead. */
+    applied?: { ok: boolean; error?: string };
+  };
 };
 
 /** The fake's clock: epoch milliseconds with sub-millisecond precision (what `FakeSlackRequest.at` is read from). */
@@ -112,6 +121,13 @@ export type FakeSlackFailure = {
    * slow, or a response lost to a caller that stopped waiting.
    */
   stallMs?: number;
+  /**
+   * The call takes effect first (a post lands, a stream grows), then the error is answered: a 5xx
+   * from a proxy or load balancer after it forwarded the call, an `internal_error` Slack gave up
+   * with after it wrote the message. Without it every injected error is answered before the call
+   * does anything. (With `stallMs` the call takes effect as soon as it arrives, and is answered late.)
+   */
+  afterEffect?: boolean;
 };
 
 export type FakeSlackApi = {
@@ -162,7 +178,10 @@ export type FakeSlackApi = {
   downloads: Array<{ id: string; authorized: boolean }>;
   /** Every request that reached the fake, failed ones included. */
   requests: FakeSlackRequest[];
-  /** Makes the next call(s) of `method` fail; failures queue in the order given. */
+  /**
+   * Makes the next call(s) of `method` fail; failures queue in the order given. By default the
+   * error is answered before the call takes effect; `afterEffect` applies the call first.
+   */
   failNext(method: string, failure?: FakeSlackFailure): void;
   /**
    * Like failNext, but only for calls of `method` whose recorded body `match` accepts (e.g. the
@@ -170,7 +189,11 @@ export type FakeSlackApi = {
    * the failNext queue; several rules for the same calls apply in the order given.
    */
   failWhen(method: string, match: (body: Record<string, unknown>) => boolean, failure?: FakeSlackFailure): void;
-  /** Calls answered with an injected failure or stall so far, by kind: `429`, `http_<status>`, `api_error`, `stall`. */
+  /**
+   * Calls answered with an injected failure or stall so far, by kind: `429`, `http_<status>`,
+   * `api_error`, `stall`; a failure answered after the call took effect adds ` after effect`
+   * (`http_500 after effect`, `api_error after effect`).
+   */
   readonly injected: Readonly<Record<string, number>>;
   /** Resolves with the posts once there are at least `count`. */
   waitForPosts(count: number, timeoutMs?: number): Promise<FakeSlackPost[]>;
@@ -300,7 +323,8 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
   };
 
   const countInjected = (failure: FakeSlackFailure): void => {
-    const kind = failure.stallMs !== undefined ? 'stall' : failure.retryAfterSeconds !== undefined ? String(failure.status ?? 429) : failure.status !== undefined && failure.status !== 200 ? `http_${failure.status}` : 'api_error';
+    const answered = failure.retryAfterSeconds !== undefined ? String(failure.status ?? 429) : failure.status !== undefined && failure.status !== 200 ? `http_${failure.status}` : 'api_error';
+    const kind = failure.stallMs !== undefined ? 'stall' : failure.afterEffect ? `${answered} after effect` : answered;
     injected[kind] = (injected[kind] ?? 0) + 1;
   };
 
@@ -690,17 +714,34 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
 
     const failure = takeConditionalFailure(method, recorded) ?? takeFailure(method);
     if (failure) countInjected(failure);
+    const handler = handlers[method];
+    const apply = () => (handler ? handler(recorded) : apiError('unknown_method'));
+    if (failure?.afterEffect) {
+      // The call does what it does, its answer is lost, and the error goes back instead.
+      const applied = apply();
+      if (failure.stallMs === undefined) return answer(response, record, failureAnswer(failure), applied);
+      await new Promise((resolve) => setTimeout(resolve, failure.stallMs));
+      return answer(response, record, applied);
+    }
     if (failure?.stallMs !== undefined) await new Promise((resolve) => setTimeout(resolve, failure.stallMs));
     else if (failure) return answer(response, record, failureAnswer(failure));
 
-    const handler = handlers[method];
-    answer(response, record, handler ? handler(recorded) : apiError('unknown_method'));
+    answer(response, record, apply());
   }
 
-  /** Sends the answer to a recorded request, noting on the record how and when it was answered. */
-  function answer(response: ServerResponse, record: FakeSlackRequest, reply: Answer): void {
+  /**
+   * Sends the answer to a recorded request, noting on the record how and when it was answered —
+   * and, for a call that took effect before an injected error was answered, what it did (`applied`).
+   */
+  function answer(response: ServerResponse, record: FakeSlackRequest, reply: Answer, applied?: Answer): void {
     const error = reply.body.error;
-    record.answer = { at: fakeSlackNow(), status: reply.status, ok: reply.body.ok === true, ...(typeof error === 'string' ? { error } : {}) };
+    record.answer = {
+      at: fakeSlackNow(),
+      status: reply.status,
+      ok: reply.body.ok === true,
+      ...(typeof error === 'string' ? { error } : {}),
+      ...(applied ? { applied: { ok: applied.body.ok === true, ...(typeof applied.body.error === 'string' ? { error: applied.body.error } : {}) } } : {}),
+    };
     send(response, reply);
   }
 

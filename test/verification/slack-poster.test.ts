@@ -7,6 +7,10 @@ import { PoisonMessageError } from '../../src/verification/poison-message';
 import type { ReplyMessage } from '../../src/verification/queue-messages';
 import { ChunkInProgressError, acknowledgeReceipt, createSlackPoster, type SlackPosterOptions } from '../../src/verification/slack-poster';
 import { MemoryClaimStore } from '../../src/verification/stores/memory-claim-store';
+import { MemoryLiveReplies } from '../../src/verification/stores/memory-live-replies';
+import { createLiveReply } from '../../src/verification/live-reply';
+import type { SlackAgent } from '../../src/slack/slack-agent';
+import type { SlackLive } from '../../src/slack/slack-live';
 import { startFakeSecretsManager } from '../support/fake-secrets-manager';
 import { startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
 import { manualClock, type ManualClock } from '../support/manual-clock';
@@ -35,7 +39,8 @@ describe('createSlackPoster', () => {
 
   beforeEach(async () => {
     slack = await startFakeSlackApi({ botToken: BOT_TOKEN });
-    replies = new WebApiSlackReplies(createSlackWebClient({ token: BOT_TOKEN, apiUrl: slack.apiUrl, retries: 2 }));
+    // The client as production builds it: no retries of its own (a retried post may be a second post).
+    replies = new WebApiSlackReplies(createSlackWebClient({ token: BOT_TOKEN, apiUrl: slack.apiUrl }));
     claims = new MemoryClaimStore();
   });
   afterEach(async () => {
@@ -139,6 +144,36 @@ describe('createSlackPoster', () => {
       expect(await claims.acquire('reply#req-1#0', { token: 'probe', leaseSeconds: 30, ttlSeconds: 60 })).toEqual({ status: 'done', value: slack.posts[0]!.ts });
     });
 
+    it.each([
+      ['a 500', { status: 500 }],
+      ['internal_error', { error: 'internal_error' }],
+    ])('never posts again a chunk that landed although Slack answered %s: the claim is kept, and after the lease it is found by its metadata', async (_, failure) => {
+      slack.failNext('chat.postMessage', { ...failure, afterEffect: true });
+
+      const first = await poster()(delivery(replyMessage(), 1)).catch((e: unknown) => e);
+      const meanwhile = await poster()(delivery(replyMessage(), 2)).catch((e: unknown) => e);
+      clock.advance(90_000);
+      await poster()(delivery(replyMessage(), 3));
+
+      expect(slack.posts.map((p) => p.text)).toEqual(['The answer is 42.']);
+      expect(first).toMatchObject({ name: 'SlackApiError', retryable: true, outcome: 'unknown' });
+      expect(meanwhile).toBeInstanceOf(ChunkInProgressError);
+      expect(slack.requests.map((r) => r.method)).toEqual(['chat.postMessage', 'conversations.replies']);
+      expect(await claims.acquire('reply#req-1#0', { token: 'probe', leaseSeconds: 30, ttlSeconds: 60 })).toEqual({ status: 'done', value: slack.posts[0]!.ts });
+    });
+
+    it('posts, after the lease, a chunk Slack answered with a 5xx before it landed: looked for, not found, posted once', async () => {
+      slack.failNext('chat.postMessage', { status: 503 });
+
+      const first = await poster()(delivery(replyMessage(), 1)).catch((e: unknown) => e);
+      clock.advance(90_000);
+      await poster()(delivery(replyMessage(), 2));
+
+      expect(first).toMatchObject({ name: 'SlackApiError', code: 'http_503', outcome: 'unknown' });
+      expect(slack.requests.map((r) => r.method)).toEqual(['chat.postMessage', 'conversations.replies', 'chat.postMessage']);
+      expect(slack.posts.map((p) => p.text)).toEqual(['The answer is 42.']);
+    });
+
     it('posts a taken-over chunk again when the thread cannot be read back (an install without the history scopes)', async () => {
       await claims.acquire('reply#req-1#0', { token: 'dead-poster', leaseSeconds: 90, ttlSeconds: 3600 });
       clock.advance(90_000);
@@ -163,16 +198,15 @@ describe('createSlackPoster', () => {
     });
   });
 
-  it('releases the claim of a chunk whose post failed, so the redelivery posts it — and only it', async () => {
-    // Slack fails the second chunk's post: the first is out, the second is not.
+  it('releases the claim of a chunk whose post Slack refused, so the redelivery posts it — and only it', async () => {
+    // Slack refuses the second chunk's post (a 429 without Retry-After: nothing was posted): the first is out, the second is not.
     let calls = 0;
     const flaky: SlackReplies = {
       ...replies,
       addReaction: (r) => replies.addReaction(r),
       removeReaction: (r) => replies.removeReaction(r),
       post: async (message) => {
-        // Four answers in a row: more than the quick retries within one call.
-        if ((calls += 1) === 2) slack.failNext('chat.postMessage', { error: 'service_unavailable', times: 4 });
+        if ((calls += 1) === 2) slack.failNext('chat.postMessage', { status: 429, error: 'ratelimited' });
         return replies.post(message);
       },
     };
@@ -185,7 +219,7 @@ describe('createSlackPoster', () => {
     await post(delivery(body, 2));
 
     expect(failure).toBeInstanceOf(SlackApiError);
-    expect(failure).toMatchObject({ code: 'service_unavailable', retryable: true });
+    expect(failure).toMatchObject({ code: 'ratelimited', retryable: true, outcome: 'refused' });
     expect(postedBeforeRetry).toEqual(['first']);
     expect(slack.posts.map((p) => p.text.split(' ')[0])).toEqual(['first', 'second']);
   });
@@ -226,6 +260,20 @@ describe('createSlackPoster', () => {
       const probe = (k: string) => claims.acquire(k, { token: 'probe', leaseSeconds: 30, ttlSeconds: 60 });
       expect(await probe('reply#req-1#fallback')).toEqual({ status: 'done', value: slack.posts[0]!.ts });
       expect(await probe('reply#req-1#0')).toMatchObject({ status: 'claimed' }); // released: a redrive posts the answer
+    });
+
+    it('ends the task with the fallback: its agent session leaves processing (no Stop button left over it)', async () => {
+      // The sign of life opened the thread's session, as agent-invoker does.
+      const slackPorts = replies as SlackReplies & SlackLive & SlackAgent;
+      const live = createLiveReply({ slack: slackPorts, store: new MemoryLiveReplies(), sessions: true, workingText: 'is working on it…', placeholderText: '_Working on it…_', log: createLogger('test') });
+      await live.signOfLife({ team_id: 'T1', channel: 'C1', ts: USER_TS, request_id: 'req-1', user_id: 'U1' });
+      expect(slack.sessionOf('C1', USER_TS)?.status).toBe('processing');
+      slack.failNext('chat.postMessage', { error: 'msg_too_long' });
+
+      await expect(lastReceivePoster({ live })(delivery(replyMessage(), 3))).rejects.toMatchObject({ code: 'msg_too_long' });
+
+      expect(slack.posts.map((p) => p.text)).toEqual([FALLBACK]);
+      expect(slack.sessionOf('C1', USER_TS)?.history).toEqual(['processing', 'active']);
     });
 
     it('posts the fallback once: a redrive that fails again on its last receive does not repeat it, and one that succeeds posts what is missing', async () => {

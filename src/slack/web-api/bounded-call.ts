@@ -10,7 +10,7 @@ export type SlackRepliesLog = Pick<Log, 'info' | 'warn'>;
 
 /** Waits for a 429's `Retry-After` at most this many times in one call; then SQS redelivers. */
 const MAX_RATE_LIMIT_WAITS = 2;
-/** Retries of a call Slack answered with a server error (250 ms, 500 ms, 1 s apart). */
+/** Repeats of a call within one call (250 ms, 500 ms, 1 s apart). */
 const MAX_SERVER_ERROR_RETRIES = 3;
 const SERVER_RETRY_BACKOFF_MS = 250;
 
@@ -18,10 +18,13 @@ const SERVER_RETRY_BACKOFF_MS = 250;
  * One Slack call within the caller's time. The client rejects rate-limited calls (it would wait
  * out any `Retry-After`, however long, deaf to the caller's signal); here a wait that ends before
  * the deadline is waited out, abortably, and a longer one ends the call as retryable, for SQS to
- * deliver again later. A server error Slack answered is tried again a few times, quickly; a call
- * with no answer (timeout, reset) is not, since it may have landed — unless `retry.afterNoAnswer`
- * says the call is safe to repeat (a status, an edit, a stop). The caller's signal also ends the
- * wait for Slack's answer, with the outcome unknown, and is never followed by a retry.
+ * deliver again later. A call that may have taken effect — an answer that Slack failed inside (a
+ * 5xx, `internal_error`, …: the post may have landed before it did), or no answer at all (a
+ * timeout, a reset) — is tried again, quickly, only when `retry` says it is safe to repeat (a
+ * status, an edit, a stop; a read or a reaction after a server error); a post, a stream's start or
+ * append is never sent blindly again: its caller looks for it (a chunk's metadata) or takes it as
+ * dirty. The caller's signal also ends the wait for Slack's answer, with the outcome unknown, and
+ * is never followed by a retry.
  */
 export async function boundedCall<T>(method: string, call: () => Promise<T>, options: SlackCallOptions, log: SlackRepliesLog | undefined, retry: CallRetry = {}): Promise<T> {
   let rateLimitWaits = 0;
@@ -39,16 +42,24 @@ export async function boundedCall<T>(method: string, call: () => Promise<T>, opt
         if (mayHaveLanded && retry.ambiguousAfterRetry?.has(failure.code)) {
           throw new SlackApiError(`${failure.message} (an earlier attempt may have landed)`, failure.code, failure.retryable, { cause: failure, outcome: 'unknown' });
         }
-        // Slack answered that it failed (5xx, internal_error, …): try again soon, within the time
-        // left. Never after no answer at all (a timeout, a reset): that post may have landed —
-        // unless the call is safe to repeat, and the caller is still waiting.
+        // Slack refused it for a passing reason (not a 429: those wait above): nothing happened,
+        // so try again soon, within the time left. It may have happened (no answer, a 5xx):
+        // again only if the call is safe to repeat, and the caller is still waiting.
         const backoffMs = SERVER_RETRY_BACKOFF_MS * 2 ** serverRetries;
-        const answeredFailure = failure.retryable && failure.code !== 'request_error' && failure.code !== 'ratelimited';
-        const unanswered = failure.code === 'request_error' && retry.afterNoAnswer === true && !options.signal?.aborted;
-        if (!(answeredFailure || unanswered) || serverRetries >= MAX_SERVER_ERROR_RETRIES || !fitsBefore(options.deadline, backoffMs)) throw failure;
+        const refusedForNow = failure.retryable && failure.outcome === 'refused' && failure.code !== 'ratelimited';
+        const safeToRepeat = failure.code === 'request_error' ? retry.afterNoAnswer : retry.afterNoAnswer || retry.afterServerError;
+        const repeatable = failure.retryable && failure.outcome === 'unknown' && safeToRepeat === true && !options.signal?.aborted;
+        if (!(refusedForNow || repeatable) || serverRetries >= MAX_SERVER_ERROR_RETRIES || !fitsBefore(options.deadline, backoffMs)) throw failure;
         serverRetries += 1;
         if (failure.outcome === 'unknown') mayHaveLanded = true;
-        log?.warn(unanswered ? 'Slack did not answer a call that is safe to repeat; trying again' : 'Slack answered with a server error; trying again', { method, code: failure.code, attempt: serverRetries + 1 });
+        log?.warn(
+          failure.code === 'request_error'
+            ? 'Slack did not answer a call that is safe to repeat; trying again'
+            : failure.outcome === 'unknown'
+              ? 'Slack answered a call that is safe to repeat with a server error; trying again'
+              : 'Slack refused a call for now; trying again',
+          { method, code: failure.code, attempt: serverRetries + 1 },
+        );
         await sleep(backoffMs, undefined, options.signal ? { signal: options.signal } : {});
         continue;
       }
@@ -62,10 +73,19 @@ export async function boundedCall<T>(method: string, call: () => Promise<T>, opt
   }
 }
 
-/** How a call may be repeated beyond what every call gets (429 waits, retries of answered server errors). */
+/** How a call may be repeated beyond what every call gets (429 waits, retries of passing refusals). */
 export type CallRetry = {
-  /** Safe to repeat after no answer (a timeout, a reset): it cannot take effect twice. */
+  /**
+   * Safe to repeat when it may have taken effect — after no answer (a timeout, a reset) or a server
+   * error answer (a 5xx, `internal_error`, …): it cannot take effect twice (a status, an edit, a
+   * stop). Without it (or `afterServerError`) such a call is never repeated here.
+   */
   afterNoAnswer?: boolean;
+  /**
+   * Safe to repeat after a server error answer, but not worth a second wait after no answer (a
+   * read, a reaction: Slack answered, the caller has its time left for the rest).
+   */
+  afterServerError?: boolean;
   /** Codes that, answered to a repeat of an attempt that may have landed, leave the outcome unknown. */
   ambiguousAfterRetry?: ReadonlySet<string>;
 };

@@ -34,6 +34,8 @@ export class WebApiConversations implements SlackConversations {
             }),
           options,
           this.options.log,
+          // A read: safe to repeat after a server error (after no answer, the time is better left to the caller).
+          { afterServerError: true },
         );
       } catch (error) {
         // The first page refused: no context. A later one: what was read still helps.

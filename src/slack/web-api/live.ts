@@ -36,6 +36,7 @@ export class WebApiLive extends WebApiPort implements SlackLive {
       throw new SlackApiError(`chat.startStream refused: more than ${STREAM_MARKDOWN_LIMIT} characters of markdown; start with less and append the rest`, 'msg_too_long', false);
     }
     const recipient = { ...(recipientUserId ? { recipient_user_id: recipientUserId } : {}), ...(recipientTeamId ? { recipient_team_id: recipientTeamId } : {}) };
+    // Never repeated after no answer or a server error: a second start would be a second message.
     const result = await this.call('chat.startStream', () => this.client.chat.startStream({ channel, thread_ts: threadTs, ...recipient, ...streamContent(markdownText, task) }), options);
     return { ts: result.ts ?? '' };
   }
@@ -83,7 +84,7 @@ export class WebApiLive extends WebApiPort implements SlackLive {
     );
   }
 
-  /** `chat.appendStream` once per piece, in order; never again after no answer (the text would show twice). */
+  /** `chat.appendStream` once per piece, in order; never again after no answer or a server error (it may have landed: the text would show twice). */
   private async appendPieces(message: LiveMessage, pieces: readonly string[], options: SlackCallOptions): Promise<void> {
     for (const [index, piece] of pieces.entries()) {
       try {

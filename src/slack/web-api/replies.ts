@@ -27,6 +27,8 @@ export class WebApiReplies extends WebApiPort implements SlackReplies {
           ...(blocks?.length ? { blocks: withTextSection(text, blocks) } : {}),
         }),
       options,
+      // Never repeated after no answer or a server error: it may have landed. The poster keeps the
+      // chunk's claim and the next delivery looks for it by its metadata (findPosted).
     );
     return { ts: result.ts ?? '' };
   }
@@ -38,6 +40,8 @@ export class WebApiReplies extends WebApiPort implements SlackReplies {
         'conversations.replies',
         () => this.client.conversations.replies({ channel: thread.channel, ts: thread.threadTs, include_all_metadata: true, limit: 200, ...(cursor ? { cursor } : {}) }),
         options,
+        // A read: safe to repeat after a server error (after no answer, the time is better left to the caller).
+        { afterServerError: true },
       );
       for (const message of result.messages ?? []) {
         const metadata = (message as { metadata?: { event_type?: string; event_payload?: Record<string, unknown> } }).metadata;
@@ -61,7 +65,9 @@ export class WebApiReplies extends WebApiPort implements SlackReplies {
 
   private async react(method: string, reaction: ReactionTarget, call: () => Promise<unknown>): Promise<void> {
     try {
-      await this.call(method, call, {});
+      // Safe to repeat after a server error: an add or a remove that landed is answered
+      // already_reacted / no_reaction, ignored below.
+      await this.call(method, call, {}, { afterServerError: true });
     } catch (error) {
       const failure = toSlackApiError(error, method);
       if (!IGNORED_REACTION_ERRORS.has(failure.code)) throw failure;

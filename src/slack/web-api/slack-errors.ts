@@ -4,6 +4,12 @@ import { SlackApiError } from '../slack-api-error';
 
 /** Slack errors that describe a passing state of Slack, not of the request. */
 const TRANSIENT_PLATFORM_ERRORS = new Set(['ratelimited', 'internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']);
+/**
+ * Slack's answers that say it failed somewhere inside, not that it refused: like a 5xx, the call
+ * may have taken effect before Slack gave up on it (a post that landed, a stream that grew), so
+ * its outcome is unknown — never a refusal that makes a repeat safe.
+ */
+const MAY_HAVE_LANDED_PLATFORM_ERRORS = new Set(['internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']);
 
 /** Turns whatever `@slack/web-api` threw into a SlackApiError (the SDK's own messages carry no token). */
 export function toSlackApiError(error: unknown, method: string): SlackApiError {
@@ -12,7 +18,7 @@ export function toSlackApiError(error: unknown, method: string): SlackApiError {
   switch (sdk?.code) {
     case ErrorCode.PlatformError: {
       const code = typeof sdk.data?.error === 'string' ? sdk.data.error : 'unknown_error';
-      return new SlackApiError(`${method} failed: ${code}`, code, TRANSIENT_PLATFORM_ERRORS.has(code), { cause: error });
+      return new SlackApiError(`${method} failed: ${code}`, code, TRANSIENT_PLATFORM_ERRORS.has(code), { cause: error, outcome: MAY_HAVE_LANDED_PLATFORM_ERRORS.has(code) ? 'unknown' : 'refused' });
     }
     case ErrorCode.HTTPError: {
       const status = Number(sdk.statusCode);

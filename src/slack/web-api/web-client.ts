@@ -11,7 +11,7 @@ export type SlackWebClientOptions = {
   apiUrl?: string;
   /**
    * Retries of Slack 5xx and network faults within one call. @default 0: a post whose answer was
-   * lost (a timeout, a reset) may have landed, and the client would post it again at once; the
+   * lost (a timeout, a reset) or was a 5xx may have landed, and the client would post it again at once; the
    * chunk's claim and SQS redelivery decide instead (docs/architecture.md §6). 429s are never
    * retried here: `boundedCall` waits them out when the wait fits.
    */
