@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import { ConfigError } from '../../src/config/env';
 import type { Log } from '../../src/observability/logger';
 import type { SecretSource } from '../../src/secrets/secret-source';
-import { SlackApiError, WebApiSlackReplies, createSlackWebClient, slackApiUrl, slackRepliesFromSecret, toSlackApiError } from '../../src/slack/slack-replies';
+import { REPLY_METADATA_TYPE, SlackApiError, WebApiSlackReplies, createSlackWebClient, slackApiUrl, slackRepliesFromSecret, toSlackApiError } from '../../src/slack/slack-replies';
 import { startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
 import { closeServer, listenOnLoopback } from '../support/http';
 
@@ -148,8 +148,24 @@ describe('WebApiSlackReplies over the real WebClient', () => {
     // The add landed, the repeat is answered already_reacted: done.
     await expect(replies.addReaction({ channel: 'C1', timestamp: '1.1', name: 'eyes' })).resolves.toBeUndefined();
 
-    expect(slack.requests.map((r) => r.method)).toEqual(['chat.postMessage', 'conversations.replies', 'conversations.replies', 'reactions.add', 'reactions.add']);
+    expect(slack.requests.map((r) => r.method)).toEqual(['chat.postMessage', 'auth.test', 'conversations.replies', 'conversations.replies', 'reactions.add', 'reactions.add']);
     expect(slack.reactions).toEqual([{ op: 'add', channel: 'C1', timestamp: '1.1', name: 'eyes' }]);
+  });
+
+  it('counts only its own message as a posted chunk, never another app\'s look-alike with the same metadata', async () => {
+    // Prepare: another app copies the reply metadata of chunk 1 onto a message of its own.
+    const replies = repliesFor();
+    const parent = slack.addMessage({ channel: 'C1', user: 'U1', text: 'question' });
+    slack.addMessage({ channel: 'C1', thread_ts: parent, user: 'U0OTHERBOT', bot_id: 'B0OTHER', text: 'fake chunk', metadata: { event_type: REPLY_METADATA_TYPE, event_payload: { request_id: 'req-9', chunk: 1 } } });
+    // Act
+    const beforeOurs = await replies.findPosted({ channel: 'C1', threadTs: parent }, { requestId: 'req-9', chunk: 1 });
+    const { ts } = await replies.post({ channel: 'C1', threadTs: parent, text: 'real chunk', marker: { requestId: 'req-9', chunk: 1 } });
+    const afterOurs = await replies.findPosted({ channel: 'C1', threadTs: parent }, { requestId: 'req-9', chunk: 1 });
+    // Assess
+    expect(beforeOurs).toBeUndefined();
+    expect(afterOurs).toBe(ts);
+    // Who the token posts as is asked once.
+    expect(slack.requests.filter((r) => r.method === 'auth.test')).toHaveLength(1);
   });
 
   it('warns through our log when Slack rate-limits a call, naming the method', async () => {

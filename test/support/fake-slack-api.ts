@@ -37,7 +37,7 @@ import { closeServer, listenOnLoopback } from './http';
 export type FakeSlackBlock = Record<string, unknown>;
 export type FakeSlackPost = { channel: string; thread_ts?: string; text: string; ts: string; blocks?: FakeSlackBlock[] };
 /** A message someone (not the bot) wrote, as `conversations.replies` returns it. */
-export type FakeSlackMessage = { channel: string; ts: string; thread_ts?: string; user: string; text: string; subtype?: string; files?: FakeSlackFile[] };
+export type FakeSlackMessage = { channel: string; ts: string; thread_ts?: string; user: string; text: string; subtype?: string; files?: FakeSlackFile[]; /** Another app's post. */ bot_id?: string; metadata?: { event_type: string; event_payload: Record<string, unknown> } };
 /** A file Slack hosts, as message events list it. */
 export type FakeSlackFile = { id: string; name: string; title: string; mimetype: string; filetype: string; size: number; url_private: string; url_private_download: string };
 export type FakeFileFailure = { status?: number; stallMs?: number; times?: number };
@@ -391,7 +391,7 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
         }));
       const fromPeople = people
         .filter((message) => message.channel === channel && inThread(message.ts, message.thread_ts))
-        .map((message) => ({ type: 'message', user: message.user, text: message.text, ts: message.ts, thread_ts: message.thread_ts ?? message.ts, ...(message.subtype ? { subtype: message.subtype } : {}), ...(message.files ? { files: message.files } : {}) }));
+        .map((message) => ({ type: 'message', user: message.user, text: message.text, ts: message.ts, thread_ts: message.thread_ts ?? message.ts, ...(message.subtype ? { subtype: message.subtype } : {}), ...(message.files ? { files: message.files } : {}), ...(message.bot_id ? { bot_id: message.bot_id } : {}), ...(withMetadata && message.metadata ? { metadata: message.metadata } : {}) }));
       const thread = [...fromPeople, ...fromBot].sort((a, b) => compareTs(a.ts, b.ts));
       if (thread.length === 0) return apiError('thread_not_found');
       // Slack's bounds: `latest` (exclusive unless `inclusive`) and `oldest`; the parent always first.

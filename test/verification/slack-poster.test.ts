@@ -158,7 +158,7 @@ describe('createSlackPoster', () => {
       expect(slack.posts.map((p) => p.text)).toEqual(['The answer is 42.']);
       expect(first).toMatchObject({ name: 'SlackApiError', retryable: true, outcome: 'unknown' });
       expect(meanwhile).toBeInstanceOf(ChunkInProgressError);
-      expect(slack.requests.map((r) => r.method)).toEqual(['chat.postMessage', 'conversations.replies']);
+      expect(slack.requests.map((r) => r.method)).toEqual(['chat.postMessage', 'auth.test', 'conversations.replies']);
       expect(await claims.acquire('reply#req-1#0', { token: 'probe', leaseSeconds: 30, ttlSeconds: 60 })).toEqual({ status: 'done', value: slack.posts[0]!.ts });
     });
 
@@ -170,7 +170,7 @@ describe('createSlackPoster', () => {
       await poster()(delivery(replyMessage(), 2));
 
       expect(first).toMatchObject({ name: 'SlackApiError', code: 'http_503', outcome: 'unknown' });
-      expect(slack.requests.map((r) => r.method)).toEqual(['chat.postMessage', 'conversations.replies', 'chat.postMessage']);
+      expect(slack.requests.map((r) => r.method)).toEqual(['chat.postMessage', 'auth.test', 'conversations.replies', 'chat.postMessage']);
       expect(slack.posts.map((p) => p.text)).toEqual(['The answer is 42.']);
     });
 
@@ -181,7 +181,7 @@ describe('createSlackPoster', () => {
 
       await poster()(delivery(replyMessage(), 2));
 
-      expect(slack.requests.map((r) => r.method)).toEqual(['conversations.replies', 'chat.postMessage']);
+      expect(slack.requests.map((r) => r.method)).toEqual(['auth.test', 'conversations.replies', 'chat.postMessage']);
       expect(slack.posts).toHaveLength(1);
     });
 
