@@ -12,7 +12,8 @@ import { systemClock, type Clock } from '../clock';
  * (present and well-formed; the signature itself is not verified), the session id length
  * (33–256), a known runtime ARN. Errors use restJson1's shape, an `x-amzn-errortype` header and a
  * `{"message"}` body, which is what the SDK's deserializer reads to pick the exception class.
- * The agent's answer comes back as AgentCore returns it; a non-2xx or unreachable agent becomes
+ * The agent's answer comes back as AgentCore returns it — a streamed one (`text/event-stream`)
+ * passed on chunk by chunk as the agent writes it — and a non-2xx or unreachable agent becomes
  * 424 RuntimeClientError, as on AWS.
  *
  * Like AgentCore it passes the agent only the request headers the runtime allow-lists
@@ -228,6 +229,23 @@ export async function startAgentCoreEmulator(options: AgentCoreEmulatorOptions):
       if (res.destroyed) return;
       return refuse(424, 'RuntimeClientError', 'The runtime could not be reached. Check the agent logs for more information.');
     }
+    const contentType = answer.headers.get('content-type') ?? 'application/json';
+    if (answer.status >= 200 && answer.status < 300 && answer.body && /^text\/event-stream\b/i.test(contentType)) {
+      // A streamed answer goes through as it comes, as AgentCore passes an agent's SSE on.
+      seen.status = answer.status;
+      res.writeHead(answer.status, { 'content-type': contentType, 'cache-control': 'no-cache', [SESSION_HEADER]: sessionId, 'x-amzn-requestid': randomUUID() });
+      res.flushHeaders();
+      try {
+        for await (const chunk of answer.body as unknown as AsyncIterable<Uint8Array>) res.write(chunk);
+        res.end();
+      } catch {
+        // The agent broke off, or the caller left (which aborted the agent's request): so does the answer.
+        res.destroy();
+      } finally {
+        done();
+      }
+      return;
+    }
     let body: Buffer;
     try {
       body = Buffer.from(await answer.arrayBuffer());
@@ -239,7 +257,7 @@ export async function startAgentCoreEmulator(options: AgentCoreEmulatorOptions):
     }
     seen.status = answer.status;
     res.writeHead(answer.status, {
-      'content-type': answer.headers.get('content-type') ?? 'application/json',
+      'content-type': contentType,
       [SESSION_HEADER]: sessionId,
       'x-amzn-requestid': randomUUID(),
       ...(answer.status === 204 ? {} : { 'content-length': body.length }),

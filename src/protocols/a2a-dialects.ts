@@ -59,7 +59,8 @@ function partsOf(message: OutgoingMessage, shape: { text(text: string): unknown;
 
 export interface A2aDialect {
   readonly version: A2aVersion;
-  readonly methods: { readonly send: string; readonly get: string; readonly cancel: string };
+  /** `stream`: the send whose answer is a stream of events (for an agent whose card says it streams). */
+  readonly methods: { readonly send: string; readonly stream: string; readonly get: string; readonly cancel: string };
   /** Protocol headers every request of this dialect carries. */
   readonly headers: Readonly<Record<string, string>>;
   /**
@@ -71,7 +72,7 @@ export interface A2aDialect {
 
 const V1_0: A2aDialect = {
   version: '1.0',
-  methods: { send: 'SendMessage', get: 'GetTask', cancel: 'CancelTask' },
+  methods: { send: 'SendMessage', stream: 'SendStreamingMessage', get: 'GetTask', cancel: 'CancelTask' },
   headers: { [A2A_VERSION_HEADER]: '1.0' },
   sendParams: (message, { blocking }) => ({
     message: {
@@ -91,7 +92,7 @@ const V1_0: A2aDialect = {
 
 const V0_3: A2aDialect = {
   version: '0.3',
-  methods: { send: 'message/send', get: 'tasks/get', cancel: 'tasks/cancel' },
+  methods: { send: 'message/send', stream: 'message/stream', get: 'tasks/get', cancel: 'tasks/cancel' },
   // 0.3 clients sent no version header; servers that know the header read its absence as 0.3.
   headers: {},
   sendParams: (message, { blocking }) => ({
@@ -191,11 +192,69 @@ function readTask(task: Record<string, unknown>): A2aReply {
 
 /** Text parts only: 1.0 `{text}`, 0.3 `{kind: "text", text}`, pre-0.3 `{type: "text", text}`. */
 function textOf(parts: unknown): string {
-  if (!Array.isArray(parts)) return '';
+  return textsOf(parts).join('\n');
+}
+
+function textsOf(parts: unknown): string[] {
+  if (!Array.isArray(parts)) return [];
   return parts
     .filter((part): part is Record<string, unknown> => isRecord(part) && typeof part.text === 'string' && (part.kind ?? 'text') === 'text' && (part.type ?? 'text') === 'text')
-    .map((part) => part.text as string)
-    .join('\n');
+    .map((part) => part.text as string);
+}
+
+/**
+ * One event of a streamed answer (0.3 `message/stream`, 1.0 `SendStreamingMessage`): a task or a
+ * message as `readA2aReply` reads them, or an update of a task — its status (with the status
+ * message's text), or one artifact's text parts, added to what the artifact had (`append`) or
+ * replacing it. A task event lists its artifacts' text parts the same way.
+ */
+export type A2aStreamEvent =
+  | (Extract<A2aReply, { kind: 'task' }> & { artifacts: A2aArtifactText[] })
+  | Exclude<A2aReply, { kind: 'task' }>
+  | { kind: 'status'; state: A2aState; taskId?: string; contextId?: string; statusText: string }
+  | ({ kind: 'artifact'; taskId?: string; contextId?: string; append: boolean } & A2aArtifactText);
+
+/** An artifact's id (empty when the agent gave none) and its text parts, in order. */
+export type A2aArtifactText = { artifactId: string; texts: string[] };
+
+export function readA2aStreamEvent(result: unknown): A2aStreamEvent {
+  if (!isRecord(result)) return { kind: 'unrecognised' };
+  // 1.0 wraps each event in its case; 0.3 names it in `kind`, which hand-written agents may drop.
+  if (isRecord(result.statusUpdate)) return readStatusUpdate(result.statusUpdate);
+  if (isRecord(result.artifactUpdate)) return readArtifactUpdate(result.artifactUpdate);
+  if (result.kind === 'status-update') return readStatusUpdate(result);
+  if (result.kind === 'artifact-update') return readArtifactUpdate(result);
+  if (result.kind === undefined && !('status' in result) && isRecord(result.artifact)) return readArtifactUpdate(result);
+  if (result.kind === undefined && !('id' in result) && typeof result.taskId === 'string' && isRecord(result.status)) return readStatusUpdate(result);
+  const reply = readA2aReply(result);
+  if (reply.kind !== 'task') return reply;
+  const task = isRecord(result.task) ? result.task : result;
+  return { ...reply, artifacts: (Array.isArray(task.artifacts) ? task.artifacts : []).filter(isRecord).map(artifactText) };
+}
+
+function readStatusUpdate(event: Record<string, unknown>): A2aStreamEvent {
+  const status = isRecord(event.status) ? event.status : {};
+  return {
+    kind: 'status',
+    state: normaliseState(status.state),
+    ...optionalString('taskId', event.taskId),
+    ...optionalString('contextId', event.contextId),
+    statusText: isRecord(status.message) ? textOf(status.message.parts) : '',
+  };
+}
+
+function readArtifactUpdate(event: Record<string, unknown>): A2aStreamEvent {
+  return {
+    kind: 'artifact',
+    ...optionalString('taskId', event.taskId),
+    ...optionalString('contextId', event.contextId),
+    append: event.append === true,
+    ...artifactText(isRecord(event.artifact) ? event.artifact : {}),
+  };
+}
+
+function artifactText(artifact: Record<string, unknown>): A2aArtifactText {
+  return { artifactId: typeof artifact.artifactId === 'string' ? artifact.artifactId : '', texts: textsOf(artifact.parts) };
 }
 
 function isAgentRole(role: unknown): boolean {

@@ -1,10 +1,23 @@
 import { createHash } from 'node:crypto';
 import { AGENT_CARD_PATH, newRequestId, request, type ExecuteTaskParams, type JsonRpcErrorObject } from '../contract';
 import { TransportError, type Transport, type TransportKind } from '../transport/transport';
-import { A2A_DIALECTS, A2A_VERSION_HEADER, isA2aVersion, readA2aReply, type A2aDialect, type A2aReply, type A2aState, type A2aVersion, type OutgoingMessage } from './a2a-dialects';
-import { CancelError, ProtocolFailure, answerFailure, callJsonRpc, type RpcAnswer } from './json-rpc-exchange';
-import { failure, pending, success, type Failure, type FailureCategory, type Outcome, type PendingHandle } from './outcome';
-import type { CallContext, ExecutionProtocol, TaskInput } from './protocol';
+import {
+  A2A_DIALECTS,
+  A2A_VERSION_HEADER,
+  isA2aVersion,
+  readA2aReply,
+  readA2aStreamEvent,
+  type A2aArtifactText,
+  type A2aDialect,
+  type A2aReply,
+  type A2aState,
+  type A2aStreamEvent,
+  type A2aVersion,
+  type OutgoingMessage,
+} from './a2a-dialects';
+import { CancelError, ProtocolFailure, answerFailure, callJsonRpc, streamJsonRpc, type RpcAnswer } from './json-rpc-exchange';
+import { failure, pending, success, textStep, type Failure, type FailureCategory, type Outcome, type PendingHandle, type StreamStep } from './outcome';
+import type { CallContext, ExecutionProtocol, StreamHold, TaskInput } from './protocol';
 import { isRetryableRpcError } from './retry-policy';
 import { categoryOfTransportFault } from './transport-failure';
 
@@ -49,6 +62,7 @@ export class A2aProtocol implements ExecutionProtocol {
   readonly name = 'a2a' as const;
   private readonly blocking: boolean;
   private readonly version: A2aVersion | A2aVersionResolver;
+  private readonly streamingByTransport = new WeakMap<Transport, Promise<boolean>>();
 
   constructor(options: A2aProtocolOptions = {}) {
     this.version = options.version ?? '1.0';
@@ -58,11 +72,71 @@ export class A2aProtocol implements ExecutionProtocol {
   async start(task: TaskInput, call: CallContext): Promise<Outcome> {
     const { dialect, unknown } = await this.dialect(undefined, call.signal);
     if (!dialect) return unknown;
-    const { params } = task;
-    const message: OutgoingMessage = { messageId: task.requestId, contextId: slackThreadContextId(params), text: params.text, metadata: slackContextOf(params), thread: params.messages, files: params.attachments };
-    const sent = request(dialect.methods.send, dialect.sendParams(message, { blocking: this.blocking }), task.requestId);
+    const sent = request(dialect.methods.send, dialect.sendParams(messageOf(task), { blocking: this.blocking }), task.requestId);
     const answer = await callJsonRpc(call, sent, dialect.headers);
-    return outcomeOf(dialect, sent.method, answer, { stream: params.stream === true, transport: call.transport.kind });
+    return outcomeOf(dialect, sent.method, answer, { stream: task.params.stream === true, transport: call.transport.kind });
+  }
+
+  /**
+   * An agent whose card says it streams (`capabilities.streaming`, read once per transport with
+   * the agent's own auth) is sent the message with `message/stream` (0.3) / `SendStreamingMessage`
+   * (1.0), and its events are read as they come: the artifacts' text as text steps — only what
+   * lies beyond what was shown, as for a poll (see "Streaming" below) — and the task's end as the
+   * outcome. A2A agents know no hold, so the caller ends the read at `holdMs` itself (the agent
+   * keeps working: its task store keeps the task) and the outcome is `pending`, polled on with
+   * tasks/get / GetTask from what was shown. An agent that does not stream, or whose card cannot
+   * be read, is sent the message as by `start`.
+   */
+  async *stream(task: TaskInput, call: CallContext, hold: StreamHold): AsyncGenerator<StreamStep, void, undefined> {
+    const { dialect, unknown } = await this.dialect(undefined, call.signal);
+    if (!dialect) {
+      yield unknown;
+      return;
+    }
+    if (!(await this.agentStreams(call))) {
+      yield await this.start(task, call);
+      return;
+    }
+    const sent = request(dialect.methods.stream, dialect.sendParams(messageOf(task), { blocking: this.blocking }), task.requestId);
+    const read = new StreamedTask(dialect);
+    try {
+      for await (const answer of streamJsonRpc(call, sent, { holdMs: hold.holdMs, headers: dialect.headers })) {
+        if (answer.kind !== 'result') {
+          yield outcomeOf(dialect, sent.method, answer, { stream: true, transport: call.transport.kind });
+          return;
+        }
+        const event = readA2aStreamEvent(answer.result);
+        const end = read.take(event, sent.method);
+        if (end) {
+          yield end;
+          return;
+        }
+        const text = read.newText();
+        if (text) yield text;
+      }
+    } catch (error) {
+      // Past the hold, gone quiet or cut off once the task is known: it runs on, and polling
+      // takes it up from what was shown. Before that, the fault is the outcome.
+      if (!read.handle || !(error instanceof TransportError)) throw error;
+    }
+    yield read.handle ? pending(read.handle, read.state) : answerFailure('a2a:no-task-id', `${sent.method} ended before the agent named a task to follow`);
+  }
+
+  /** Whether the agent's card says it streams; false when the transport cannot read it or stream. */
+  private agentStreams(call: CallContext): Promise<boolean> {
+    const { transport } = call;
+    if (!transport.getDocument || !transport.stream) return Promise.resolve(false);
+    let known = this.streamingByTransport.get(transport);
+    if (!known) {
+      known = readStreamingCapability(transport, call.signal).catch((error: unknown) => {
+        // A fault that may pass is not remembered: the next task asks again. A card that is not
+        // there, refused or unreadable is "does not stream" until the process ends.
+        if (!(error instanceof TransportError) || error.retryable) this.streamingByTransport.delete(transport);
+        return false;
+      });
+      this.streamingByTransport.set(transport, known);
+    }
+    return known;
   }
 
   async poll(handle: PendingHandle, call: CallContext): Promise<Outcome> {
@@ -94,6 +168,110 @@ export class A2aProtocol implements ExecutionProtocol {
       return { unknown: failure(category, 'a2a:version-unknown', `could not tell which A2A version the agent speaks: ${(error as Error).message}`, retryable) };
     }
   }
+}
+
+/** The one user message of a task, in either dialect's terms. */
+function messageOf(task: TaskInput): OutgoingMessage {
+  const { params } = task;
+  return { messageId: task.requestId, contextId: slackThreadContextId(params), text: params.text, metadata: slackContextOf(params), thread: params.messages, files: params.attachments };
+}
+
+/**
+ * A task as its stream tells it, event by event: its ids, its state, and its artifacts' text
+ * parts (an update appends to its artifact, or replaces it) — the text a tasks/get would return
+ * at that point, so what is shown and what a later poll hands over agree.
+ */
+class StreamedTask {
+  taskId?: string;
+  contextId?: string;
+  state: A2aState = 'submitted';
+  private readonly artifacts = new Map<string, string[]>();
+  /** What was shown: `shown` and `shownDigest`, as in a handle. */
+  private shown: Record<string, string> = { [SHOWN]: '0' };
+
+  constructor(private readonly dialect: A2aDialect) {}
+
+  /** The handle to poll the task by, once it is known. */
+  get handle(): PendingHandle | undefined {
+    if (!this.taskId) return undefined;
+    return { taskId: this.taskId, a2aVersion: this.dialect.version, ...(this.contextId ? { contextId: this.contextId } : {}), ...this.shown };
+  }
+
+  /** Takes one event in; the outcome when it ends the task. */
+  take(event: A2aStreamEvent, method: string): Outcome | undefined {
+    switch (event.kind) {
+      case 'unrecognised':
+        return answerFailure(ProtocolFailure.Malformed, `${method} sent an event that is neither an A2A message, a task nor a task update`);
+      case 'message':
+        return success(event.text, { ...(event.messageId ? { messageId: event.messageId } : {}), ...(event.contextId ? { contextId: event.contextId } : {}) });
+      case 'task':
+        this.know(event);
+        this.artifacts.clear();
+        for (const artifact of event.artifacts) this.artifacts.set(artifact.artifactId, [...artifact.texts]);
+        this.state = event.state;
+        return isOver(event.state) ? taskOutcome(this.dialect, event, { stream: true }) : undefined;
+      case 'artifact':
+        this.know(event);
+        this.update(event, event.append);
+        return undefined;
+      case 'status': {
+        this.know(event);
+        this.state = event.state;
+        if (!isOver(event.state)) return undefined;
+        const text = this.text();
+        const answer: A2aReply & { kind: 'task' } = { kind: 'task', state: event.state, ...this.ids(), answer: text || event.statusText, artifactText: text, statusText: event.statusText };
+        return taskOutcome(this.dialect, answer, { stream: true });
+      }
+    }
+  }
+
+  /** What the artifacts say beyond what was shown, as a text step; none if nothing, or if the text was rewritten. */
+  newText(): StreamStep | undefined {
+    if (!this.taskId) return undefined;
+    const { shown, partial } = streamedSoFar(this.text(), { taskId: this.taskId, ...this.shown });
+    this.shown = shown;
+    return partial ? textStep(partial, this.handle!) : undefined;
+  }
+
+  private know(event: { taskId?: string; contextId?: string }): void {
+    this.taskId ??= event.taskId;
+    this.contextId ??= event.contextId;
+  }
+
+  private ids(): { taskId?: string; contextId?: string } {
+    return { ...(this.taskId ? { taskId: this.taskId } : {}), ...(this.contextId ? { contextId: this.contextId } : {}) };
+  }
+
+  private update(artifact: A2aArtifactText, append: boolean): void {
+    const before = this.artifacts.get(artifact.artifactId);
+    this.artifacts.set(artifact.artifactId, append && before ? [...before, ...artifact.texts] : [...artifact.texts]);
+  }
+
+  /** As `readA2aReply` joins a task's artifacts: each one's text parts, one per line. */
+  private text(): string {
+    return [...this.artifacts.values()]
+      .map((texts) => texts.join('\n'))
+      .filter(Boolean)
+      .join('\n');
+  }
+}
+
+/** Submitted and working tasks go on; every other state ends the task (or its turn). */
+function isOver(state: A2aState): boolean {
+  return state !== 'submitted' && state !== 'working';
+}
+
+/** `capabilities.streaming` of the agent card, read with the agent's own transport. */
+async function readStreamingCapability(transport: Transport, signal?: AbortSignal): Promise<boolean> {
+  const body = await transport.getDocument!(AGENT_CARD_PATH, { headers: { [A2A_VERSION_HEADER]: '1.0' }, ...(signal ? { signal } : {}) });
+  if (body === undefined) return false;
+  let card: unknown;
+  try {
+    card = JSON.parse(body);
+  } catch {
+    return false;
+  }
+  return (card as { capabilities?: { streaming?: unknown } } | null)?.capabilities?.streaming === true;
 }
 
 /** How the answer was asked for: by a poll of this handle (else by SendMessage), whether the caller streams, over what. */

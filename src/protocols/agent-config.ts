@@ -18,11 +18,13 @@ import type { ProtocolName } from './protocol';
  *   A2A_VERSION        = 1.0 | 0.3                          (default 1.0; a2a only)
  *   TRANSPORT, EXECUTION_URL, AGENTCORE_RUNTIME_ARN, …      (src/transport/config.ts)
  * or several from
- *   EXECUTION_AGENTS   = JSON array of entries: name, protocol, a2aVersion?, default?, transport
- *                        (the kind) and that transport's options (url, auth, runtimeArn, …,
- *                        timeoutMs, maxAttempts, …). Options an entry leaves out come from the
- *                        environment as for a single agent; A2A_VERSION is the dialect of a2a
- *                        entries that name none.
+ *   EXECUTION_AGENTS   = JSON array of entries: name, protocol, a2aVersion?, default?, stream?,
+ *                        transport (the kind) and that transport's options (url, auth, runtimeArn,
+ *                        …, timeoutMs, maxAttempts, streamHoldS, …). Options an entry leaves out
+ *                        come from the environment as for a single agent; A2A_VERSION is the
+ *                        dialect of a2a entries that name none.
+ * Streamed reads (docs/contract.md, "Streaming") hold for the transport's `streamHoldS`
+ * (STREAM_HOLD_S, default 30; 0 = none); an entry's `"stream": false` turns them off for that agent.
  */
 
 export const A2A_VERSION_SETTINGS = ['1.0', '0.3', 'auto'] as const;
@@ -33,6 +35,8 @@ export type AgentSettings = {
   readonly protocol: ProtocolName;
   /** a2a only (always filled in for a2a): the dialect, or `auto` to read it from the agent card. */
   readonly a2aVersion?: A2aVersionSetting;
+  /** False: never read with streams, whatever the hold (`"stream": false` in an EXECUTION_AGENTS entry). */
+  readonly stream: boolean;
   readonly transport: TransportConfig;
 };
 
@@ -66,6 +70,7 @@ const AgentEntrySchema = z
     transport: z.enum(TRANSPORT_KINDS),
     a2aVersion: z.enum(A2A_VERSION_SETTINGS).optional(),
     default: z.boolean().optional(),
+    stream: z.boolean().optional(),
   })
   .catchall(z.unknown())
   .superRefine((agent, ctx) => {
@@ -101,6 +106,7 @@ export function agentSettingsFrom(sources: AgentSources = {}): AgentsSettings {
       name: DEFAULT_AGENT_NAME,
       protocol,
       ...(protocol === 'a2a' ? { a2aVersion: vars.A2A_VERSION } : {}),
+      stream: true,
       transport: transportConfigFrom({ env, defaults: sources.transportDefaults, overrides: sources.overrides?.transport }),
     };
     return { agents: [agent], defaultAgent: agent.name };
@@ -125,10 +131,10 @@ function parseExecutionAgents(json: string, options: { env: NodeJS.ProcessEnv; d
   }
   const problems: string[] = [];
   const agents = parsed.data.map((entry, index): AgentSettings | undefined => {
-    const { name, protocol, a2aVersion, default: _default, transport: kind, ...fields } = entry;
+    const { name, protocol, a2aVersion, default: _default, stream, transport: kind, ...fields } = entry;
     try {
       const transport = transportConfigFrom({ env: options.env, entry: { kind, fields, label: labelOf([index]) }, defaults: options.transportDefaults });
-      return { name, protocol, ...(protocol === 'a2a' ? { a2aVersion: a2aVersion ?? options.defaultA2aVersion } : {}), transport };
+      return { name, protocol, ...(protocol === 'a2a' ? { a2aVersion: a2aVersion ?? options.defaultA2aVersion } : {}), stream: stream ?? true, transport };
     } catch (error) {
       problems.push((error as Error).message.replace(/^invalid transport configuration: /, ''));
       return undefined;
@@ -154,7 +160,8 @@ export function buildExecutionAgents(settings: AgentsSettings, deps: TransportDe
   const byName = new Map<string, ExecutionAgent>();
   for (const agent of settings.agents) {
     const transport = createTransport(agent.transport, deps);
-    byName.set(agent.name, new ExecutionAgent(agent.name, createProtocol(agent.protocol, protocolOptionsFor(agent, transport)), transport));
+    const streamHoldMs = agent.stream ? agent.transport.streamHoldS * 1000 : 0;
+    byName.set(agent.name, new ExecutionAgent(agent.name, createProtocol(agent.protocol, protocolOptionsFor(agent, transport)), transport, { streamHoldMs }));
   }
   const chosen = byName.get(settings.defaultAgent);
   if (!chosen) throw new ConfigError(`the default agent ${JSON.stringify(settings.defaultAgent)} is not configured`);

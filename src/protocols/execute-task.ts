@@ -4,14 +4,18 @@ import {
   ErrorCode,
   ExecuteTaskResultSchema,
   GetTaskResultResultSchema,
+  Method,
   cancelTaskRequest,
   executeTaskRequest,
   getTaskResultRequest,
+  newRequestId,
+  request,
   type JsonRpcRequest,
 } from '../contract';
-import { CancelError, ProtocolFailure, answerFailure, callJsonRpc, type RpcAnswer } from './json-rpc-exchange';
-import { failure, pending, success, type FailureCategory, type Outcome, type PendingHandle } from './outcome';
-import type { CallContext, ExecutionProtocol, TaskInput } from './protocol';
+import { TransportError } from '../transport/transport';
+import { CancelError, ProtocolFailure, answerFailure, callJsonRpc, streamJsonRpc, type RpcAnswer, type StreamReadOptions } from './json-rpc-exchange';
+import { failure, pending, success, textStep, type FailureCategory, type Outcome, type PendingHandle, type StreamStep } from './outcome';
+import type { CallContext, ExecutionProtocol, StreamHold, TaskInput } from './protocol';
 import { isRetryableRpcError } from './retry-policy';
 
 type ResultSchema = typeof ExecuteTaskResultSchema | typeof GetTaskResultResultSchema;
@@ -24,9 +28,32 @@ type ResultSchema = typeof ExecuteTaskResultSchema | typeof GetTaskResultResultS
  * Streaming (docs/contract.md, "Streaming"): `params.stream` goes to the agent as given. A pending
  * answer's `text` becomes the outcome's `partial`, and its `cursor` rides in the handle
  * (`handle.cursor`), so the next poll asks only for the text after it.
+ *
+ * Read as a stream (`stream`, `streamPoll`), the same request carries `stream: true` and
+ * `hold_ms`, and an agent that streams answers with events, each a JSON-RPC response: `working`
+ * with the text since the last one and its cursor (a text step whose handle carries the cursor),
+ * then the last — success, an error, or `accepted` with the cursor where the stream stopped.
+ * A stream that ends without success or error (the agent's `accepted` at the hold, a cut, the
+ * caller's own limit) ends in `pending`, polled on from the last cursor. A plain answer is
+ * read the same way: one response, its text a text step.
  */
 export class ExecuteTaskProtocol implements ExecutionProtocol {
   readonly name = 'execute-task' as const;
+  private readonly holdGraceMs: number;
+
+  constructor(options: { holdGraceMs?: number } = {}) {
+    this.holdGraceMs = options.holdGraceMs ?? STREAM_HOLD_GRACE_MS;
+  }
+
+  async *stream(task: TaskInput, call: CallContext, hold: StreamHold): AsyncGenerator<StreamStep, void, undefined> {
+    const sent = request(Method.ExecuteTask, { ...task.params, stream: true, hold_ms: holdMsOf(hold) }, task.requestId);
+    yield* streamedSteps(sent, call, { holdMs: holdMsOf(hold), graceMs: this.holdGraceMs });
+  }
+
+  async *streamPoll(handle: PendingHandle, call: CallContext, hold: StreamHold): AsyncGenerator<StreamStep, void, undefined> {
+    const params = { task_id: handle.taskId, ...(handle.cursor === undefined ? {} : { cursor: handle.cursor }), stream: true, hold_ms: holdMsOf(hold) };
+    yield* streamedSteps(request(Method.GetTaskResult, params, newRequestId()), call, { holdMs: holdMsOf(hold), graceMs: this.holdGraceMs }, handle.cursor);
+  }
 
   async start(task: TaskInput, call: CallContext): Promise<Outcome> {
     const request = executeTaskRequest(task.params, task.requestId);
@@ -71,6 +98,39 @@ function outcomeOf(request: JsonRpcRequest<unknown>, answer: RpcAnswer, schema: 
       return pending({ taskId: result.task_id, ...(next === undefined ? {} : { cursor: next }) }, result.status, result.text);
     }
   }
+}
+
+/**
+ * How much longer than its hold a stream is read before the caller ends it: the agent ends it at
+ * `hold_ms` with its own last answer; this is for one that does not.
+ */
+export const STREAM_HOLD_GRACE_MS = 5_000;
+
+function holdMsOf(hold: StreamHold): number {
+  return Math.max(0, Math.floor(hold.holdMs));
+}
+
+/** The steps of one streamed request: see the class. `cursor`: the one the request sent. */
+async function* streamedSteps(sent: JsonRpcRequest<unknown>, call: CallContext, read: StreamReadOptions, cursor?: string): AsyncGenerator<StreamStep, void, undefined> {
+  let handle: PendingHandle | undefined;
+  let state: string | undefined;
+  try {
+    for await (const answer of streamJsonRpc(call, sent, read)) {
+      const outcome = outcomeOf(sent, answer, GetTaskResultResultSchema, handle?.cursor ?? cursor);
+      if (outcome.kind !== 'pending') {
+        yield outcome;
+        return;
+      }
+      ({ handle, state } = outcome);
+      if (outcome.partial) yield textStep(outcome.partial, handle);
+    }
+  } catch (error) {
+    // Cut off, gone quiet, or past the caller's limit once the task is known: it runs on, and
+    // polling takes it up from the last cursor. Before that, the fault is the outcome.
+    if (!handle || !(error instanceof TransportError)) throw error;
+  }
+  if (handle) yield pending(handle, state);
+  else yield answerFailure(ProtocolFailure.Empty, `${sent.method} brought back an empty response`);
 }
 
 /**

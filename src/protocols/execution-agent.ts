@@ -1,7 +1,8 @@
 import type { ExecuteTaskParams } from '../contract';
+import { DEFAULT_STREAM_HOLD_S } from '../transport/config';
 import type { Transport, TransportKind } from '../transport/transport';
-import type { Outcome, PendingHandle } from './outcome';
-import type { ExecutionProtocol, ProtocolName } from './protocol';
+import { failure, pending, textStep, type Outcome, type PendingHandle, type StreamStep } from './outcome';
+import type { CallContext, ExecutionProtocol, ProtocolName, StreamHold } from './protocol';
 import { transportFailure } from './transport-failure';
 
 export type AgentCallOptions = {
@@ -17,16 +18,51 @@ export type AgentCallOptions = {
   signal?: AbortSignal;
 };
 
+export type StreamingCallOptions = AgentCallOptions & {
+  /**
+   * The longest this read lasts (docs/contract.md, "Streaming": `hold_ms`); then it ends with
+   * `pending`, and polling goes on from its handle. Default: the agent's `streamHoldMs`. Keep it
+   * well inside the caller's own time (a Lambda's remaining time); `signal` ends it sooner.
+   */
+  holdMs?: number;
+};
+
+export type ExecutionAgentOptions = {
+  /**
+   * How long a streamed read holds by default, in ms (STREAM_HOLD_S, an EXECUTION_AGENTS entry's
+   * `streamHoldS`); 0 — or the entry's `"stream": false` — reads no streams: `streams` is false
+   * and the streaming calls are plain ones. Default 30 s.
+   */
+  streamHoldMs?: number;
+};
+
 /**
  * An execution agent = a name + a protocol + a transport (docs/architecture.md §4.3). This is all the
- * pipeline sees of the execution zone: three calls that always resolve with an Outcome.
+ * pipeline sees of the execution zone: calls that always resolve with an Outcome, and streamed
+ * reads that always end with one.
  */
 export class ExecutionAgent {
+  /** The configured hold of a streamed read, in ms; 0 when this agent is not read with streams. */
+  readonly streamHoldMs: number;
+
   constructor(
     readonly name: string,
     private readonly protocolImpl: ExecutionProtocol,
     private readonly transportImpl: Transport,
-  ) {}
+    options: ExecutionAgentOptions = {},
+  ) {
+    this.streamHoldMs = Math.max(0, options.streamHoldMs ?? DEFAULT_STREAM_HOLD_S * 1000);
+  }
+
+  /**
+   * True when `startStreaming` / `pollStreaming` may stream: the protocol and the transport can,
+   * and the configuration does not turn it off. Whether a given agent does is known only from its
+   * answer (an agent that does not stream answers at once, and the read is that one outcome; an
+   * A2A agent streams only if its card says so).
+   */
+  get streams(): boolean {
+    return this.streamHoldMs > 0 && this.protocolImpl.stream !== undefined && this.transportImpl.stream !== undefined;
+  }
 
   get protocol(): ProtocolName {
     return this.protocolImpl.name;
@@ -44,6 +80,32 @@ export class ExecutionAgent {
     return this.guard(() => this.protocolImpl.poll(handle, this.call(options)));
   }
 
+  /**
+   * `start`, read as a stream: text steps (`{kind: 'text', text, handle}`, new text each, the
+   * handle enough to poll on from there) as the agent produces them, then exactly one Outcome,
+   * the last step. Never throws: a fault is the last step, a failure. In a read, text comes only
+   * as text steps — the last step never carries `partial`. When the agent cannot stream (or
+   * `streams` is false, or the hold is 0) the read is `start`'s outcome, its text as a text step.
+   * Ending the iteration early aborts the request.
+   */
+  startStreaming(params: ExecuteTaskParams, options: StreamingCallOptions): AsyncIterable<StreamStep> {
+    const task = { requestId: options.requestId, params };
+    return this.steps(
+      options,
+      this.protocolImpl.stream && ((call, hold) => this.protocolImpl.stream!(task, call, hold)),
+      (call) => this.protocolImpl.start(task, call),
+    );
+  }
+
+  /** `poll`, read as a stream from the handle (its cursor): as `startStreaming`. */
+  pollStreaming(handle: PendingHandle, options: StreamingCallOptions): AsyncIterable<StreamStep> {
+    return this.steps(
+      options,
+      this.protocolImpl.streamPoll && ((call, hold) => this.protocolImpl.streamPoll!(handle, call, hold)),
+      (call) => this.protocolImpl.poll(handle, call),
+    );
+  }
+
   /** Best effort: a failure to cancel is reported, never thrown. */
   async cancel(handle: PendingHandle, options: AgentCallOptions): Promise<Outcome | undefined> {
     try {
@@ -54,8 +116,33 @@ export class ExecutionAgent {
     }
   }
 
-  private call(options: AgentCallOptions) {
+  private call(options: AgentCallOptions): CallContext {
     return { transport: this.transportImpl, sessionKey: options.sessionKey ?? options.requestId, correlationId: options.correlationId, signal: options.signal };
+  }
+
+  private async *steps(
+    options: StreamingCallOptions,
+    streamed: ((call: CallContext, hold: StreamHold) => AsyncIterable<StreamStep>) | undefined,
+    plain: (call: CallContext) => Promise<Outcome>,
+  ): AsyncGenerator<StreamStep, void, undefined> {
+    const holdMs = Math.max(0, options.holdMs ?? this.streamHoldMs);
+    try {
+      const call = this.call(options);
+      if (!streamed || !this.streams || holdMs === 0) {
+        yield* lastSteps(await plain(call));
+        return;
+      }
+      for await (const step of streamed(call, { holdMs })) {
+        if (step.kind !== 'text') {
+          yield* lastSteps(step);
+          return;
+        }
+        if (step.text) yield step;
+      }
+      yield failure('failed', 'agent:stream-unfinished', 'the streamed read ended without an outcome', false);
+    } catch (error) {
+      yield transportFailure(error);
+    }
   }
 
   private async guard(run: () => Promise<Outcome>): Promise<Outcome> {
@@ -65,4 +152,14 @@ export class ExecutionAgent {
       return transportFailure(error);
     }
   }
+}
+
+/** The last steps of a read: a pending outcome's `partial` comes first, as a text step. */
+function* lastSteps(outcome: Outcome): Generator<StreamStep, void, undefined> {
+  if (outcome.kind !== 'pending' || !outcome.partial) {
+    yield outcome;
+    return;
+  }
+  yield textStep(outcome.partial, outcome.handle);
+  yield pending(outcome.handle, outcome.state);
 }

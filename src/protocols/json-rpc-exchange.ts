@@ -6,7 +6,7 @@ import {
   type JsonRpcErrorObject,
   type JsonRpcRequest,
 } from '../contract';
-import type { TransportResponse } from '../transport/transport';
+import { TransportError, type SendOptions, type TransportResponse } from '../transport/transport';
 import { failure, type Failure } from './outcome';
 import type { CallContext } from './protocol';
 
@@ -31,12 +31,58 @@ export type RpcAnswer =
 
 /** Sends one JSON body over the call's transport. Transport faults propagate as TransportError. */
 export function sendJson(call: CallContext, body: unknown, headers?: Readonly<Record<string, string>>): Promise<TransportResponse> {
-  return call.transport.send(JSON.stringify(body), {
+  return call.transport.send(JSON.stringify(body), sendOptions(call, headers));
+}
+
+function sendOptions(call: CallContext, headers?: Readonly<Record<string, string>>): SendOptions {
+  return {
     sessionKey: call.sessionKey,
     ...(call.correlationId ? { correlationId: call.correlationId } : {}),
     ...(call.signal ? { signal: call.signal } : {}),
     ...(headers ? { headers } : {}),
-  });
+  };
+}
+
+export type StreamReadOptions = {
+  /** The longest the caller reads (docs/contract.md, "Streaming": the request's `hold_ms`). */
+  holdMs: number;
+  /**
+   * How much longer than the hold the read may last before the caller ends it itself: an agent
+   * that honours the hold ends the stream first, with its own last answer. Default 0.
+   */
+  graceMs?: number;
+  headers?: Readonly<Record<string, string>>;
+};
+
+/**
+ * Sends one JSON-RPC request whose answer may be streamed, and yields each JSON-RPC response of
+ * it as an RpcAnswer, validated against the request like `readRpcAnswer`: one per event of a
+ * streamed answer, one for a plain answer, none for no content. Over a transport that cannot
+ * stream, the one answer of `send`. At `holdMs + graceMs` the read is ended (the request is
+ * aborted) and a TransportError `timeout` says so; other transport faults propagate as they are.
+ */
+export async function* streamJsonRpc(call: CallContext, request: JsonRpcRequest<unknown>, options: StreamReadOptions): AsyncGenerator<RpcAnswer, void, undefined> {
+  const hold = new AbortController();
+  const limitMs = options.holdMs + (options.graceMs ?? 0);
+  // The read it ends keeps the process alive; the timer alone must not.
+  const timer = setTimeout(() => hold.abort(new Error('the hold is over')), limitMs).unref();
+  const send = sendOptions({ ...call, signal: call.signal ? AbortSignal.any([call.signal, hold.signal]) : hold.signal }, options.headers);
+  const body = JSON.stringify(request);
+  try {
+    if (call.transport.stream) {
+      for await (const data of call.transport.stream(body, send)) yield readRpcAnswer(request, data);
+    } else {
+      const answer = await call.transport.send(body, send);
+      if (answer !== undefined && answer.trim() !== '') yield readRpcAnswer(request, answer);
+    }
+  } catch (error) {
+    if (hold.signal.aborted && !call.signal?.aborted) {
+      throw new TransportError(`${request.method}: the stream was still open after ${limitMs} ms, the longest this caller reads one`, 'timeout', true, { transport: call.transport.kind }, { cause: error });
+    }
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export async function callJsonRpc(call: CallContext, request: JsonRpcRequest<unknown>, headers?: Readonly<Record<string, string>>): Promise<RpcAnswer> {

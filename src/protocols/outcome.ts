@@ -56,3 +56,15 @@ export type Outcome =
 export const success = (text: string, extra: Record<string, unknown> = {}): Outcome => ({ kind: 'success', text, extra });
 export const pending = (handle: PendingHandle, state?: string, partial?: string): Outcome => ({ kind: 'pending', handle, ...(state ? { state } : {}), ...(partial ? { partial } : {}) });
 export const failure = (category: FailureCategory, code: number | string, message: string, retryable: boolean): Failure => ({ kind: 'failure', category, code, message, retryable });
+
+/**
+ * A streamed read of a task (docs/contract.md, "Streaming"): text as it is produced, then the last
+ * step, an Outcome — success, failure, or pending when the stream ended before the task did (the
+ * hold's end, a stream cut off) and the task is to be polled from the handle. Each text step's
+ * handle carries what a poll from there needs (the cursor after its text), so a read that stops
+ * anywhere can go on by polling; the text is new text only, never what an earlier step gave.
+ */
+export type TextStep = { kind: 'text'; text: string; handle: PendingHandle };
+export type StreamStep = TextStep | Outcome;
+
+export const textStep = (text: string, handle: PendingHandle): TextStep => ({ kind: 'text', text, handle });

@@ -1,6 +1,6 @@
 import type { ExecuteTaskParams } from '../contract';
 import type { Transport } from '../transport/transport';
-import type { Outcome, PendingHandle } from './outcome';
+import type { Outcome, PendingHandle, StreamStep } from './outcome';
 
 /** One task as the verification zone hands it over. */
 export type TaskInput = {
@@ -18,6 +18,9 @@ export type CallContext = {
   signal?: AbortSignal;
 };
 
+/** How long a caller reads one stream: past it the read ends with a pending outcome, and polling goes on. */
+export type StreamHold = { holdMs: number };
+
 /**
  * The execution-protocol seam: builds request bodies for a task and turns response bodies into
  * outcomes. Transport faults surface as TransportError; everything else is an Outcome.
@@ -26,6 +29,15 @@ export interface ExecutionProtocol {
   readonly name: ProtocolName;
   start(task: TaskInput, call: CallContext): Promise<Outcome>;
   poll(handle: PendingHandle, call: CallContext): Promise<Outcome>;
+  /**
+   * `start`, read as a stream: text steps as the agent produces them, then exactly one Outcome,
+   * the last step. An agent that answers without streaming gives its one Outcome. Ends by the
+   * hold at the latest, with `pending` (polling goes on from its handle). A transport fault
+   * before any handle is known is thrown (TransportError); after, the last step is `pending`.
+   */
+  stream?(task: TaskInput, call: CallContext, hold: StreamHold): AsyncIterable<StreamStep>;
+  /** `poll`, read as a stream from the handle, as `stream` reads `start`. */
+  streamPoll?(handle: PendingHandle, call: CallContext, hold: StreamHold): AsyncIterable<StreamStep>;
   /** Best effort: stop a task the verification zone has given up on. */
   cancel(handle: PendingHandle, call: CallContext): Promise<void>;
 }

@@ -1,4 +1,5 @@
 import { InvokeAgentRuntimeCommand, type BedrockAgentCoreClient } from '@aws-sdk/client-bedrock-agentcore';
+import { eventData, idleTimer, isEventStream } from './event-stream';
 import { errnoCode, faultMaker } from './faults';
 import { BodyTooLargeError, readBodyLimited } from './response-body';
 import { runtimeSessionId } from './session-id';
@@ -49,16 +50,7 @@ export class AgentCoreTransport implements Transport {
     const signals = [options.signal, deadline?.signal].filter((s): s is AbortSignal => s !== undefined);
     const abortSignal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     try {
-      const command = new InvokeAgentRuntimeCommand({
-        agentRuntimeArn: this.options.runtimeArn,
-        qualifier: this.options.qualifier,
-        runtimeSessionId: runtimeSessionId(options.sessionKey),
-        contentType: 'application/json',
-        accept: 'application/json',
-        payload: this.encoder.encode(body),
-      });
-      if (options.headers && Object.keys(options.headers).length > 0) withHeaders(command, options.headers);
-      const output = await this.options.client.send(command, { abortSignal });
+      const output = await this.options.client.send(this.command(body, options, 'application/json'), { abortSignal });
       // The SDK's handler keeps watching abortSignal while the body streams in, so a stalled body
       // ends with the deadline too.
       const text = await this.readResponse(output.response);
@@ -71,6 +63,80 @@ export class AgentCoreTransport implements Transport {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * `send` asking for a stream (`accept: text/event-stream`): an agent that streams answers with
+   * Server-Sent Events, which AgentCore passes through as they come, and each event's data is
+   * yielded as it completes; any other answer is read whole and yielded once. `timeoutMs`, when
+   * set, is the longest wait for the next chunk; `maxResponseBytes` the most one event may hold.
+   */
+  async *stream(body: string, options: SendOptions): AsyncGenerator<string, void, undefined> {
+    if (options.signal?.aborted) throw this.fault('the call was cancelled before it was sent', 'timeout', true);
+    const quiet = new AbortController();
+    const ended = new AbortController();
+    const timer = idleTimer(this.options.timeoutMs, () => quiet.abort(new Error('the stream went quiet')));
+    const abortSignal = AbortSignal.any([quiet.signal, ended.signal, ...(options.signal ? [options.signal] : [])]);
+    const fault = (error: unknown): TransportError => {
+      if (error instanceof TransportError) return error;
+      if (options.signal?.aborted) return this.fault('the call was cancelled before AgentCore answered', 'timeout', true, {}, error);
+      if (timer.fired) return this.fault(`nothing more from AgentCore for ${this.options.timeoutMs} ms`, 'timeout', true, {}, error);
+      return this.classify(error);
+    };
+    let payload: unknown;
+    let complete = false;
+    try {
+      let output;
+      try {
+        output = await this.options.client.send(this.command(body, options, 'text/event-stream'), { abortSignal });
+      } catch (error) {
+        throw fault(error);
+      }
+      payload = output.response;
+      if (payload === undefined || payload === null) {
+        complete = true;
+        return;
+      }
+      try {
+        if (isEventStream(output.contentType) && typeof payload === 'object' && Symbol.asyncIterator in payload) {
+          for await (const data of eventData(payload as AsyncIterable<Uint8Array>, { maxEventSize: this.maxResponseBytes, onChunk: timer.touch })) {
+            // The caller's time with an event is not the agent's silence.
+            timer.clear();
+            yield data;
+            timer.touch();
+          }
+        } else {
+          const text = await this.readResponse(payload);
+          timer.clear();
+          if (text !== '') yield text;
+        }
+        complete = true;
+      } catch (error) {
+        if (error instanceof BodyTooLargeError) throw this.fault(`an event of AgentCore's response is larger than ${this.maxResponseBytes} bytes`, 'too-large', false);
+        if (error instanceof TransportError || options.signal?.aborted || timer.fired) throw fault(error);
+        throw this.fault(`AgentCore's response broke off (${errnoCode(error) ?? (error as Error)?.message ?? 'unknown error'})`, 'connection', true, {}, error);
+      }
+    } finally {
+      timer.clear();
+      if (!complete) {
+        // An early close or a fault: end the request and free the socket.
+        ended.abort(new Error('the caller stopped reading'));
+        (payload as { destroy?: () => void } | undefined)?.destroy?.();
+      }
+    }
+  }
+
+  private command(body: string, options: SendOptions, accept: string): InvokeAgentRuntimeCommand {
+    const command = new InvokeAgentRuntimeCommand({
+      agentRuntimeArn: this.options.runtimeArn,
+      qualifier: this.options.qualifier,
+      runtimeSessionId: runtimeSessionId(options.sessionKey),
+      contentType: 'application/json',
+      accept,
+      payload: this.encoder.encode(body),
+    });
+    if (options.headers && Object.keys(options.headers).length > 0) withHeaders(command, options.headers);
+    return command;
   }
 
   /** The whole body, but never more than the limit in memory; an SSE answer is read the same way. */

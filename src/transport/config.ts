@@ -26,6 +26,15 @@ const count = (max: number) => z.coerce.number().int().min(1).max(max);
 const ms = () => z.coerce.number().int().min(0);
 const positive = () => z.coerce.number().int().min(1);
 
+/** How long a streamed read holds by default, in seconds (docs/contract.md, "Streaming"). */
+export const DEFAULT_STREAM_HOLD_S = 30;
+/**
+ * The longest a caller reads one stream (`hold_ms`), in seconds: 0 reads none (every answer is
+ * polled, as before streams), at most 900 (a Lambda's longest run; the caller keeps it inside its
+ * own remaining time). Every transport has it: a stream is read over any of them.
+ */
+const streamHoldS = () => z.coerce.number().int().min(0).max(900).default(DEFAULT_STREAM_HOLD_S);
+
 const AgentCoreConfigSchema = z
   .object({
     kind: z.literal('agentcore'),
@@ -38,6 +47,7 @@ const AgentCoreConfigSchema = z
     maxAttempts: count(10).default(3),
     timeoutMs: positive().optional(),
     maxResponseBytes: positive().default(10 * 1024 * 1024),
+    streamHoldS: streamHoldS(),
   })
   .strict();
 
@@ -57,6 +67,7 @@ const HttpsConfigSchema = z
     maxDelayMs: ms().default(HTTPS_DEFAULTS.maxDelayMs),
     maxRetryAfterMs: ms().default(HTTPS_DEFAULTS.maxRetryAfterMs),
     maxResponseBytes: positive().default(HTTPS_DEFAULTS.maxResponseBytes),
+    streamHoldS: streamHoldS(),
   })
   .strict()
   .superRefine((config, ctx) => {
@@ -65,7 +76,7 @@ const HttpsConfigSchema = z
     }
   });
 
-const InProcessConfigSchema = z.object({ kind: z.literal('in-process') }).strict();
+const InProcessConfigSchema = z.object({ kind: z.literal('in-process'), streamHoldS: streamHoldS() }).strict();
 
 export const TransportConfigSchema = z.discriminatedUnion('kind', [AgentCoreConfigSchema, HttpsConfigSchema, InProcessConfigSchema]);
 export type TransportConfig = z.infer<typeof TransportConfigSchema>;
@@ -78,6 +89,8 @@ export type TransportFields<K extends TransportKind> = Partial<Omit<Extract<Tran
 /** Values per transport kind; `kind` picks the transport when configuration names none. */
 export type TransportValues = { kind?: TransportKind } & { [K in TransportKind]?: TransportFields<K> };
 
+const STREAM_HOLD_VARIABLE = 'STREAM_HOLD_S';
+
 /** The environment variable each option is read from, per transport. */
 export const ENV_VARIABLES: { [K in TransportKind]: { [F in keyof TransportFields<K>]-?: string } } = {
   agentcore: {
@@ -87,6 +100,7 @@ export const ENV_VARIABLES: { [K in TransportKind]: { [F in keyof TransportField
     maxAttempts: 'AGENTCORE_MAX_ATTEMPTS',
     timeoutMs: 'AGENTCORE_TIMEOUT_MS',
     maxResponseBytes: 'AGENTCORE_MAX_RESPONSE_BYTES',
+    streamHoldS: STREAM_HOLD_VARIABLE,
   },
   https: {
     url: 'EXECUTION_URL',
@@ -101,8 +115,9 @@ export const ENV_VARIABLES: { [K in TransportKind]: { [F in keyof TransportField
     maxDelayMs: 'EXECUTION_RETRY_MAX_DELAY_MS',
     maxRetryAfterMs: 'EXECUTION_MAX_RETRY_AFTER_MS',
     maxResponseBytes: 'EXECUTION_MAX_RESPONSE_BYTES',
+    streamHoldS: STREAM_HOLD_VARIABLE,
   },
-  'in-process': {},
+  'in-process': { streamHoldS: STREAM_HOLD_VARIABLE },
 };
 export const TRANSPORT_VARIABLE = 'TRANSPORT';
 

@@ -5,7 +5,7 @@ import { AgentCoreTransport } from './agentcore';
 import { regionOfArn } from '../aws/arn';
 import type { TransportConfig } from './config';
 import { HttpsTransport, type HttpsAuth } from './https';
-import { InProcessTransport, type BodyHandler } from './in-process';
+import { InProcessTransport, type BodyHandler, type StreamBodyHandler } from './in-process';
 import { isLoopbackUrl } from '../net/loopback';
 import { secretsManagerSecret, staticSecret, type SecretSource } from '../secrets/secret-source';
 import type { Sleep } from './retry';
@@ -20,6 +20,8 @@ import type { Transport } from './transport';
 export type TransportDeps = {
   /** The execution dispatcher's body handler; only `in-process` uses it, and it needs it. */
   inProcess?: BodyHandler;
+  /** Its streamed form (`runtime.dispatchStream`), for streamed reads in process; without it a stream is the one answer. */
+  inProcessStream?: StreamBodyHandler;
   agentCoreClient?: BedrockAgentCoreClient;
   fetch?: typeof fetch;
   /** For SigV4 (https) and for the AgentCore client built here; default: the SDK's chain. */
@@ -67,7 +69,7 @@ export function createTransport(config: TransportConfig, deps: TransportDeps = {
       if (!deps.inProcess) {
         throw new ConfigError('TRANSPORT=in-process runs the execution zone in this process; it is available in local runs and tests only (nothing wired a dispatcher in here)');
       }
-      return new InProcessTransport(deps.inProcess);
+      return new InProcessTransport(deps.inProcess, deps.inProcessStream);
   }
 }
 

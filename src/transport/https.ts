@@ -4,6 +4,7 @@ import { redactString, type Log } from '../observability/logger';
 import { isLoopbackUrl } from '../net/loopback';
 import type { SecretSource } from '../secrets/secret-source';
 import { errnoCode, faultMaker } from './faults';
+import { eventData, idleTimer, isEventStream, STREAM_ACCEPT } from './event-stream';
 import { readBodyLimited, BodyTooLargeError } from './response-body';
 import { backoffDelay, parseRetryAfter, sleep as realSleep, type Sleep } from './retry';
 import type { AwsCredentials } from '../aws/sigv4';
@@ -89,10 +90,25 @@ type HttpCall = {
   target: string;
 };
 
-/** One attempt's result: a body, or a fault and whether this transport may try again. */
-type Attempt =
-  | { ok: true; body: TransportResponse }
-  | { ok: false; error: TransportError; retry: boolean; retryAfterMs?: number; tokenRejected?: boolean };
+/** One attempt's result: its value, or a fault and whether this transport may try again. */
+type Attempt<T> = { ok: true; value: T } | Failed;
+type Failed = { ok: false; error: TransportError; retry: boolean; retryAfterMs?: number; tokenRejected?: boolean };
+
+/** An attempt's timing and cancel: its timer (whole, or per chunk for a stream) and the caller's signal. */
+type AttemptTiming = {
+  signal: AbortSignal;
+  /** A stream's chunk arrived: the idle timer starts again. */
+  touch(): void;
+  /** Stops the timer (the body is read, or the stream waits on its reader). */
+  clear(): void;
+  /** Ends the request: an early close, or a fault mid-stream. */
+  abort(): void;
+  /** The fault an abort means — the caller's cancel or our timeout — or undefined for any other error. */
+  aborted(error: unknown): TransportError | undefined;
+};
+
+/** A 2xx answer, its body not read yet, its attempt's timer still running. */
+type Opened = { response: Response; timing: AttemptTiming };
 
 const SNIPPET_BYTES = 200;
 
@@ -132,7 +148,49 @@ export class HttpsTransport implements Transport {
   }
 
   async send(body: string, options: SendOptions): Promise<TransportResponse> {
-    return this.exchange({ method: 'POST', url: this.url, body, target: 'the execution endpoint' }, options);
+    const call: HttpCall = { method: 'POST', url: this.url, body, target: 'the execution endpoint' };
+    return this.retrying(call, options, 'application/json', (headers) => this.attemptOnce(call, headers, options.signal));
+  }
+
+  /**
+   * A POST whose answer may be streamed: `Accept: text/event-stream, application/json`; an SSE
+   * answer yields each event's data as it completes, any other answer its one body. Retried like
+   * `send` until the answer starts; from then on `timeoutMs` is the longest wait for the next
+   * chunk (keep-alive comments count) and `maxResponseBytes` the most one event may hold.
+   */
+  async *stream(body: string, options: SendOptions): AsyncGenerator<string, void, undefined> {
+    const call: HttpCall = { method: 'POST', url: this.url, body, target: 'the execution endpoint' };
+    const { response, timing } = await this.retrying(call, options, STREAM_ACCEPT, (headers) => this.open(call, headers, options.signal, 'stream'));
+    const { status } = response;
+    let complete = false;
+    try {
+      if (status === 204 || status === 205 || !response.body) {
+        complete = true;
+        return;
+      }
+      const source = response.body as unknown as AsyncIterable<Uint8Array>;
+      if (isEventStream(response.headers.get('content-type'))) {
+        for await (const data of eventData(source, { maxEventSize: this.settings.maxResponseBytes, onChunk: timing.touch })) {
+          // The caller's time with an event is not the endpoint's silence.
+          timing.clear();
+          yield data;
+          timing.touch();
+        }
+      } else {
+        const declared = Number(response.headers.get('content-length'));
+        if (Number.isFinite(declared) && declared > this.settings.maxResponseBytes) throw new BodyTooLargeError(this.settings.maxResponseBytes);
+        const text = await readBodyLimited(source, this.settings.maxResponseBytes);
+        timing.clear();
+        if (text !== '') yield text;
+      }
+      complete = true;
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) throw this.tooLarge(call, status);
+      throw timing.aborted(error) ?? this.fault(`the response from ${call.target} broke off (${connectionCode(error)})`, 'connection', true, { status }, error);
+    } finally {
+      timing.clear();
+      if (!complete) timing.abort();
+    }
   }
 
   /** A GET on the endpoint's origin: the same auth (SigV4 signs the empty body), timeout, retries and size limit. */
@@ -140,16 +198,18 @@ export class HttpsTransport implements Transport {
     const url = new URL(path, this.url.origin);
     // Only a path: credentials must never follow a document to another host.
     if (!path.startsWith('/') || url.origin !== this.url.origin) throw new TypeError(`getDocument takes a path on ${this.url.origin}, not ${JSON.stringify(path)}`);
-    return this.exchange({ method: 'GET', url, body: '', target: url.href }, options);
+    const call: HttpCall = { method: 'GET', url, body: '', target: url.href };
+    return this.retrying(call, options, 'application/json', (headers) => this.attemptOnce(call, headers, options.signal));
   }
 
-  private async exchange(call: HttpCall, options: GetDocumentOptions): Promise<TransportResponse> {
-    const baseHeaders = this.baseHeaders(call, options);
+  /** Attempts `once` until it succeeds, or fails in a way this transport does not retry, or runs out of attempts. */
+  private async retrying<T>(call: HttpCall, options: GetDocumentOptions, accept: string, once: (headers: Record<string, string>) => Promise<Attempt<T>>): Promise<T> {
+    const baseHeaders = this.baseHeaders(call, options, accept);
     let tokenRefreshed = false;
     for (let attempt = 1; ; attempt++) {
       if (options.signal?.aborted) throw this.cancelled(call);
-      const result = await this.attemptOnce(call, baseHeaders, options.signal);
-      if (result.ok) return result.body;
+      const result = await once(baseHeaders);
+      if (result.ok) return result.value;
 
       // A 401 with a cached bearer token is what rotation looks like: read the secret again and
       // try once more, without spending one of the attempts meant for transient faults.
@@ -180,21 +240,56 @@ export class HttpsTransport implements Transport {
     }
   }
 
-  private baseHeaders(call: HttpCall, options: GetDocumentOptions): Record<string, string> {
+  private baseHeaders(call: HttpCall, options: GetDocumentOptions, accept: string): Record<string, string> {
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(options.headers ?? {})) {
       const key = name.toLowerCase();
       // These belong to the transport: a protocol header must not replace our auth or framing.
-      if (key === 'authorization' || key === 'host' || key === 'content-length' || key.startsWith('x-amz-')) continue;
+      if (key === 'authorization' || key === 'host' || key === 'content-length' || key === 'accept' || key.startsWith('x-amz-')) continue;
       headers[key] = value;
     }
     if (call.method === 'POST') headers['content-type'] = 'application/json';
-    headers.accept = 'application/json';
+    headers.accept = accept;
     if (options.correlationId) headers['x-correlation-id'] = options.correlationId;
     return headers;
   }
 
-  private async attemptOnce(call: HttpCall, baseHeaders: Record<string, string>, callerSignal: AbortSignal | undefined): Promise<Attempt> {
+  /** One attempt of a call whose whole answer is read: the body (undefined when empty), within `timeoutMs`. */
+  private async attemptOnce(call: HttpCall, baseHeaders: Record<string, string>, callerSignal: AbortSignal | undefined): Promise<Attempt<TransportResponse>> {
+    const opened = await this.open(call, baseHeaders, callerSignal, 'whole');
+    if (!opened.ok) return opened;
+    const { response, timing } = opened.value;
+    const { status } = response;
+    try {
+      if (status === 204 || status === 205) {
+        await discard(response);
+        return { ok: true, value: undefined };
+      }
+      const declared = Number(response.headers.get('content-length'));
+      if (Number.isFinite(declared) && declared > this.settings.maxResponseBytes) {
+        await discard(response);
+        return { ok: false, retry: false, error: this.tooLarge(call, status) };
+      }
+      try {
+        const text = response.body ? await readBodyLimited(response.body as unknown as AsyncIterable<Uint8Array>, this.settings.maxResponseBytes) : '';
+        return { ok: true, value: text === '' ? undefined : text };
+      } catch (error) {
+        if (error instanceof BodyTooLargeError) return { ok: false, retry: false, error: this.tooLarge(call, status) };
+        const fault = timing.aborted(error);
+        if (fault) return { ok: false, retry: false, error: fault };
+        return { ok: false, retry: true, error: this.fault(`the response body broke off (${connectionCode(error)})`, 'connection', true, { status }, error) };
+      }
+    } finally {
+      timing.clear();
+    }
+  }
+
+  /**
+   * Sends one attempt and reads its status. A 2xx comes back with its body unread and the timer
+   * running — for `whole`, one timeout for the attempt; for `stream`, reset by each chunk — and
+   * anything else as the fault it is, the timer stopped.
+   */
+  private async open(call: HttpCall, baseHeaders: Record<string, string>, callerSignal: AbortSignal | undefined, read: 'whole' | 'stream'): Promise<Attempt<Opened>> {
     let headers: Record<string, string>;
     try {
       headers = await this.authorize(baseHeaders, call);
@@ -202,51 +297,26 @@ export class HttpsTransport implements Transport {
       return { ok: false, retry: false, error: this.fault(`could not obtain ${this.authKind} credentials: ${describe(error)}`, 'auth', this.authKind === 'bearer', {}, error) };
     }
 
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(new Error('attempt timed out')), this.settings.timeoutMs);
-    const signal = callerSignal ? AbortSignal.any([callerSignal, timeout.signal]) : timeout.signal;
-    const aborted = (error: unknown): Attempt | undefined => {
-      if (callerSignal?.aborted) return { ok: false, retry: false, error: this.cancelled(call, error) };
-      if (timeout.signal.aborted) {
-        return { ok: false, retry: false, error: this.fault(`no answer from ${call.target} within ${this.settings.timeoutMs} ms`, 'timeout', true, {}, error) };
-      }
-      return undefined;
-    };
-
+    const timing = this.timingFor(call, callerSignal, read);
+    let response: Response;
     try {
-      let response: Response;
-      try {
-        // Redirects are not followed: a signed request would not survive one, and a bearer
-        // token must not be carried to another host.
-        response = await this.fetchImpl(call.url, { method: call.method, headers, ...(call.method === 'POST' ? { body: call.body } : {}), signal, redirect: 'manual' });
-      } catch (error) {
-        return aborted(error) ?? { ok: false, retry: true, error: this.fault(`could not reach ${call.target} (${connectionCode(error)})`, 'connection', true, {}, error) };
-      }
+      // Redirects are not followed: a signed request would not survive one, and a bearer
+      // token must not be carried to another host.
+      response = await this.fetchImpl(call.url, { method: call.method, headers, ...(call.method === 'POST' ? { body: call.body } : {}), signal: timing.signal, redirect: 'manual' });
+    } catch (error) {
+      timing.clear();
+      const fault = timing.aborted(error);
+      if (fault) return { ok: false, retry: false, error: fault };
+      return { ok: false, retry: true, error: this.fault(`could not reach ${call.target} (${connectionCode(error)})`, 'connection', true, {}, error) };
+    }
 
-      const { status } = response;
-      if (status >= 200 && status < 300) {
-        if (status === 204 || status === 205) {
-          await discard(response);
-          return { ok: true, body: undefined };
-        }
-        const declared = Number(response.headers.get('content-length'));
-        if (Number.isFinite(declared) && declared > this.settings.maxResponseBytes) {
-          await discard(response);
-          return { ok: false, retry: false, error: this.tooLarge(call, status) };
-        }
-        try {
-          const text = response.body ? await readBodyLimited(response.body as unknown as AsyncIterable<Uint8Array>, this.settings.maxResponseBytes) : '';
-          return { ok: true, body: text === '' ? undefined : text };
-        } catch (error) {
-          if (error instanceof BodyTooLargeError) return { ok: false, retry: false, error: this.tooLarge(call, status) };
-          return aborted(error) ?? { ok: false, retry: true, error: this.fault(`the response body broke off (${connectionCode(error)})`, 'connection', true, { status }, error) };
-        }
-      }
-
+    const { status } = response;
+    if (status >= 200 && status < 300) return { ok: true, value: { response, timing } };
+    try {
       const snippet = await readSnippet(response);
       const answered = `${call.target} answered HTTP ${status}${snippet ? `: ${snippet}` : ''}`;
       const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), this.clock.now());
-      const refusal = (reason: TransportFaultReason, retryable: boolean, retry = false): Extract<Attempt, { ok: false }> => ({
+      const refusal = (reason: TransportFaultReason, retryable: boolean, retry = false): Failed => ({
         ok: false,
         retry,
         retryAfterMs: retry ? retryAfterMs : undefined,
@@ -263,8 +333,30 @@ export class HttpsTransport implements Transport {
       // Other 4xx, and 3xx: redirects are not followed (see the fetch call).
       return refusal('rejected', false);
     } finally {
-      clearTimeout(timer);
+      timing.clear();
     }
+  }
+
+  private timingFor(call: HttpCall, callerSignal: AbortSignal | undefined, read: 'whole' | 'stream'): AttemptTiming {
+    const { timeoutMs } = this.settings;
+    const timeout = new AbortController();
+    const timer = idleTimer(timeoutMs, () => timeout.abort(new Error(read === 'stream' ? 'the stream went quiet' : 'attempt timed out')));
+    const ended = new AbortController();
+    const signal = AbortSignal.any([timeout.signal, ended.signal, ...(callerSignal ? [callerSignal] : [])]);
+    return {
+      signal,
+      touch: () => timer.touch(),
+      clear: () => timer.clear(),
+      abort: () => ended.abort(new Error('the caller stopped reading')),
+      aborted: (error) => {
+        if (callerSignal?.aborted) return this.cancelled(call, error);
+        if (timer.fired) {
+          const what = read === 'stream' ? `nothing more from ${call.target} for ${timeoutMs} ms` : `no answer from ${call.target} within ${timeoutMs} ms`;
+          return this.fault(what, 'timeout', true, {}, error);
+        }
+        return undefined;
+      },
+    };
   }
 
   private async authorize(headers: Record<string, string>, call: HttpCall): Promise<Record<string, string>> {

@@ -27,6 +27,16 @@ export interface Transport {
   readonly kind: TransportKind;
   send(body: string, options: SendOptions): Promise<TransportResponse>;
   /**
+   * Sends like `send`, and yields each response body as it arrives: one per Server-Sent Event
+   * (its `data`) when the far side streams (`text/event-stream`; docs/contract.md, "Streaming"),
+   * or the one plain body of an answer that does not stream (nothing for no content). The
+   * same auth, retries (before the answer starts), size limit (per event) and TransportError
+   * faults as `send`; the timeout is per event: the stream may last as long as events keep
+   * coming (keep-alive comments count). Leaving the iteration early (`break`, `return()`) or the
+   * caller's signal aborts the request, so nothing is left reading on the socket.
+   */
+  stream?(body: string, options: SendOptions): AsyncIterable<string>;
+  /**
    * GETs a JSON document (an A2A agent card) at `path` — absolute, on the origin of the endpoint
    * this transport sends to — with the same auth, timeout, retries and size limit as `send`.
    * Resolves with the body (undefined when empty); faults are TransportErrors, like `send`'s.

@@ -5,7 +5,7 @@ import { readBody } from '../../src/execution/hosts/http-host';
 import { startAgentCoreEmulator, type AgentCoreEmulator } from '../../src/local/agentcore-emulator';
 import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { createProtocol } from '../../src/protocols/factory';
-import type { FailureCategory, Outcome } from '../../src/protocols/outcome';
+import type { FailureCategory, Outcome, StreamStep } from '../../src/protocols/outcome';
 import { AgentCoreTransport } from '../../src/transport/agentcore';
 import { HttpsTransport } from '../../src/transport/https';
 import { InProcessTransport, type BodyHandler } from '../../src/transport/in-process';
@@ -35,9 +35,36 @@ const scripted: BodyHandler = async (bytes) => {
   return JSON.stringify(successResponse(request.id, { status: 'success', response_text: `scripted: ${text}` }));
 };
 
+/**
+ * The scripted endpoint read as a stream: a task with `#sse` asked with `stream: true` is answered
+ * with progress events (`one `, `two `, `three`), then success; `#sse-cut` stops after two, as a
+ * stream cut off does. Anything else is the one plain answer.
+ */
+async function* scriptedStream(bytes: Uint8Array): AsyncGenerator<string> {
+  const request = JSON.parse(Buffer.from(bytes).toString()) as { id: string; params: { text?: string; stream?: boolean } };
+  const text = request.params.text ?? '';
+  if (!request.params.stream || !text.includes('#sse')) {
+    const answer = await scripted(bytes);
+    if (answer !== undefined) yield answer;
+    return;
+  }
+  const words = ['one ', 'two ', 'three'];
+  let cursor = 0;
+  for (const word of words.slice(0, text.includes('#sse-cut') ? 2 : 3)) {
+    cursor += word.length;
+    yield JSON.stringify(successResponse(request.id, { status: 'working', task_id: 'task-sse', text: word, cursor: String(cursor) }));
+  }
+  if (!text.includes('#sse-cut')) yield JSON.stringify(successResponse(request.id, { status: 'success', response_text: words.join('') }));
+}
+
 function serve(handler: BodyHandler): Server {
   return createServer(async (req, res) => {
     const body = await readBody(req, 1_000_000);
+    if ((req.headers.accept ?? '').includes('text/event-stream') && body.toString().includes('#sse')) {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      for await (const event of scriptedStream(body as Buffer)) res.write(`data: ${event}\n\n`);
+      return void res.end();
+    }
     const answer = await handler(body as Buffer);
     if (answer === undefined) res.writeHead(204).end();
     else res.writeHead(200, { 'Content-Type': 'application/json' }).end(answer);
@@ -97,7 +124,7 @@ afterAll(async () => {
 
 type Target = 'runtime' | 'scripted';
 const transports: Record<string, (target: Target) => Transport> = {
-  'in-process': (target) => new InProcessTransport(target === 'runtime' ? runtime.runtime.dispatch : scripted),
+  'in-process': (target) => (target === 'runtime' ? new InProcessTransport(runtime.runtime.dispatch) : new InProcessTransport(scripted, scriptedStream)),
   https: (target) => new HttpsTransport({ url: target === 'runtime' ? runtime.invocationsUrl : `${scriptedUrl}/invocations`, maxAttempts: 1 }),
   agentcore: (target) => new AgentCoreTransport({ client: agentCoreClient, runtimeArn: ARN(target) }),
 };
@@ -148,6 +175,43 @@ describe.each(Object.keys(transports))('execute-task over %s', (transportName) =
     ['an empty response', '#empty', 'protocol:empty'],
   ])('%s → a non-retryable failure', async (_label, text, code) => {
     expect((await runToEnd(agent('scripted'), text)).first).toMatchObject({ kind: 'failure', category: 'failed', code, retryable: false });
+  });
+});
+
+async function readAll(stream: AsyncIterable<StreamStep>): Promise<StreamStep[]> {
+  const steps: StreamStep[] = [];
+  for await (const step of stream) steps.push(step);
+  return steps;
+}
+
+describe.each(Object.keys(transports))('execute-task read as a stream over %s', (transportName) => {
+  const agent = (target: Target) => new ExecutionAgent('matrix', createProtocol('execute-task'), transports[transportName]!(target));
+  const streamed = (target: Target, text: string) => readAll(agent(target).startStreaming({ text }, { requestId: globalThis.crypto.randomUUID(), holdMs: 10_000 }));
+
+  it('text steps as the agent produces them, each handle with its cursor; then the success', async () => {
+    expect(await streamed('scripted', '#sse')).toEqual([
+      { kind: 'text', text: 'one ', handle: { taskId: 'task-sse', cursor: '4' } },
+      { kind: 'text', text: 'two ', handle: { taskId: 'task-sse', cursor: '8' } },
+      { kind: 'text', text: 'three', handle: { taskId: 'task-sse', cursor: '13' } },
+      { kind: 'success', text: 'one two three', extra: {} },
+    ]);
+  });
+
+  it('a stream that ends before the task is pending from the last cursor', async () => {
+    expect((await streamed('scripted', '#sse-cut')).at(-1)).toEqual({ kind: 'pending', handle: { taskId: 'task-sse', cursor: '8' }, state: 'working' });
+  });
+
+  it('an agent that answers plain JSON: its one outcome, as start gives it', async () => {
+    expect(await streamed('scripted', 'plain')).toEqual([{ kind: 'success', text: 'scripted: plain', extra: {} }]);
+    expect(await streamed('scripted', '#rpc-error=-32010')).toEqual([expect.objectContaining({ kind: 'failure', category: 'busy', retryable: true })]);
+  });
+
+  it('the reference runtime: the read ends with the whole answer, and any text before it is how the answer begins', async () => {
+    const steps = await streamed('runtime', 'hi');
+    const shown = steps.flatMap((step) => (step.kind === 'text' ? [step.text] : [])).join('');
+
+    expect(steps.at(-1)).toEqual({ kind: 'success', text: 'echo: hi', extra: {} });
+    expect('echo: hi'.startsWith(shown)).toBe(true);
   });
 });
 

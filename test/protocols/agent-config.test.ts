@@ -12,7 +12,7 @@ const loadAgentsConfig = (env: NodeJS.ProcessEnv) => agentSettingsFrom({ env });
 describe('agentSettingsFrom plain variables', () => {
   it('defaults to one execute-task agent over agentcore', () => {
     expect(loadAgentsConfig({ AGENTCORE_RUNTIME_ARN: ARN })).toEqual({
-      agents: [{ name: 'default', protocol: 'execute-task', transport: expect.objectContaining({ kind: 'agentcore', runtimeArn: ARN }) }],
+      agents: [{ name: 'default', protocol: 'execute-task', stream: true, transport: expect.objectContaining({ kind: 'agentcore', runtimeArn: ARN }) }],
       defaultAgent: 'default',
     });
   });
@@ -20,7 +20,7 @@ describe('agentSettingsFrom plain variables', () => {
   it('reads EXECUTION_PROTOCOL, A2A_VERSION and TRANSPORT', () => {
     const config = loadAgentsConfig({ EXECUTION_PROTOCOL: 'a2a', A2A_VERSION: '0.3', TRANSPORT: 'https', EXECUTION_URL: 'https://agent.example/' });
 
-    expect(config.agents).toEqual([{ name: 'default', protocol: 'a2a', a2aVersion: '0.3', transport: expect.objectContaining({ kind: 'https', url: 'https://agent.example/' }) }]);
+    expect(config.agents).toEqual([{ name: 'default', protocol: 'a2a', a2aVersion: '0.3', stream: true, transport: expect.objectContaining({ kind: 'https', url: 'https://agent.example/' }) }]);
   });
 
   it('gives a2a agents dialect 1.0 unless told otherwise', () => {
@@ -73,6 +73,17 @@ describe('agentSettingsFrom EXECUTION_AGENTS', () => {
     const config = agents([{ ...partner, default: true }], { A2A_VERSION: '0.3' });
 
     expect(config.agents[0]).toMatchObject({ a2aVersion: '0.3' });
+  });
+
+  it('reads streamed reads per agent: the hold of its transport (STREAM_HOLD_S, streamHoldS) and "stream": false', () => {
+    const config = agents([{ ...local, default: true, stream: false }, { ...partner, streamHoldS: 5 }, runtime], { STREAM_HOLD_S: '12' });
+
+    expect(config.agents.map((agent) => [agent.stream, agent.transport.streamHoldS])).toEqual([
+      [false, 12],
+      [true, 5],
+      [true, 12],
+    ]);
+    expect(() => agents([{ ...local, stream: 'no' }])).toThrow(/EXECUTION_AGENTS\[0\]\.stream/);
   });
 
   it('takes a lone agent as the default without a flag', () => {
@@ -129,6 +140,25 @@ describe('buildExecutionAgents', () => {
     expect(await ask('sdk', 'hi')).toMatchObject({ kind: 'success', text: 'a2a echo: hi' });
     expect(await ask('old', 'hi')).toMatchObject({ kind: 'success', text: 'plain: hi' });
     expect(agents.get('sdk')).toMatchObject({ protocol: 'a2a', transport: 'https' });
+  });
+
+  it('gives each agent its hold of streamed reads, none when its entry says "stream": false or the hold is 0', () => {
+    const build = (list: unknown[], env: NodeJS.ProcessEnv = {}) => buildExecutionAgents(agentSettingsFrom({ env: { ...env, EXECUTION_AGENTS: JSON.stringify(list) } }), { inProcess: runtime.dispatch });
+    const built = build([
+      { name: 'local', protocol: 'execute-task', transport: 'in-process', default: true },
+      { name: 'quiet', protocol: 'execute-task', transport: 'in-process', stream: false },
+      { name: 'short', protocol: 'a2a', transport: 'https', url: sdk.url, streamHoldS: 5 },
+      { name: 'old', protocol: 'simple-a2a', transport: 'https', url: handWritten.url },
+    ]);
+
+    expect(['local', 'quiet', 'short', 'old'].map((name) => [built.get(name)!.streams, built.get(name)!.streamHoldMs])).toEqual([
+      [true, 30_000],
+      [false, 0],
+      [true, 5_000],
+      // simple-a2a has no streamed form
+      [false, 30_000],
+    ]);
+    expect(build([{ name: 'local', protocol: 'execute-task', transport: 'in-process' }], { STREAM_HOLD_S: '0' }).default.streams).toBe(false);
   });
 });
 

@@ -60,6 +60,12 @@ export type SdkAgentOptions = {
   legacyCompat?: boolean;
   /** Refuse (HTTP 401) every request, the agent card's included, without `Authorization: Bearer <token>`. */
   bearerToken?: string;
+  /**
+   * The card says `capabilities.streaming`, and the SDK serves `message/stream` (0.3) and
+   * `SendStreamingMessage` (1.0): Server-Sent Events of the task's updates as the executor
+   * publishes them (the directives above). Without it the SDK refuses both.
+   */
+  streaming?: boolean;
 };
 
 const DEFAULT_DELAY_MS = 150;
@@ -89,7 +95,7 @@ export async function startSdkA2aAgent(options: SdkAgentOptions = {}): Promise<A
     // The SDK refuses a dialect that the card does not list for JSON-RPC.
     supportedInterfaces: interfaces,
     provider: undefined,
-    capabilities: { streaming: false, pushNotifications: false, extensions: [] } as AgentCard['capabilities'],
+    capabilities: { streaming: options.streaming ?? false, pushNotifications: false, extensions: [] } as AgentCard['capabilities'],
     securitySchemes: {},
     securityRequirements: [],
     defaultInputModes: ['text'],

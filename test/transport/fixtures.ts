@@ -59,3 +59,45 @@ export async function caught<T = unknown>(fn: () => Promise<unknown>): Promise<T
   }
   throw new Error('expected the call to fail, but it succeeded');
 }
+
+/** One Server-Sent Event carrying `value` as its JSON data. */
+export const sseEvent = (value: unknown): string => `data: ${JSON.stringify(value)}\n\n`;
+
+/** Starts an SSE answer: status 200, `text/event-stream`, headers sent at once, Nagle off so each write is its own packet. */
+export function startSse(res: ServerResponse): void {
+  res.socket?.setNoDelay(true);
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  res.flushHeaders();
+}
+
+/** Writes `bytes` in pieces of `size`, each after the last has gone out (a fresh TCP chunk each, as far as the OS allows). */
+export async function writeInPieces(res: ServerResponse, bytes: Buffer, size: number): Promise<void> {
+  for (let at = 0; at < bytes.length; at += size) {
+    await new Promise<void>((resolve) => res.write(bytes.subarray(at, at + size), () => resolve()));
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+/** A promise the test opens when it is ready: lets a server hold the rest of its answer back. */
+export function gate(): { open(): void; opened: Promise<void> } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { open, opened };
+}
+
+/** Resolves when the server side of this response's connection is closed (the client went away, or it ended). */
+export function closedBy(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => res.on('close', () => resolve()));
+}
+
+/** A progress response of a streamed answer (docs/contract.md, "Streaming"): `piece <n> `, cursor `<n>`. */
+export const progressResponse = (n: number) => ({ jsonrpc: '2.0', id: 'r', result: { status: 'working', task_id: 'task-1', text: `piece ${n} `, cursor: String(n) } });
+/** The last response of a streamed answer: the whole text. */
+export const finalResponse = { jsonrpc: '2.0', id: 'r', result: { status: 'success', response_text: 'piece 1 piece 2' } };
+
+/** Every body a transport's stream yields, read to its end. */
+export async function readAll(stream: AsyncIterable<string>): Promise<string[]> {
+  const out: string[] = [];
+  for await (const data of stream) out.push(data);
+  return out;
+}

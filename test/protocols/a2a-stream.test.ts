@@ -1,0 +1,148 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { A2aProtocol } from '../../src/protocols/a2a';
+import type { A2aVersion } from '../../src/protocols/a2a-dialects';
+import { ExecutionAgent } from '../../src/protocols/execution-agent';
+import { createProtocol } from '../../src/protocols/factory';
+import type { Outcome, PendingHandle, StreamStep } from '../../src/protocols/outcome';
+import type { CallContext } from '../../src/protocols/protocol';
+import { HttpsTransport } from '../../src/transport/https';
+import { startHandWrittenA2aAgent, startSdkA2aAgent, streamedAnswer, streamedLines, type A2aTestAgent } from '../support/a2a-agents';
+
+/**
+ * A2A agents read as streams (docs/contract.md, "Streaming"): a real @a2a-js/sdk agent whose card
+ * says it streams answers `SendStreamingMessage` (1.0) and `message/stream` (0.3) with
+ * Server-Sent Events of its task's updates; the protocol turns the artifacts' text into text
+ * steps and the task's end into the outcome, over the https transport.
+ */
+
+async function read(stream: AsyncIterable<StreamStep>): Promise<StreamStep[]> {
+  const out: StreamStep[] = [];
+  for await (const step of stream) out.push(step);
+  return out;
+}
+
+const textOf = (steps: StreamStep[]) =>
+  steps
+    .filter((step): step is Extract<StreamStep, { kind: 'text' }> => step.kind === 'text')
+    .map((step) => step.text)
+    .join('');
+
+const hold = { holdMs: 10_000 };
+
+describe.each<A2aVersion>(['1.0', '0.3'])('A2A %s, an @a2a-js/sdk agent that streams', (version) => {
+  let agent: A2aTestAgent;
+  let transport: HttpsTransport;
+  beforeAll(async () => {
+    agent = await startSdkA2aAgent({ legacyCompat: true, streaming: true });
+    transport = new HttpsTransport({ url: agent.url, maxAttempts: 1 });
+  });
+  afterAll(() => agent.close());
+
+  const call: () => CallContext = () => ({ transport, sessionKey: 'session-1' });
+  const protocol = () => new A2aProtocol({ version });
+  const ask = (text: string, options: { holdMs?: number; protocol?: A2aProtocol } = {}) =>
+    read((options.protocol ?? protocol()).stream({ requestId: randomUUID(), params: { text, stream: true } }, call(), { holdMs: options.holdMs ?? hold.holdMs }));
+  const streamMethod = version === '1.0' ? 'SendStreamingMessage' : 'message/stream';
+
+  it(`sends ${version === '1.0' ? 'SendStreamingMessage' : 'message/stream'}; each artifact update is a text step, the completed task the whole answer`, async () => {
+    const text = 'why is the sky blue? #stream #delay=20';
+
+    const steps = await ask(text);
+
+    expect(agent.requests.at(-1)!.body).toMatchObject({ method: streamMethod });
+    expect(steps.filter((step) => step.kind === 'text')).toHaveLength(streamedLines(text).length);
+    expect(textOf(steps)).toBe(streamedAnswer(text));
+    expect(steps.at(-1)).toMatchObject({ kind: 'success', text: streamedAnswer(text), extra: { state: 'completed' } });
+    expect(steps[0]).toMatchObject({ kind: 'text', handle: { taskId: expect.any(String), a2aVersion: version, contextId: expect.any(String), shown: String(streamedLines(text)[0]!.length) } });
+  });
+
+  it('an agent replacing its artifact with the whole text each time gives the same text steps', async () => {
+    const text = 'replace #stream #replace #delay=20';
+    const steps = await ask(text);
+
+    expect(textOf(steps)).toBe(streamedAnswer(text));
+    expect(steps.at(-1)).toMatchObject({ kind: 'success', text: streamedAnswer(text) });
+  });
+
+  it('a task that starts with text already (#early) streams it first', async () => {
+    const text = 'early #stream #early #delay=20';
+    const steps = await ask(text);
+
+    expect(steps[0]).toMatchObject({ kind: 'text', text: streamedLines(text)[0] });
+    expect(textOf(steps)).toBe(streamedAnswer(text));
+  });
+
+  it('text the agent rewrites is not streamed further; the outcome is the rewritten answer', async () => {
+    const text = 'rewrite #stream #rewrite #delay=20';
+    const steps = await ask(text);
+
+    expect(textOf(steps)).toBe(streamedLines(text).slice(0, 2).join('\n'));
+    expect(steps.at(-1)).toMatchObject({ kind: 'success', text: `a2a rewritten: ${text}` });
+  });
+
+  it('a hold shorter than the task ends the read pending; polls bring the rest, and only the rest', async () => {
+    const text = 'long #stream #delay=400';
+    const p = protocol();
+
+    const steps = await ask(text, { holdMs: 100, protocol: p });
+    const last = steps.at(-1) as Extract<Outcome, { kind: 'pending' }>;
+    expect(last).toMatchObject({ kind: 'pending', handle: { taskId: expect.any(String), a2aVersion: version, shown: expect.any(String) } });
+
+    let shown = textOf(steps);
+    let outcome: Outcome = last;
+    for (let polls = 0; outcome.kind === 'pending' && polls < 100; polls++) {
+      await sleep(50);
+      outcome = await p.poll(outcome.handle as PendingHandle, call());
+      if (outcome.kind === 'pending' && outcome.partial) shown += outcome.partial;
+    }
+    // The agent kept working after the read ended: its task store has the task.
+    expect(outcome).toMatchObject({ kind: 'success', text: streamedAnswer(text) });
+    expect(streamedAnswer(text).startsWith(shown)).toBe(true);
+  });
+
+  it('a message answer, a failed task: the outcome at once', async () => {
+    expect(await ask('hello')).toEqual([expect.objectContaining({ kind: 'success', text: 'a2a echo: hello' })]);
+    expect(await ask('#fail')).toEqual([expect.objectContaining({ kind: 'failure', category: 'failed', code: 'a2a:failed' })]);
+  });
+
+  it('reads the agent card once per transport, with the agent’s auth', async () => {
+    const p = protocol();
+    const before = agent.cardRequests.length;
+    await ask('one', { protocol: p });
+    await ask('two', { protocol: p });
+
+    expect(agent.cardRequests.length - before).toBe(1);
+  });
+
+  it('ExecutionAgent.startStreaming over https: the same steps, never throwing', async () => {
+    const text = 'agent #stream #delay=20';
+    const executionAgent = new ExecutionAgent('a2a', createProtocol('a2a', { a2aVersion: version }), transport);
+
+    expect(executionAgent.streams).toBe(true);
+    const steps = await read(executionAgent.startStreaming({ text, stream: true }, { requestId: randomUUID(), holdMs: 10_000 }));
+    expect(textOf(steps)).toBe(streamedAnswer(text));
+    expect(steps.at(-1)).toMatchObject({ kind: 'success' });
+  });
+});
+
+describe('A2A agents that do not stream are sent the message as before', () => {
+  let sdk: A2aTestAgent;
+  let handWritten: A2aTestAgent;
+  beforeAll(async () => {
+    [sdk, handWritten] = await Promise.all([startSdkA2aAgent({ legacyCompat: true }), startHandWrittenA2aAgent()]);
+  });
+  afterAll(() => Promise.all([sdk.close(), handWritten.close()]));
+
+  it.each<[string, () => A2aTestAgent, A2aVersion, string]>([
+    ['an @a2a-js/sdk agent whose card says streaming: false (1.0)', () => sdk, '1.0', 'SendMessage'],
+    ['an @a2a-js/sdk agent whose card says streaming: false (0.3)', () => sdk, '0.3', 'message/send'],
+    ['a hand-written agent whose card names no capabilities', () => handWritten, '0.3', 'message/send'],
+  ])('%s', async (_label, agent, version, method) => {
+    const transport = new HttpsTransport({ url: agent().url, maxAttempts: 1 });
+    const steps = await read(new A2aProtocol({ version }).stream({ requestId: randomUUID(), params: { text: 'hello' } }, { transport, sessionKey: 's' }, hold));
+
+    expect(agent().requests.at(-1)!.body).toMatchObject({ method });
+    expect(steps).toEqual([expect.objectContaining({ kind: 'success' })]);
+  });
+});
