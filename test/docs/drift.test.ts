@@ -493,7 +493,7 @@ describe('the Slack app manifest and the code', () => {
 
   /**
    * The bot token scopes each Slack Web API method the code calls needs (docs.slack.dev, the
-   * method's "Scopes"; none for views.open). A method not here fails the test: look its scopes up
+   * method's "Scopes"; none for views.open and auth.test). A method not here fails the test: look its scopes up
    * and add it.
    */
   const METHOD_SCOPES: Record<string, string[]> = {
@@ -508,6 +508,8 @@ describe('the Slack app manifest and the code', () => {
     // Thread sessions need chat:write; only an app declared an agent (features.agent_view) may create them.
     'agents.sessions.setStatus': ['chat:write'],
     'views.open': [],
+    // Who the bot token posts as (a taken-over chunk counts as posted only if it is ours): no scope.
+    'auth.test': [],
     'reactions.add': ['reactions:write'],
     'reactions.remove': ['reactions:write'],
     // One per conversation type the bot reads a thread of: public, private, DM, group DM.
