@@ -22,6 +22,11 @@ import { TRANSPORTS, serveBehindEveryTransport, type TransportName } from './sup
 
 /**
  * Part 7: live answers (docs/architecture.md §2.5), in real time (timeScale 1), for each transport.
+ * With held streams (STREAM_HOLD_S, 30 s by default) agent-invoker reads the answer as a stream and
+ * appends as it comes; the figures below hold for both designs, and two more are for held streams:
+ * how far Slack is behind the model at each append (its answer → when the model produced the
+ * oldest character in it), p50 / p95; and the billed GB-seconds per answer (each delivery at its
+ * function's memory) next to the model's output cost at a few Bedrock prices.
  *
  * A signed `app_mention` is POSTed over HTTP to the slack-events function of a local pipeline
  * (`createLocalPipeline`: the four verification functions with in-memory queues and stores, the real
@@ -85,7 +90,54 @@ export type EventSample = {
   posterMs: number[];
   /** Accepted chat.appendStream calls. */
   appends: number;
+  /**
+   * Per Slack call that showed answer text (the stream's start, each append): how far Slack was
+   * behind the model — the call's answer → when the executor produced the oldest character in it.
+   */
+  appendLagsMs?: number[];
+  /** Billed GB-seconds of the verification functions for this answer (each delivery at its function's memory). */
+  billedGbSeconds?: number;
+  /** Characters the executor produced (the answer). */
+  answerChars?: number;
 };
+
+/** The memory each verification function is deployed with (cdk/stacks/verification-zone-stack.ts), in GB. */
+export const FUNCTION_MEMORY_GB: Readonly<Record<PipelineQueue, number>> = { tasks: 1, polls: 0.25, replies: 0.25 };
+/** Lambda's price per GB-second (x86, us-east-1). */
+export const LAMBDA_GB_SECOND_USD = 0.0000166667;
+/** Output-token prices per million on Bedrock, from a large model to a small one (USD). */
+export const MODEL_OUTPUT_PRICES_PER_MILLION = [15, 4, 0.24] as const;
+/** About four characters a token (English). */
+export const CHARS_PER_TOKEN = 4;
+
+/** What one streamed answer bills in Lambda, next to what its output tokens cost at each price. */
+export function heldAnswerCost(gbSeconds: number, answerChars: number): { lambdaUsd: number; model: Array<{ pricePerMillion: number; usd: number; lambdaShare: number }> } {
+  const lambdaUsd = gbSeconds * LAMBDA_GB_SECOND_USD;
+  const tokens = answerChars / CHARS_PER_TOKEN;
+  return {
+    lambdaUsd,
+    model: MODEL_OUTPUT_PRICES_PER_MILLION.map((pricePerMillion) => {
+      const usd = (tokens * pricePerMillion) / 1_000_000;
+      return { pricePerMillion, usd, lambdaShare: lambdaUsd / usd };
+    }),
+  };
+}
+
+/**
+ * How far behind the model each showing Slack call was: for each call (in order), the time its
+ * answer came → when the model produced the first character it showed (the one that waited
+ * longest). `marks`: the model's text as it grew (time, characters so far), in order.
+ */
+export function appendLags(marks: ReadonlyArray<{ at: number; chars: number }>, calls: ReadonlyArray<{ at: number; chars: number }>): number[] {
+  const lags: number[] = [];
+  let shown = 0;
+  for (const call of calls) {
+    const produced = marks.find((mark) => mark.chars > shown);
+    if (produced) lags.push(call.at - produced.at);
+    shown += call.chars;
+  }
+  return lags;
+}
 
 export type LiveAnswersRaw = {
   options: LiveAnswersOptions;
@@ -210,6 +262,10 @@ export type TransportFigures = {
   /** The model for a MODEL_ANSWER_SECONDS answer with these figures. */
   cost: StreamCost;
   breakEvenPollMs: number;
+  /** How far Slack was behind the model at each showing call (all events' calls together). */
+  appendLag?: Distribution;
+  /** Billed GB-seconds per streamed answer, and its Lambda cost next to the model's at each price (median answer). */
+  held?: { gbSeconds: Summary; cost: ReturnType<typeof heldAnswerCost> };
 };
 
 export type Assumptions = {
@@ -247,7 +303,12 @@ export function summarizeLiveAnswers(raw: LiveAnswersRaw, assumptions: Assumptio
     const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
     const firstPollQueued = summarize(samples.map((s) => s.firstPollQueuedMs));
     const base = { answerMs, firstPollQueuedMs: firstPollQueued.median, pollDelayMs, invokerMs: mean(invokerPerAnswer), posterMs: mean(posterPerAnswer) };
-    const pollMean = meanBilled(polls);
+    // A held stream may see the whole answer in agent-invoker: no poll at all.
+    const pollMean = polls.length ? meanBilled(polls) : 0;
+    const lags = samples.flatMap((s) => s.appendLagsMs ?? []);
+    const gbSeconds = samples.map((s) => s.billedGbSeconds).filter((v): v is number => v !== undefined);
+    const chars = samples.map((s) => s.answerChars).filter((v): v is number => v !== undefined);
+    const heldFigures = gbSeconds.length && chars.length ? { gbSeconds: summarize(gbSeconds), cost: heldAnswerCost(summarize(gbSeconds).median, summarize(chars).median) } : undefined;
     return {
       events: samples.length,
       sign: { ...distribution(samples.map((s) => s.signMs)), methods: tally(samples.map((s) => s.signMethod)) },
@@ -260,10 +321,12 @@ export function summarizeLiveAnswers(raw: LiveAnswersRaw, assumptions: Assumptio
       predictedPolls: streamedPolls({ answerMs: summarize(samples.map((s) => s.streamMs)).median, firstPollQueuedMs: firstPollQueued.median, pollDelayMs, pollMs: pollMean }),
       firstPollQueued,
       invoker: { mean: base.invokerMs, all: summarize(invokerPerAnswer) },
-      poll: { mean: pollMean, all: summarize(polls.map(billed)) },
+      poll: { mean: pollMean, all: summarize(polls.length ? polls.map(billed) : [0]) },
       poster: { mean: base.posterMs, all: summarize(posterPerAnswer) },
       cost: streamedAnswerCost({ ...base, pollMs: pollMean }),
       breakEvenPollMs: breakEvenPollMs(base),
+      ...(lags.length ? { appendLag: distribution(lags) } : {}),
+      ...(heldFigures ? { held: heldFigures } : {}),
     };
   };
   const transports = Object.fromEntries(TRANSPORTS.map((name) => [name, figures(raw.samples[name])])) as Record<TransportName, TransportFigures>;
@@ -334,6 +397,21 @@ export function questionFor(n: number, count: number): string {
   return [`question-${n}`, ...Array.from({ length: Math.max(0, count - 2) }, (_, i) => `word${i + 1}`)].join(' ');
 }
 
+/** The markdown a stream call carries: `markdown_text`, or its `markdown_text` chunks. */
+function shownMarkdown(body: Record<string, unknown>): string {
+  if (typeof body.markdown_text === 'string') return body.markdown_text;
+  let chunks: unknown = body.chunks;
+  if (typeof chunks === 'string') {
+    try {
+      chunks = JSON.parse(chunks);
+    } catch {
+      return '';
+    }
+  }
+  if (!Array.isArray(chunks)) return '';
+  return chunks.map((chunk: { type?: string; text?: unknown }) => (chunk?.type === 'markdown_text' && typeof chunk.text === 'string' ? chunk.text : '')).join('');
+}
+
 /** A Slack call that showed part of the answer (the answers start with `echo:`). */
 function showsAnswer(request: FakeSlackRequest): boolean {
   return ['chat.startStream', 'chat.appendStream', 'chat.update', 'chat.postMessage'].includes(request.method) && JSON.stringify(request.body).includes('echo:');
@@ -353,7 +431,7 @@ export async function measureLiveAnswers(options: LiveAnswersOptions): Promise<L
   const config = loadExecutionConfig({ ECHO_STREAM_MS: String(options.wordMs) });
 
   // The executor's words, timed: the echo executor, its `onText` wrapped.
-  const produced = new Map<string, { first: number; end?: number }>();
+  const produced = new Map<string, { first: number; end?: number; marks: Array<{ at: number; chars: number }> }>();
   const echo = new EchoExecutor(config.ECHO_DELAY_MS, config.ECHO_STREAM_MS);
   const executor: Executor = {
     name: echo.name,
@@ -363,7 +441,10 @@ export async function measureLiveAnswers(options: LiveAnswersOptions): Promise<L
       const output = await echo.execute(params, {
         ...context,
         onText: (delta) => {
-          if (!produced.has(params.text)) produced.set(params.text, { first: fakeSlackNow() });
+          const now = fakeSlackNow();
+          if (!produced.has(params.text)) produced.set(params.text, { first: now, marks: [] });
+          const mark = produced.get(params.text)!;
+          mark.marks.push({ at: now, chars: (mark.marks.at(-1)?.chars ?? 0) + delta.length });
           onText(delta);
         },
       });
@@ -439,7 +520,16 @@ export async function measureLiveAnswers(options: LiveAnswersOptions): Promise<L
       const durations = (queue: PipelineQueue) => deliveries.filter((d) => d.queue === queue).map((d) => d.ms);
       const invokerEnded = deliveries.find((d) => d.queue === 'tasks')?.endedAt;
       if (invokerEnded === undefined) throw new Error(`${name}: no agent-invoker delivery was timed`);
+      // Each Slack call that showed answer text on the stream, with how many characters it showed.
+      const showing = answered
+        .filter((r) => r.method === 'chat.startStream' || r.method === 'chat.appendStream')
+        .map((r) => ({ at: r.answer!.at, chars: shownMarkdown(r.body).length }))
+        .filter((call) => call.chars > 0);
+      const gbSeconds = deliveries.reduce((sum, d) => sum + (billed(d.ms) / 1000) * FUNCTION_MEMORY_GB[d.queue], 0);
       return {
+        appendLagsMs: appendLags(words.marks, showing),
+        billedGbSeconds: gbSeconds,
+        answerChars: words.marks.at(-1)?.chars ?? 0,
         signMs: sign.answer!.at - posted,
         signMethod: sign.method,
         firstTextMs: firstText.answer!.at - words.first,
@@ -493,6 +583,15 @@ export async function runLiveAnswers(options: LiveAnswersOptions & Assumptions &
     log(
       `  ${name}: sign of life p50 ${t.sign.p50.toFixed(1)} ms; first text − first word p50 ${t.firstText.p50.toFixed(1)} / p95 ${t.firstText.p95.toFixed(1)} ms; ` +
         `${t.polls.median} polls of ${t.poll.mean.toFixed(1)} billed ms; ${MODEL_ANSWER_SECONDS} s answer ${t.cost.billedMs} billed ms (${(t.cost.fraction * 100).toFixed(1)} % of holding)`,
+    );
+  }
+  for (const name of TRANSPORTS) {
+    const t = result.transports[name];
+    if (!t.appendLag || !t.held) continue;
+    const prices = t.held.cost.model.map((m) => `$${m.pricePerMillion}/M tokens $${m.usd.toFixed(5)} (Lambda ${(m.lambdaShare * 100).toFixed(1)} %)`).join('; ');
+    log(
+      `  ${name}: Slack behind the model per append p50 ${t.appendLag.p50.toFixed(0)} / p95 ${t.appendLag.p95.toFixed(0)} ms (max ${t.appendLag.all.max.toFixed(0)}); ` +
+        `${t.held.gbSeconds.median.toFixed(3)} GB-s per answer = $${t.held.cost.lambdaUsd.toFixed(6)}; the model's output: ${prices}`,
     );
   }
   log(`  assumed AWS: ${result.assumed.cost.billedMs} billed ms (${(result.assumed.cost.fraction * 100).toFixed(1)} % of holding); a poll may bill ≤ ${result.assumed.breakEvenPollMs} ms for ≤ 10 %`);

@@ -509,6 +509,7 @@ function liveAnswersSection(live: LiveAnswersResult): string {
       }),
     ),
     '',
+    ...heldStreamLines(live),
     `**The model for a ${seconds}-second answer** (bench/live-answers.ts, \`streamedAnswerCost\`): billed = agent-invoker + N × async-result + slack-poster, each at its mean billed ms above, rounded up. ` +
       `The invoker queues the first poll a = (first word → first poll queued, median) after the first word with the ${live.pollDelaySeconds} s delay D; each poll queues the next as it ends, so polls start D + p apart (p: a poll’s ms; SQS’s delivery latency, left out, would only space them further); ` +
       `the first poll at or after the answer’s end finds it done: N = 1 + ⌈(T − a − D) / (D + p)⌉ for an answer streamed for T. ` +
@@ -587,4 +588,32 @@ export function renderResults(results: BenchResults): string {
 
 export function loadAverage(): number[] {
   return loadavg();
+}
+
+/**
+ * Held streams (docs/architecture.md §2.5): how far Slack was behind the model at each append, and
+ * what an answer bills in Lambda (GB-seconds at each function's memory) next to what the model's
+ * output costs at a few Bedrock prices. Absent from results measured before held streams.
+ */
+function heldStreamLines(live: LiveAnswersResult): string[] {
+  const rows = TRANSPORTS.flatMap((name) => {
+    const t = live.transports[name];
+    if (!t.appendLag || !t.held) return [];
+    return [
+      [
+        name,
+        `${formatNumber(t.appendLag.p50)} / ${formatNumber(t.appendLag.p95)} ms (max ${formatNumber(t.appendLag.all.max)})`,
+        `${t.held.gbSeconds.median.toFixed(3)} GB-s = $${t.held.cost.lambdaUsd.toFixed(6)}`,
+        ...t.held.cost.model.map((m) => `$${m.usd.toFixed(5)} (Lambda ${(m.lambdaShare * 100).toFixed(1)} %)`),
+      ],
+    ];
+  });
+  if (rows.length === 0) return [];
+  const prices = TRANSPORTS.map((name) => live.transports[name].held).find(Boolean)!.cost.model.map((m) => `model output at $${m.pricePerMillion}/M tokens`);
+  return [
+    'Held streams: each Slack call that showed answer text (the stream’s start, each append) against when the executor produced the oldest character in it — how far Slack was behind the model, p50 / p95 over all calls; and the billed GB-seconds of the verification functions per answer (each delivery’s billed ms at its function’s memory: agent-invoker 1 GB, async-result and slack-poster 256 MB), priced at $0.0000166667 per GB-s, next to what the answer’s output tokens (characters ÷ 4) cost the model.',
+    '',
+    table(['transport', 'Slack behind the model, per append', 'Lambda per answer (median)', ...prices], rows),
+    '',
+  ];
 }

@@ -231,8 +231,8 @@ function describe(event) {
     case 'ingress': return 'Slack event verified (' + (d.event_id || '') + ')';
     case 'queued': return 'task queued';
     case 'execute-sent': return 'execute_task sent · transport ' + d.transport + ' · protocol ' + d.protocol + (d.context_messages ? ' · ' + d.context_messages + ' earlier messages' : '') + (d.attachments ? ' · ' + d.attachments + ' files' : '') + ' · request id <code>' + event.requestId + '</code>';
-    case 'accepted': return 'accepted · task <code>' + d.task_id + '</code> · next poll in ' + d.next_poll_s + ' s';
-    case 'poll': return 'poll #' + d.attempt + ' → ' + d.outcome + (d.state ? ' (' + d.state + ')' : '');
+    case 'accepted': return 'accepted · task <code>' + d.task_id + '</code>' + (d.hold_ms !== undefined ? ' · its stream held up to ' + d.hold_ms + ' ms' : ' · next poll in ' + d.next_poll_s + ' s');
+    case 'poll': return 'poll #' + d.attempt + ' → ' + d.outcome + (d.state ? ' (' + d.state + ')' : '') + (d.held_ms !== undefined ? ' · stream held ' + d.held_ms + ' ms' : '');
     case 'failed': return 'failed (code ' + d.code + ')';
     case 'retry': return 'transient failure (' + d.code + '), queue will retry';
     case 'reply-queued': return 'reply queued (' + d.kind + ')';

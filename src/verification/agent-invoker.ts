@@ -15,6 +15,8 @@ import { liveTargetOf } from './live-reply';
 import type { SecretSource } from '../secrets/secret-source';
 import type { TaskInputs } from './task-inputs';
 import { noTrace } from './trace';
+import type { Outcome } from '../protocols/outcome';
+import { delayAfterHold, holdMsFor, holdStream, type HoldEnd } from './stream-hold';
 
 export type AgentInvokerOptions = FollowUpOptions & {
   /** Called once a task is about to be sent (e.g. the 👀 reaction). Failures are logged, never fatal. */
@@ -115,7 +117,40 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
       detail: { agent: options.agent.name, transport: options.agent.transport, protocol: options.agent.protocol, attempt: delivery.receiveCount, context_messages: inputs.messages?.length ?? 0, attachments: inputs.attachments?.length ?? 0 },
     });
     options.metrics?.taskSent(options.agent.protocol, options.agent.transport);
-    const outcome = await options.agent.start(params, { requestId: task.request_id, sessionKey: conversationKey(thread), correlationId: task.request_id, signal });
+    const call = { requestId: task.request_id, sessionKey: conversationKey(thread), correlationId: task.request_id, signal };
+    const slackCall = { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) };
+    // Live answers from an agent that streams: the stream is held while text flows (docs/architecture.md §2.5).
+    const holdMs = options.live && options.agent.streams ? holdMsFor(options.agent.streamHoldMs, clock.now(), deadline, options.schedule.deadlineSeconds * 1000) : 0;
+    let held: HoldEnd | undefined;
+    let outcome: Outcome;
+    let acceptedTraced = false;
+    if (holdMs > 0 && options.live) {
+      const live = options.live;
+      held = await holdStream((holdSignal) => options.agent.startStreaming(params, { ...call, signal: holdSignal, holdMs }), {
+        before: 0,
+        show: async (before, delta) => {
+          await live.reply.show(target, before, delta, slackCall);
+          trace({ requestId: task.request_id, hop: 'streamed', at: clock.now(), detail: { chars: before + delta.length } });
+        },
+        ...(options.work ? { stopped: () => options.work!.isStopped(task.request_id) } : {}),
+        // Known from the first text on: a Stop cancels the task with it.
+        onHandle: async (handle) => {
+          await options.work?.accepted({ request_id: task.request_id, user_id: task.user_id, thread, agent: options.agent.name, handle });
+          trace({ requestId: task.request_id, hop: 'accepted', at: clock.now(), detail: { task_id: handle.taskId, hold_ms: holdMs } });
+          acceptedTraced = true;
+        },
+        ...(signal ? { signal } : {}),
+      });
+      if (!held.outcome) {
+        // Stopped by the user while the stream was held: the Stop sent the one final message; cancel in case it had no handle.
+        if (held.handle) await options.agent.cancel(held.handle, call);
+        log.info('the task was stopped while its stream was held; cancelled it', { task_id: held.handle?.taskId });
+        return;
+      }
+      outcome = held.outcome;
+    } else {
+      outcome = await options.agent.start(params, call);
+    }
     settlement.counted('execute', outcome, sentAt);
 
     switch (outcome.kind) {
@@ -125,19 +160,20 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
         if (options.work) {
           // A Stop that came while execute_task was on its way had no handle to cancel with: cancel now.
           if (await options.work.isStopped(task.request_id)) {
-            const failure = await options.agent.cancel(outcome.handle, { requestId: task.request_id, sessionKey: conversationKey(thread), correlationId: task.request_id, signal });
+            const failure = await options.agent.cancel(outcome.handle, call);
             log.info('the task was stopped while it was being sent; cancelled it', { task_id: outcome.handle.taskId, cancelled: failure === undefined });
             return;
           }
-          await options.work.accepted({ request_id: task.request_id, user_id: task.user_id, thread, agent: options.agent.name, handle: outcome.handle });
+          if (!held) await options.work.accepted({ request_id: task.request_id, user_id: task.user_id, thread, agent: options.agent.name, handle: outcome.handle });
         }
-        const streamed = outcome.partial?.length ?? 0;
-        if (outcome.partial && options.live) {
-          await options.live.reply.show(target, 0, outcome.partial, { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) });
+        // A held stream showed its text as it came; otherwise the text the answer brought is shown now.
+        const streamed = held ? held.received : (outcome.partial?.length ?? 0);
+        if (!held && outcome.partial && options.live) {
+          await options.live.reply.show(target, 0, outcome.partial, slackCall);
           trace({ requestId: task.request_id, hop: 'streamed', at: clock.now(), detail: { chars: streamed } });
         }
-        // While text flows, the next look comes soon; otherwise the usual backoff.
-        const delaySeconds = streamed > 0 && options.live ? options.live.pollDelaySeconds : pollDelaySeconds(options.schedule, 0);
+        // While text flows, the next look comes soon (at once after a whole hold: it holds again); otherwise the usual backoff.
+        const delaySeconds = held ? delayAfterHold(held, holdMs, { flowingSeconds: options.live?.pollDelaySeconds ?? 0, quietSeconds: pollDelaySeconds(options.schedule, 0) }) : streamed > 0 && options.live ? options.live.pollDelaySeconds : pollDelaySeconds(options.schedule, 0);
         await options.polls.send(
           {
             ...thread,
@@ -146,15 +182,16 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
             user_id: task.user_id,
             handle: outcome.handle,
             attempt: 0,
-            accepted_at: clock.now(),
+            // The poll deadline counts from when the task was sent when its stream was held.
+            accepted_at: held ? sentAt : clock.now(),
             received_at: task.received_at,
             ...(inputs.notes.length ? { notes: inputs.notes } : {}),
-            ...(streamed > 0 ? { streamed, since_text: 0 } : {}),
+            ...(streamed > 0 ? { streamed, since_text: held && !held.texted ? 1 : 0 } : {}),
           },
           { delaySeconds, attributes: { request_id: task.request_id } },
         );
-        log.info('task accepted; first poll queued', { task_id: outcome.handle.taskId, delay_seconds: delaySeconds });
-        trace({ requestId: task.request_id, hop: 'accepted', at: clock.now(), detail: { task_id: outcome.handle.taskId, next_poll_s: delaySeconds } });
+        log.info('task accepted; first poll queued', { task_id: outcome.handle.taskId, delay_seconds: delaySeconds, ...(held ? { held_ms: Math.round(held.heldMs), streamed } : {}) });
+        if (!acceptedTraced) trace({ requestId: task.request_id, hop: 'accepted', at: clock.now(), detail: { task_id: outcome.handle.taskId, next_poll_s: delaySeconds } });
         return;
       }
       case 'failure':

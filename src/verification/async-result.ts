@@ -8,6 +8,8 @@ import { PollMessageSchema, conversationKey, type PollMessage } from './queue-me
 import { createSettlement } from './settle-outcome';
 import { liveTargetOf } from './live-reply';
 import { noTrace } from './trace';
+import type { Outcome, PendingHandle } from '../protocols/outcome';
+import { delayAfterHold, holdMsFor, holdStream, type HoldEnd } from './stream-hold';
 
 export type AsyncResultOptions = FollowUpOptions;
 
@@ -34,25 +36,60 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
       return;
     }
     const started = clock.now();
-    const outcome = await options.agent.poll(message.handle, call);
+    const slackCall = { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) };
+    const target = liveTargetOf(message);
+    const streamedBefore = message.streamed ?? 0;
+    const quietPolls = message.since_text ?? 0;
+    // Live answers from an agent that streams: while text flows, the stream is held (docs/architecture.md §2.5).
+    const holdFor = () => (options.live && options.agent.streams ? holdMsFor(options.agent.streamHoldMs, clock.now(), deadline, deadlineMs - (clock.now() - message.accepted_at)) : 0);
+    const hold = (handle: PendingHandle, before: number, holdMs: number): Promise<HoldEnd> =>
+      holdStream((holdSignal) => options.agent.pollStreaming(handle, { ...call, signal: holdSignal, holdMs }), {
+        before,
+        show: async (from, delta) => {
+          await options.live!.reply.show(target, from, delta, slackCall);
+          trace({ requestId: message.request_id, hop: 'streamed', at: clock.now(), detail: { chars: from + delta.length } });
+        },
+        ...(options.work ? { stopped: () => options.work!.isStopped(message.request_id) } : {}),
+        ...(signal ? { signal } : {}),
+      });
+
+    let polled: Outcome | undefined;
+    let partial = '';
+    let held: HoldEnd | undefined;
+    let holdMs = 0;
+    // Text flowed at the last look: hold the stream from its cursor straight away.
+    const flowing = streamedBefore > 0 && quietPolls === 0;
+    if (flowing && (holdMs = holdFor()) > 0) {
+      held = await hold(message.handle, streamedBefore, holdMs);
+    } else {
+      polled = await options.agent.poll(message.handle, call);
+      partial = polled.kind === 'pending' ? (polled.partial ?? '') : '';
+      // A task that streams: show what it produced since the last poll.
+      if (partial && options.live) {
+        await options.live.reply.show(target, streamedBefore, partial, slackCall);
+        trace({ requestId: message.request_id, hop: 'streamed', at: clock.now(), detail: { chars: streamedBefore + partial.length } });
+      }
+      // Text is flowing now: hold the stream from here instead of polling again in a moment.
+      if (partial && polled.kind === 'pending' && (holdMs = holdFor()) > 0) held = await hold(polled.handle, streamedBefore + partial.length, holdMs);
+    }
+    if (held && !held.outcome) {
+      log.info('the task was stopped while its stream was held; polling ends');
+      return;
+    }
+    const outcome: Outcome = held?.outcome ?? polled!;
     settlement.counted('poll', outcome, started);
     const attempt = message.attempt + 1;
-    trace({ requestId: message.request_id, hop: 'poll', at: clock.now(), detail: { attempt, outcome: outcome.kind, ...(outcome.kind === 'pending' && outcome.state ? { state: outcome.state } : {}) } });
+    trace({ requestId: message.request_id, hop: 'poll', at: clock.now(), detail: { attempt, outcome: outcome.kind, ...(outcome.kind === 'pending' && outcome.state ? { state: outcome.state } : {}), ...(held ? { held_ms: Math.round(held.heldMs) } : {}) } });
 
     if (outcome.kind === 'success' || (outcome.kind === 'failure' && !outcome.retryable)) {
       return settlement.settle(message, outcome, { log, notes: message.notes, details: { polls: attempt, since_accepted_ms: clock.now() - message.accepted_at } });
     }
     if (outcome.kind === 'failure') log.warn('transient failure while polling; polling on', { category: outcome.category, code: outcome.code, error_message: outcome.message });
 
-    // A task that streams: show what it produced since the last poll, and look again soon.
-    const streamedBefore = message.streamed ?? 0;
-    const partial = outcome.kind === 'pending' ? (outcome.partial ?? '') : '';
-    if (partial && options.live) {
-      await options.live.reply.show(liveTargetOf(message), streamedBefore, partial, { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) });
-      trace({ requestId: message.request_id, hop: 'streamed', at: clock.now(), detail: { chars: streamedBefore + partial.length } });
-    }
-    const streaming = streamedBefore + partial.length > 0;
-    const quietPolls = message.since_text ?? 0;
+    // Everything received so far, and whether text came in this look.
+    const received = held ? held.received : streamedBefore + partial.length;
+    const grew = received > streamedBefore;
+    const streaming = received > 0;
 
     const elapsed = clock.now() - message.accepted_at;
     if (elapsed >= deadlineMs) {
@@ -63,14 +100,15 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
     }
     // Never wait past the deadline: the last poll lands on it. While text flows, look again soon;
     // when it stops, back off from there.
-    const nextDelay = partial && options.live ? options.live.pollDelaySeconds : pollDelaySeconds(options.schedule, streaming ? quietPolls : attempt);
+    const quietSeconds = pollDelaySeconds(options.schedule, streaming ? quietPolls : attempt);
+    const nextDelay = held ? delayAfterHold(held, holdMs, { flowingSeconds: options.live?.pollDelaySeconds ?? quietSeconds, quietSeconds }) : grew && options.live ? options.live.pollDelaySeconds : quietSeconds;
     const delaySeconds = Math.min(nextDelay, Math.ceil((deadlineMs - elapsed) / 1000));
     const next: PollMessage = {
       ...message,
       attempt,
       // The handle of the latest answer: with a cursor, the next poll gets only newer text.
-      handle: outcome.kind === 'pending' ? outcome.handle : message.handle,
-      ...(streaming ? { streamed: streamedBefore + partial.length, since_text: partial ? 0 : quietPolls + 1 } : {}),
+      handle: outcome.kind === 'pending' ? outcome.handle : (held?.handle ?? message.handle),
+      ...(streaming ? { streamed: received, since_text: grew ? 0 : quietPolls + 1 } : {}),
     };
     await options.polls.send(next, { delaySeconds, attributes: { request_id: message.request_id } });
     log.debug('still pending; next poll queued', { attempt, delay_seconds: delaySeconds });

@@ -1,5 +1,7 @@
 import {
+  appendLags,
   breakEvenPollMs,
+  heldAnswerCost,
   billed,
   distribution,
   liveAnswerVerdicts,
@@ -220,5 +222,27 @@ describe('report', () => {
     expect(markdown).toContain('## 7. Live answers');
     expect(markdown.match(/^\| 7 \|/gm)).toHaveLength(10);
     expect(markdown).toContain('still ≥ 100×');
+  });
+});
+
+describe('held streams', () => {
+  it('measures each showing call against the model’s oldest character in it', () => {
+    // The model: 10 characters at 0 ms, 10 more at 100, 10 more at 200.
+    const marks = [
+      { at: 0, chars: 10 },
+      { at: 100, chars: 20 },
+      { at: 200, chars: 30 },
+    ];
+    // Slack: the first 10 shown at 250, the next 20 at 600.
+    expect(appendLags(marks, [{ at: 250, chars: 10 }, { at: 600, chars: 20 }])).toEqual([250, 500]);
+  });
+
+  it('prices an answer’s GB-seconds next to its output tokens at each price', () => {
+    // 15 GB-s (512 MB for 30 s) against 6,000 characters (1,500 tokens).
+    const cost = heldAnswerCost(15, 6_000);
+    expect(cost.lambdaUsd).toBeCloseTo(0.00025, 6);
+    expect(cost.model.map((m) => m.pricePerMillion)).toEqual([15, 4, 0.24]);
+    expect(cost.model[0]!.usd).toBeCloseTo(0.0225, 6);
+    expect(cost.model[0]!.lambdaShare).toBeCloseTo(0.0111, 3);
   });
 });

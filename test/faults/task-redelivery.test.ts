@@ -9,8 +9,9 @@ import { replaySlackEvent, SqsReplay, startFaultPipeline, statusOf, type FaultPi
  */
 let pipeline: FaultPipeline;
 beforeAll(async () => {
-  // A short sync budget, so a task that sleeps is `accepted` and polled, as a long model call is.
-  pipeline = await startFaultPipeline({ syncBudgetMs: 200 });
+  // A short sync budget, so a task that sleeps is `accepted` and polled, as a long model call is
+  // (no held stream: test/integration/held-streams.test.ts holds them).
+  pipeline = await startFaultPipeline({ syncBudgetMs: 200, env: { STREAM_HOLD_S: '0' } });
 });
 afterAll(() => pipeline.close());
 beforeEach(() => pipeline.reset());

@@ -78,7 +78,8 @@ async function startHarness(pipelineEnv: Record<string, string> = {}, runtimeEnv
     log,
     ...(options.bearerToken ? { auth: { kind: 'bearer' as const, token: staticSecret(options.bearerToken) } } : {}),
   });
-  const agent = new ExecutionAgent('default', createProtocol('execute-task'), transport);
+  // Tasks are polled here, never held as streams (test/integration/held-streams.test.ts holds them).
+  const agent = new ExecutionAgent('default', createProtocol('execute-task'), transport, { streamHoldMs: 0 });
   // The Slack client's own warnings and errors go to the log, as in the Lambda functions.
   const replies = new WebApiSlackReplies(createSlackWebClient({ token: slack.token, apiUrl: slack.apiUrl, log, ...(options.slackTimeoutMs ? { timeoutMs: options.slackTimeoutMs } : {}) }));
   const hops: TraceEvent[] = [];
