@@ -125,6 +125,7 @@ export const ENVIRONMENT_ROUTES: Readonly<Record<string, EnvironmentRoute>> = {
   BEDROCK_MAX_TOKENS: context('bedrockMaxTokens'),
   SYNC_BUDGET_MS: context('syncBudgetMs'),
   STREAM_FIRST_TEXT_MS: execution,
+  STREAM_MAX_MS: execution,
   TASK_TIMEOUT_MS: context('taskTimeoutMs'),
   TASK_TTL_SECONDS: execution,
   TASK_STORE: cdk(),

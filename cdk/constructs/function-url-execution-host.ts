@@ -4,6 +4,7 @@ import { FunctionUrlAuthType, InvokeMode, type FunctionUrl } from 'aws-cdk-lib/a
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { ExecutionConfigSchema } from '../../src/execution/config';
 import type { OperationsAlarms } from './operations-alarms';
 import { QueueWithDlq } from './queue-with-dlq';
 import { ZoneFunction } from './zone-function';
@@ -30,7 +31,13 @@ export const WORKER_MAX_RECEIVE_COUNT = 3;
  * done (src/execution/handoff-message.ts), with the GetItem/PutItem both roles already hold as
  * task runners: no further grant.
  *
- * Timeouts: the URL function answers within the sync budget, so 30 s is ample. The worker gets the
+ * The URL streams its response (`InvokeMode: RESPONSE_STREAM`): a caller that asks for a streamed
+ * answer reads the task's text as the worker writes it (docs/contract.md, "Streamed answers"),
+ * and every other answer is one body, as in buffered mode. Auth is AWS_IAM either way.
+ *
+ * Timeouts: the URL function answers a plain request within the sync budget; a streamed answer
+ * lasts at most STREAM_MAX_MS (14 min by default) and ends before the function's time is out, so
+ * the function gets STREAM_MAX_MS plus a minute (at most Lambda's 15). The worker gets the
  * task timeout plus a minute to record the outcome. Its queue's visibility timeout is the worker
  * timeout plus 2 minutes, not the usual 6×: a task re-run after the verification zone stopped
  * polling (30 min by default) is model time spent on an answer nobody reads; throttled receives
@@ -45,6 +52,8 @@ export class FunctionUrlExecutionHost extends Construct {
   constructor(scope: Construct, id: string, props: FunctionUrlExecutionHostProps) {
     super(scope, id);
     const workerTimeout = Duration.seconds(Math.min(900, props.taskTimeout.toSeconds() + 60));
+    const streamMaxSeconds = Math.ceil(ExecutionConfigSchema.shape.STREAM_MAX_MS.parse(props.environment.STREAM_MAX_MS) / 1000);
+    const urlTimeout = Duration.seconds(Math.min(900, Math.max(30, streamMaxSeconds + 60)));
     this.workerQueue = new QueueWithDlq(this, 'WorkerQueue', {
       visibilityTimeout: workerTimeout.plus(Duration.minutes(2)),
       maxReceiveCount: WORKER_MAX_RECEIVE_COUNT,
@@ -54,14 +63,14 @@ export class FunctionUrlExecutionHost extends Construct {
     this.handler = new ZoneFunction(this, 'UrlHandler', {
       entry: 'lambdas/execution/function-url.ts',
       description: 'Execution zone behind a function URL: JSON-RPC execute_task / get_task_result / cancel_task',
-      timeout: Duration.seconds(30),
+      timeout: urlTimeout,
       memorySize: 512,
       environment: { ...props.environment, WORKER_QUEUE_URL: this.workerQueue.queue.queueUrl },
       logRetention: props.logRetention,
       alarms: props.alarms,
     });
     this.workerQueue.queue.grantSendMessages(this.handler.role);
-    this.url = this.handler.fn.addFunctionUrl({ authType: FunctionUrlAuthType.AWS_IAM, invokeMode: InvokeMode.BUFFERED });
+    this.url = this.handler.fn.addFunctionUrl({ authType: FunctionUrlAuthType.AWS_IAM, invokeMode: InvokeMode.RESPONSE_STREAM });
 
     this.worker = new ZoneFunction(this, 'Worker', {
       entry: 'lambdas/execution/worker.ts',

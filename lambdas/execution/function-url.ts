@@ -1,4 +1,4 @@
-import type { LambdaFunctionURLEvent } from 'aws-lambda';
+import type { Context, LambdaFunctionURLEvent } from 'aws-lambda';
 import middy from '@middy/core';
 import { handoffMessageBody } from '../../src/execution/handoff-message';
 import { handleFunctionUrlEvent } from '../../src/execution/hosts/lambda-url-handler';
@@ -11,6 +11,12 @@ import { SqsQueue, sqsClient } from '../../src/queue/sqs-queue';
  * queue (execution-worker) and this function answers `accepted`. Params too large for an SQS
  * message (attachments) go to the task store and the message points at them
  * (src/execution/handoff-message.ts).
+ *
+ * The URL streams its response (`InvokeMode: RESPONSE_STREAM`; middy wraps the handler in
+ * `awslambda.streamifyResponse` and pipes the body it returns into the response stream): a
+ * caller that asks for a streamed answer (`Accept: text/event-stream`) gets the task's text as
+ * the worker writes it to the task table, until the task ends or the stream's hold is over
+ * (docs/contract.md, "Streamed answers"); every other answer is one body, as in buffered mode.
  */
 const workerQueueUrl = process.env.WORKER_QUEUE_URL;
 const workerQueue = workerQueueUrl ? new SqsQueue<never>({ client: sqsClient(), queueUrl: workerQueueUrl }) : undefined;
@@ -21,4 +27,6 @@ const runtime = runtimeFromEnv(process.env, {
   },
 });
 
-export const handler = middy(async (event: LambdaFunctionURLEvent) => handleFunctionUrlEvent(runtime, event));
+export const handler = middy(async (event: LambdaFunctionURLEvent, context: Context) => handleFunctionUrlEvent(runtime, event, { remainingMs: () => context.getRemainingTimeInMillis() }), {
+  streamifyResponse: true,
+});

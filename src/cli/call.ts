@@ -95,5 +95,7 @@ function agentsFor(flags: CallFlags): ExecutionAgents {
   });
   // In-process: this command hosts the execution runtime itself, as `zone start` does.
   const inProcess = settings.agents.some((agent) => agent.transport.kind === 'in-process');
-  return buildExecutionAgents(settings, inProcess ? { inProcess: runtimeFromEnv(process.env).dispatch } : {});
+  if (!inProcess) return buildExecutionAgents(settings, {});
+  const runtime = runtimeFromEnv(process.env);
+  return buildExecutionAgents(settings, { inProcess: runtime.dispatch, inProcessStream: runtime.dispatchStream });
 }

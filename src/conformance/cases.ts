@@ -1,10 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { z } from 'zod';
 import {
   CancelTaskResultSchema,
   ErrorCode,
   ExecuteTaskResultSchema,
   GetTaskResultResultSchema,
   Method,
+  PendingResultSchema,
   cancelTaskRequest,
   executeTaskRequest,
   getTaskResultRequest,
@@ -24,11 +26,12 @@ import {
   expectNoResponse,
   expectResult,
   expectResultIn,
+  describeFault,
   fail,
   show,
 } from './checks';
 import type { Level } from './levels';
-import type { Exchange, Probe } from './probe';
+import type { Exchange, Probe, StreamExchange } from './probe';
 
 /**
  * The zone contract's cases (docs/contract.md, "Check an agent"), as data: what is sent, what must come back, and
@@ -53,6 +56,8 @@ export type CaseContext = {
   settings: ConformanceSettings;
   send(body: string): Promise<Exchange>;
   sendBytes?: Probe['sendBytes'];
+  /** Asks for a streamed answer and reads it to the end; absent where the transport cannot read one. */
+  stream?: (body: string) => Promise<StreamExchange>;
   shared: SharedState;
   signal?: AbortSignal;
 };
@@ -151,6 +156,43 @@ function streamedPiece(result: { text?: string; cursor?: string }, pieces: strin
     pieces.push(result.text);
   }
   return result.cursor ?? cursor;
+}
+
+/** What one streamed answer held: the text it handed out, its last response, and whether it was a stream at all. */
+type StreamedRound<T> = { pieces: string[]; last: T; events: number; streamed: boolean };
+
+/**
+ * Checks a streamed answer (docs/contract.md, "Streamed answers"): a plain answer is one response;
+ * a stream is `working` responses, each with text and the cursor after it, then one last response
+ * (`lastSchema`), which carries a cursor when it is pending.
+ */
+function readStreamedAnswer<S extends z.ZodType<{ status: string; cursor?: string; text?: string }>>(exchange: StreamExchange, id: JsonRpcId, lastSchema: S, what: string): StreamedRound<z.infer<S>> {
+  const { bodies, httpStatus } = exchange;
+  if (exchange.fault) {
+    if (!bodies.length) bodyJson({ body: undefined, fault: exchange.fault, ...(httpStatus === undefined ? {} : { httpStatus }) });
+    fail(`the streamed answer broke off after ${bodies.length} responses: ${describeFault({ body: undefined, fault: exchange.fault })}`);
+  }
+  if (exchange.framing) fail(`expected server-sent events of one data line each, each ended by a blank line: ${exchange.framing}`);
+  if (!bodies.length) fail('expected a response, got none (an empty body or an empty stream)');
+  const streamed = exchange.streamed ?? bodies.length > 1;
+  const pieces: string[] = [];
+  bodies.slice(0, -1).forEach((body, index) => {
+    const where = `event ${index + 1} of ${bodies.length}`;
+    const progress = expectResult({ body, ...(httpStatus === undefined ? {} : { httpStatus }) }, PendingResultSchema, id, `a progress response (status working, text, cursor) as ${where}`);
+    if (progress.status !== 'working') fail(`expected status "working" in ${where} (only the last response may end the stream), got ${show(progress.status)}`);
+    if (!progress.text) fail(`expected text in ${where}: a progress response carries the text produced since the one before, never none`);
+    if (progress.cursor === undefined) fail(`expected a cursor with the text of ${where}, got text ${show(progress.text)} without one: the caller could not go on from it`);
+    pieces.push(progress.text);
+  });
+  const last = expectResult({ body: bodies.at(-1), ...(httpStatus === undefined ? {} : { httpStatus }) }, lastSchema, id, `${what} as the last response`) as z.infer<S>;
+  if (last.status !== 'success') {
+    if (streamed && last.cursor === undefined) fail(`expected a cursor in the last response, ${show(last.status)}: a stream that ends before its task does hands over the cursor to poll from`);
+    if (last.text) {
+      if (last.cursor === undefined) fail(`expected a cursor with the text of the last response, got text ${show(last.text)} without one`);
+      pieces.push(last.text);
+    }
+  }
+  return { pieces, last, events: bodies.length, streamed };
 }
 
 /** Sends the slow text; the task id when the agent answered `accepted`. */
@@ -542,6 +584,63 @@ export const CASES: readonly ConformanceCase[] = [
       }
       if (!pieces.length) throw new NotExercised(`the task was accepted, but no text came before success (${polled.polls} polls): nothing was seen streaming`);
       return `${pieces.length} pieces of text (${firstPieces ? 'the first with accepted' : 'none with accepted'}), ${streamed.length} of ${polled.responseText.length} characters before success; ${polled.polls} polls`;
+    },
+  },
+  {
+    id: 'execute_task.sse',
+    level: 'streaming',
+    expectation: 'stream: true, Accept: text/event-stream → events of text by cursor, then success (or plain JSON)',
+    why: 'a caller that reads the stream shows the text as the model produces it; when the stream ends first it polls from the last cursor, so every event must say where it stands',
+    required: true,
+    async run(ctx) {
+      if (!ctx.stream) throw new NotApplicable(`needs a transport that reads streamed answers; the ${ctx.transport} transport here has none`);
+      const deadline = performance.now() + ctx.settings.pollTimeoutMs;
+      // The caller's hold: as long as the kit would poll; an agent may end its stream sooner, with accepted and a cursor.
+      const holdMs = ctx.settings.pollTimeoutMs;
+      const id = newRequestId();
+      let round: StreamedRound<{ status: string; task_id?: string; cursor?: string; response_text?: string }> = readStreamedAnswer(
+        await ctx.stream(JSON.stringify(executeTaskRequest({ text: ctx.settings.streamText, stream: true, hold_ms: holdMs }, id))),
+        id,
+        ExecuteTaskResultSchema,
+        'an execute_task result (success or accepted)',
+      );
+      const pieces = [...round.pieces];
+      let streamed = round.streamed;
+      let events = round.events;
+      let answers = 1;
+      let polls = 0;
+      let responseText: string;
+      for (;;) {
+        if (round.last.status === 'success') {
+          responseText = round.last.response_text ?? '';
+          break;
+        }
+        const taskId = round.last.task_id!;
+        if (performance.now() > deadline) fail(`expected success within ${ctx.settings.pollTimeoutMs} ms, the task was still ${round.last.status} after ${answers} answers`);
+        if (!round.streamed) {
+          // A plain answer: polling by cursor from here, as the verification zone would.
+          const polled = await pollStreamUntilSuccess(ctx, taskId, pieces, round.last.cursor);
+          polls = polled.polls;
+          responseText = polled.responseText;
+          break;
+        }
+        // The stream ended before the task: a streamed get_task_result from its cursor goes on.
+        if (round.events === 1) await sleep(ctx.settings.pollIntervalMs, undefined, { signal: ctx.signal });
+        const pollId = newRequestId();
+        const poll = { jsonrpc: '2.0', method: Method.GetTaskResult, params: { task_id: taskId, cursor: round.last.cursor, stream: true, hold_ms: holdMs }, id: pollId };
+        round = readStreamedAnswer(await ctx.stream(JSON.stringify(poll)), pollId, GetTaskResultResultSchema, 'a get_task_result result (working or success)');
+        if (round.last.status !== 'success' && round.last.task_id !== taskId) fail(`expected result.task_id ${show(taskId)} while pending, got ${show(round.last.task_id)}`);
+        pieces.push(...round.pieces);
+        streamed ||= round.streamed;
+        events += round.events;
+        answers += 1;
+      }
+      expectNonEmpty(responseText, 'at the end');
+      const text = pieces.join('');
+      if (!responseText.startsWith(text)) fail(`expected the streamed text to be the start of response_text, got ${show(text, 120)} streamed and ${show(responseText, 120)} as the answer`);
+      const shown = `${pieces.length} pieces of text, ${text.length} of ${responseText.length} characters before success`;
+      if (!streamed) return `answered with plain JSON (allowed: an agent need not stream); ${shown}${polls ? `; ${polls} polls` : ''}`;
+      return `${events} events in ${answers} streamed answer${answers === 1 ? '' : 's'}; ${shown}${polls ? `; ${polls} polls` : ''}`;
     },
   },
   {

@@ -13,7 +13,7 @@ export const LEVEL_SUMMARY: Record<Level, string> = {
   'thread-context': 'reads messages (the thread\'s earlier messages) and refuses a malformed one',
   attachments: 'reads attachments (files with their bytes) and refuses a malformed one',
   context: 'reads context (what the user is looking at) and refuses a malformed one',
-  streaming: 'stream: true hands out text by cursor before the answer',
+  streaming: 'stream: true hands out text by cursor before the answer, polled or as a stream of events',
   cancel: 'cancel_task stops a pending task',
 };
 

@@ -7,6 +7,7 @@ import { createTransport } from '../transport/factory';
 import { HttpsTransport } from '../transport/https';
 import { TransportError, type Transport, type TransportKind } from '../transport/transport';
 import { levelsOfCard, type CardLevels } from './levels';
+import { SseReader } from './sse-reader';
 
 /**
  * How the conformance kit reaches an agent: through the same transports the verification zone
@@ -24,6 +25,23 @@ export type Exchange = {
   fault?: TransportError;
 };
 
+/**
+ * The answer to a request that asked for a streamed answer (docs/contract.md, "Streamed
+ * answers"): each JSON-RPC response body in order — one per event of a stream, or the one body of
+ * a plain answer.
+ */
+export type StreamExchange = {
+  bodies: string[];
+  /** Whether the answer was a stream of events (`text/event-stream`); unset where the kit cannot see it. */
+  streamed?: boolean;
+  httpStatus?: number;
+  contentType?: string;
+  /** A mistake in the stream's framing (seen over HTTP only, where the kit reads the events itself). */
+  framing?: string;
+  /** Why the answer stopped short, or never came. */
+  fault?: TransportError;
+};
+
 export type Probe = {
   readonly transport: TransportKind;
   /** What is being checked, for the report's header. */
@@ -31,6 +49,11 @@ export type Probe = {
   send(body: string, signal?: AbortSignal): Promise<Exchange>;
   /** Raw bytes over HTTP; absent where the kit cannot send them (agentcore, SigV4, in-process). */
   sendBytes?: (body: Uint8Array, signal?: AbortSignal) => Promise<Exchange>;
+  /**
+   * Sends a request that asks for a streamed answer (`Accept: text/event-stream` over HTTP) and
+   * reads every response body to the end; absent where the kit cannot read a stream.
+   */
+  stream?: (body: string, signal?: AbortSignal) => Promise<StreamExchange>;
   /** The levels the agent card declares; absent where no GET reaches the agent (agentcore, in-process). */
   readAgentCard?: (signal?: AbortSignal) => Promise<CardLevels>;
   close(): void;
@@ -72,10 +95,12 @@ export function createProbe(target: ConformanceTarget): Probe {
       return agentCoreProbe(target, sessionKey);
     case 'transport': {
       const readAgentCard = cardReader(target.transport, undefined);
+      const stream = streamViaTransport(target.transport, sessionKey);
       return {
         transport: target.transport.kind,
         target: target.target ?? target.transport.kind,
         send: viaTransport(target.transport, sessionKey),
+        ...(stream ? { stream } : {}),
         ...(readAgentCard ? { readAgentCard } : {}),
         close: () => undefined,
       };
@@ -117,6 +142,73 @@ function viaTransport(transport: Transport, sessionKey: string, before: () => vo
       throw error;
     }
   };
+}
+
+/** A transport's own stream (Transport.stream), where it has one: the kit sees the bodies, not the events. */
+function streamViaTransport(transport: Transport, sessionKey: string, seen: () => Partial<StreamExchange> = () => ({})): Probe['stream'] {
+  if (!transport.stream) return undefined;
+  return async (body, signal) => {
+    const bodies: string[] = [];
+    try {
+      for await (const answer of transport.stream!(body, { sessionKey, ...(signal ? { signal } : {}) })) bodies.push(answer);
+      return { bodies, ...seen() };
+    } catch (error) {
+      if (error instanceof TransportError) return { bodies, fault: error, ...seen() };
+      throw error;
+    }
+  };
+}
+
+/**
+ * Reads a streamed answer over HTTP itself, so the events' framing is checked too: the body is
+ * read as it comes, with `timeoutMs` as the longest wait for the next piece (a keep-alive comment
+ * counts), not for the whole answer.
+ */
+async function readStreamOverHttp(fetcher: typeof fetch, url: URL, body: string, headers: Record<string, string>, timeoutMs: number, signal?: AbortSignal): Promise<StreamExchange> {
+  const idle = new AbortController();
+  let timer = setTimeout(() => idle.abort(), timeoutMs);
+  const quietFor = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => idle.abort(), timeoutMs);
+  };
+  const fault = (error: unknown) =>
+    new TransportError(
+      idle.signal.aborted ? `no event for ${timeoutMs} ms while reading the streamed answer` : `could not read the agent's answer: ${(error as Error).message}`,
+      idle.signal.aborted ? 'timeout' : 'connection',
+      true,
+      { transport: 'https' },
+      { cause: error },
+    );
+  let seen: Pick<StreamExchange, 'httpStatus' | 'contentType'> = {};
+  const bodies: string[] = [];
+  try {
+    const response = await fetcher(url, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json', accept: 'text/event-stream, application/json' },
+      body,
+      redirect: 'manual',
+      signal: signal ? AbortSignal.any([signal, idle.signal]) : idle.signal,
+    });
+    const contentType = response.headers.get('content-type') ?? undefined;
+    seen = { httpStatus: response.status, ...(contentType ? { contentType } : {}) };
+    if (!/^text\/event-stream\b/i.test(contentType ?? '') || !response.body) {
+      const text = await response.text();
+      return { bodies: text === '' ? [] : [text], streamed: false, ...seen };
+    }
+    const reader = new SseReader();
+    const decoder = new TextDecoder();
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      quietFor();
+      bodies.push(...reader.push(decoder.decode(chunk, { stream: true })));
+    }
+    bodies.push(...reader.push(decoder.decode()));
+    reader.end();
+    return { bodies, streamed: true, ...seen, ...(reader.problem ? { framing: reader.problem } : {}) };
+  } catch (error) {
+    return { bodies, ...seen, ...(seen.contentType ? { streamed: /^text\/event-stream\b/i.test(seen.contentType) } : {}), fault: fault(error) };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function httpsProbe(target: Extract<ConformanceTarget, { kind: 'https' }>, sessionKey: string): Probe {
@@ -163,10 +255,22 @@ function httpsProbe(target: Extract<ConformanceTarget, { kind: 'https' }>, sessi
     }
   };
 
+  const bearer: Record<string, string> = authKind === 'bearer' && target.bearerToken ? { authorization: `Bearer ${target.bearerToken}` } : {};
+  // Read by the kit itself where it can send the request unsigned; a SigV4-signed one goes through the transport's own stream.
+  const viaOwnStream = streamViaTransport(transport, sessionKey, () => seen);
+  const stream: Probe['stream'] = canSendRaw
+    ? (body, signal) => readStreamOverHttp(baseFetch, url, body, bearer, timeoutMs, signal)
+    : viaOwnStream &&
+      ((body, signal) => {
+        seen = {};
+        return viaOwnStream(body, signal);
+      });
+
   return {
     transport: 'https',
     target: url.href,
     send: viaTransport(transport, sessionKey, () => (seen = {}), () => seen),
+    ...(stream ? { stream } : {}),
     ...(canSendRaw ? { sendBytes } : {}),
     ...(readAgentCard ? { readAgentCard } : {}),
     close: () => undefined,
@@ -191,10 +295,12 @@ function agentCoreProbe(target: Extract<ConformanceTarget, { kind: 'agentcore' }
     });
   const transport = createTransport(config, { agentCoreClient: client });
   const where = target.qualifier ? `${target.runtimeArn} (qualifier ${target.qualifier})` : target.runtimeArn;
+  const stream = streamViaTransport(transport, sessionKey);
   return {
     transport: 'agentcore',
     target: target.endpoint ? `${where} via ${target.endpoint}` : where,
     send: viaTransport(transport, sessionKey),
+    ...(stream ? { stream } : {}),
     close: () => {
       if (ownClient) client.destroy();
     },

@@ -111,6 +111,7 @@ export async function runConformance(probe: Probe, options: ConformanceOptions =
     settings,
     send: (body) => probe.send(body, options.signal),
     sendBytes: probe.sendBytes,
+    ...(probe.stream ? { stream: (body: string) => probe.stream!(body, options.signal) } : {}),
     shared,
     signal: options.signal,
   };

@@ -59,6 +59,9 @@ export const AttachmentSchema = z
   .refine((attachment) => attachment.data.length % 4 !== 0 || base64DecodedLength(attachment.data) === attachment.size, { message: 'size must be the byte length of data', path: ['size'] });
 export type Attachment = z.infer<typeof AttachmentSchema>;
 
+/** `hold_ms`: how long a caller reads a streamed answer, in ms (an integer, 0 or more). */
+const holdMs = z.number({ error: 'hold_ms must be a number of milliseconds' }).int('hold_ms must be an integer').nonnegative('hold_ms must not be negative').optional();
+
 export const ExecuteTaskParamsSchema = z
   .object({
     text: z.string({ error: 'text is required and must be a string' }).min(1, 'text must not be empty'),
@@ -75,6 +78,12 @@ export const ExecuteTaskParamsSchema = z
      * streams may answer `accepted` as soon as it has text, with that text and a cursor.
      */
     stream: z.boolean({ error: 'stream must be a boolean' }).optional(),
+    /**
+     * With `stream: true`, asked for a streamed answer (docs/contract.md, "Streamed answers"): the
+     * longest the caller reads the stream, in ms. An agent that streams ends it by then with
+     * `accepted` and a cursor, and polling goes on from there.
+     */
+    hold_ms: holdMs,
     /**
      * What the user is looking at in Slack while they ask (docs/contract.md, "Context"): entities
      * by relevance — a channel, a canvas, a list, a message (`id` its ts, `channel` where it is).
@@ -95,6 +104,10 @@ export const TaskIdParamsSchema = z
     task_id: z.string({ error: 'task_id is required and must be a string' }).min(1, 'task_id must not be empty'),
     /** get_task_result: the `cursor` of the last answer; `text` then holds only what came after it. */
     cursor: z.string({ error: 'cursor must be a string' }).optional(),
+    /** get_task_result: answer with a stream of the task's text (docs/contract.md, "Streamed answers"). */
+    stream: z.boolean({ error: 'stream must be a boolean' }).optional(),
+    /** get_task_result with `stream: true`: the longest the caller reads the stream, in ms. */
+    hold_ms: holdMs,
   })
   .loose();
 export type TaskIdParams = z.infer<typeof TaskIdParamsSchema>;

@@ -10,7 +10,10 @@ export type AgentCard = {
   transport: 'JSONRPC';
   url: string;
   methods: string[];
-  /** `streaming`: `execute_task` with `stream: true` hands out text as it is produced (docs/contract.md, "Streaming"). */
+  /**
+   * `streaming`: `execute_task` with `stream: true` hands out text as it is produced, by cursor
+   * (docs/contract.md, "Streaming") and, to a caller that reads them, as server-sent events ("Streamed answers").
+   */
   capabilities: { asyncTasks: boolean; cancellation: boolean; batch: boolean; streaming: boolean };
   /**
    * The zone contract's conformance levels this agent passes (docs/contract.md, "Versioning and

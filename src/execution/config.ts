@@ -23,6 +23,13 @@ export const ExecutionConfigSchema = z.object({
    * words), unless it finishes first (docs/contract.md, "Streaming").
    */
   STREAM_FIRST_TEXT_MS: envInt(300),
+  /**
+   * The longest a streamed answer lasts (docs/contract.md, "Streamed answers"): a stream still
+   * open this long after its request ends with `accepted` and a cursor, and the caller polls from
+   * there. 14 minutes stays under AgentCore's 15 for a request and, on the function URL, under
+   * Lambda's 15-minute limit (a stream also ends before its Lambda's remaining time runs out).
+   */
+  STREAM_MAX_MS: envInt(840_000, 0, 3_600_000),
   TASK_TIMEOUT_MS: envInt(600_000, 1),
   TASK_TTL_SECONDS: envInt(86_400, 60),
   TASK_STORE: z.enum(['memory', 'dynamodb']).default('memory'),

@@ -9,6 +9,42 @@ export type MethodHandler = (params: unknown, context: { id: JsonRpcId; notifica
 /** Body in, body out: `undefined` means "no response" (a notification or all-notification batch). */
 export type Dispatch = (body: string | Uint8Array) => Promise<string | undefined>;
 
+/** One response of a streamed answer: a method's result, or its error (an RpcError, or anything else: -32603). */
+export type StreamEvent = { result: unknown } | { error: unknown };
+
+/** What a method that may stream answers: one result now (a plain answer), or a stream of responses ending in the last one. */
+export type StreamedAnswer = { result: unknown } | { events: AsyncIterable<StreamEvent> };
+
+/** Where a streamed answer stands: when its request came, its host's limit, and whether anyone still reads it. */
+export type StreamContext = {
+  id: JsonRpcId;
+  /** When the request came, on `performance.now()`'s clock. */
+  startedAt: number;
+  /** When the host must have ended the stream (a Lambda's remaining time), on the same clock. */
+  deadline?: number;
+  /** Aborted when nobody reads the stream any more. */
+  signal: AbortSignal;
+};
+
+/** A method asked for a streamed answer (`params.stream: true`). It throws an RpcError, or rejects with one, to refuse before any stream. */
+export type StreamMethodHandler = (params: unknown, context: StreamContext) => Promise<StreamedAnswer>;
+
+export type StreamOptions = { deadline?: number; signal?: AbortSignal };
+
+/**
+ * What a host answers a body that may ask for a streamed answer with: a plain answer (a body, or
+ * none for a notification), or a stream of JSON-RPC response bodies. Closing `events` early
+ * (`return()`) stops reading the task, never the task.
+ */
+export type StreamOpening = { stream: false; body: string | undefined } | { stream: true; events: AsyncIterableIterator<string> };
+export type OpenStream = (body: string | Uint8Array, options?: StreamOptions) => Promise<StreamOpening>;
+
+/**
+ * Body in, the response bodies out, as they come (the in-process transport's stream): those of
+ * a streamed answer, or the one plain answer (none for a notification). `return()` stops reading.
+ */
+export type DispatchStream = (body: string | Uint8Array, options?: StreamOptions) => AsyncIterableIterator<string>;
+
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
@@ -42,8 +78,25 @@ const NO_ANSWER: Promise<undefined> = Promise.resolve(undefined);
  * promise chain, from the method's promise to the serialized answer.
  */
 export function createDispatcher(methods: Readonly<Record<string, MethodHandler>>, log: Log, options: DispatcherOptions = {}): Dispatch {
+  return createStreamingDispatcher(methods, {}, log, options).dispatch;
+}
+
+/**
+ * The dispatcher, and beside it `openStream` for hosts whose caller can read a streamed answer
+ * (an HTTP `Accept: text/event-stream`, the in-process transport's stream): a single request
+ * with an id, `params.stream: true` and a method of `streamMethods` is answered by that method,
+ * with a stream or at once; any other body exactly as `dispatch` answers it. Whatever is refused
+ * before a stream starts (parse error, invalid request or params, capacity) is a plain answer.
+ */
+export function createStreamingDispatcher(
+  methods: Readonly<Record<string, MethodHandler>>,
+  streamMethods: Readonly<Record<string, StreamMethodHandler>>,
+  log: Log,
+  options: DispatcherOptions = {},
+): { dispatch: Dispatch; openStream: OpenStream } {
   const maxBatchLength = options.maxBatchLength ?? Number.POSITIVE_INFINITY;
   const handlers = new Map(Object.entries(methods));
+  const streamHandlers = new Map(Object.entries(streamMethods));
 
   const internalError = (error: unknown): string => {
     log.error('dispatcher failure', { error: error as Error });
@@ -114,14 +167,19 @@ export function createDispatcher(methods: Readonly<Record<string, MethodHandler>
     return responses.length ? JSON.stringify(responses) : undefined;
   }
 
-  return function dispatch(body) {
+  function dispatch(body: string | Uint8Array): Promise<string | undefined> {
+    let message: unknown;
     try {
-      let message: unknown;
-      try {
-        message = JSON.parse(bodyText(body));
-      } catch {
-        return Promise.resolve(PARSE_ERROR);
-      }
+      message = JSON.parse(bodyText(body));
+    } catch {
+      return Promise.resolve(PARSE_ERROR);
+    }
+    return dispatchMessage(message);
+  }
+
+  /** The answer to a body already parsed: a batch, a single request or a notification. */
+  function dispatchMessage(message: unknown): Promise<string | undefined> {
+    try {
       if (Array.isArray(message)) {
         if (message.length === 0) return Promise.resolve(INVALID_REQUEST);
         // JSON-RPC 2.0 defines no answer for a batch the server will not take, only the single
@@ -154,5 +212,109 @@ export function createDispatcher(methods: Readonly<Record<string, MethodHandler>
     } catch (error) {
       return Promise.resolve(internalError(error));
     }
+  }
+
+  /** The stream method a message asks for a streamed answer of, if it does: one request with an id, and `params.stream: true`. */
+  function streamHandlerOf(message: unknown): StreamMethodHandler | undefined {
+    if (typeof message !== 'object' || message === null || Array.isArray(message) || !('id' in message)) return undefined;
+    const { method, params } = message as { method?: unknown; params?: unknown };
+    if (typeof method !== 'string' || typeof params !== 'object' || params === null || (params as { stream?: unknown }).stream !== true) return undefined;
+    return streamHandlers.get(method);
+  }
+
+  /** The responses of a stream, each serialized with the request's id; a stream that breaks ends with -32603. */
+  async function* responses(id: JsonRpcId, events: AsyncIterable<StreamEvent>): AsyncGenerator<string, void, undefined> {
+    try {
+      for await (const event of events) yield text('error' in event ? failure(id, event.error) : successResponse(id, event.result));
+    } catch (error) {
+      yield text(failure(id, error));
+    }
+  }
+
+  const plain = (body: string | undefined): StreamOpening => ({ stream: false, body });
+
+  function openStream(body: string | Uint8Array, streamOptions: StreamOptions = {}): Promise<StreamOpening> {
+    const startedAt = performance.now();
+    try {
+      let message: unknown;
+      try {
+        message = JSON.parse(bodyText(body));
+      } catch {
+        return Promise.resolve(plain(PARSE_ERROR));
+      }
+      const handler = streamHandlerOf(message);
+      if (!handler) return dispatchMessage(message).then(plain);
+      const routed = route(message);
+      if ('refused' in routed) return Promise.resolve(plain(routed.refused && text(routed.refused)));
+      const id = routed.request.id;
+      // Stopped by the host's signal, or by whoever closes the events.
+      const stop = new AbortController();
+      const hostSignal = streamOptions.signal;
+      if (hostSignal?.aborted) stop.abort();
+      else hostSignal?.addEventListener('abort', () => stop.abort(), { once: true });
+      const context: StreamContext = { id, startedAt, signal: stop.signal, ...(streamOptions.deadline === undefined ? {} : { deadline: streamOptions.deadline }) };
+      let pending: Promise<StreamedAnswer>;
+      try {
+        pending = handler(routed.request.params, context);
+      } catch (error) {
+        return Promise.resolve(plain(text(failure(id, error))));
+      }
+      return pending.then(
+        (answer): StreamOpening => ('events' in answer ? { stream: true, events: stoppable(responses(id, answer.events), stop) } : plain(text(successResponse(id, answer.result)))),
+        (error: unknown) => plain(text(failure(id, error))),
+      );
+    } catch (error) {
+      return Promise.resolve(plain(internalError(error)));
+    }
+  }
+
+  return { dispatch, openStream };
+}
+
+/**
+ * The events of a stream whose `return()` first aborts `stop` (the reader's signal), so a reader
+ * waiting for text ends now rather than at its next event; then closes the generator.
+ */
+function stoppable(events: AsyncGenerator<string, void, undefined>, stop: AbortController): AsyncIterableIterator<string> {
+  return {
+    next: () => events.next(),
+    async return() {
+      stop.abort();
+      await events.return(undefined);
+      return { done: true, value: undefined };
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
   };
+}
+
+/** `dispatchStream` over `openStream`: the stream's responses, or the plain answer once. */
+export function streamOf(openStream: OpenStream): DispatchStream {
+  return (body, options = {}) => {
+    const stop = new AbortController();
+    if (options.signal?.aborted) stop.abort();
+    else options.signal?.addEventListener('abort', () => stop.abort(), { once: true });
+    let opened: Promise<AsyncIterator<string>> | undefined;
+    const open = () =>
+      (opened ??= openStream(body, { ...options, signal: stop.signal }).then((opening) =>
+        opening.stream ? opening.events : once(opening.body),
+      ));
+    return {
+      next: async () => (await open()).next(),
+      async return() {
+        stop.abort();
+        if (opened) await (await opened).return?.();
+        return { done: true, value: undefined };
+      },
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
+  };
+}
+
+/** A plain answer as a stream of one (of none, for a notification). */
+async function* once(body: string | undefined): AsyncGenerator<string, void, undefined> {
+  if (body !== undefined) yield body;
 }

@@ -13,15 +13,16 @@ import type { ExecuteTaskParams } from '../contract';
  *   carry a slightly different context (a reply posted meanwhile, a file re-encoded) and must not
  *   be refused with -32005; and hashing megabytes of attachments on every request would cost
  *   time for nothing. The text, channel, thread and asker still tell one task from another.
- * - `stream`: how the caller shows the answer, not what the task is; a retry that asks for the
- *   text as it is produced (or no longer does) is the same task.
+ * - `stream` and `hold_ms`: how the caller shows the answer and how long it reads a streamed one,
+ *   not what the task is; a retry that asks for the text as it is produced (or no longer does,
+ *   or holds the stream for another time) is the same task.
  */
 export function paramsHashOf(params: ExecuteTaskParams): string {
   return hash('sha256', canonicalObject(params as Record<string, unknown>, NOT_HASHED), 'hex');
 }
 
 /** The params left out of paramsHashOf. */
-const NOT_HASHED: ReadonlySet<string> = new Set(['bot_token', 'messages', 'attachments', 'stream']);
+const NOT_HASHED: ReadonlySet<string> = new Set(['bot_token', 'messages', 'attachments', 'stream', 'hold_ms']);
 const NOTHING_LEFT_OUT: ReadonlySet<string> = new Set();
 
 /** JSON with object keys sorted at every depth and undefined members left out (array holes stay empty). */

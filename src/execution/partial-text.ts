@@ -9,6 +9,8 @@ export type PartialTextWriterOptions = {
   clock?: Clock;
   /** The lease owner of the run that streams (TaskUpdate.owner): once another runner takes the task over, this one writes nothing. */
   owner?: string;
+  /** Called after each write that landed: a streamed answer reading the task's text has more to read (task-stream.ts). */
+  onStored?: () => void;
 };
 
 /**
@@ -118,7 +120,10 @@ export class PartialTextWriter {
         partial: textChanged ? snapshot : { length: snapshot.length },
         owner: this.options.owner,
       });
-      if (written) this.stored = snapshot;
+      if (written) {
+        this.stored = snapshot;
+        this.options.onStored?.();
+      }
       // No longer working (settled, cancelled) or no longer this run's: nobody will read this text again.
       else this.stop();
     } catch (error) {

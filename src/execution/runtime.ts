@@ -2,9 +2,9 @@ import { systemClock, type Clock } from '../clock';
 import { createLogger, type Log } from '../observability/logger';
 import { agentCard, type AgentCard } from './agent-card';
 import type { ExecutionConfig } from './config';
-import { createDispatcher, type Dispatch } from './dispatcher';
+import { createStreamingDispatcher, streamOf, type Dispatch, type DispatchStream, type OpenStream } from './dispatcher';
 import type { Executor } from './executors/executor';
-import { contractMethods } from './methods';
+import { contractMethods, contractStreamMethods } from './methods';
 import type { TaskStore } from './stores/task-store';
 import { TaskService, type TaskHandoff } from './task-service';
 import { MemoryTaskStore } from './stores/memory-task-store';
@@ -14,7 +14,12 @@ export const RUNTIME_VERSION = '0.1.0';
 
 /** Everything a host needs: the dispatcher, the task service behind it, and the agent card. */
 export type ExecutionRuntime = {
+  /** Body in, body out (the in-process transport's `send`). */
   dispatch: Dispatch;
+  /** For a caller that reads streamed answers (docs/contract.md, "Streamed answers"): a stream of response bodies, or a plain answer (the HTTP hosts). */
+  openStream: OpenStream;
+  /** The same as the response bodies one by one, plain or streamed (the in-process transport's `stream`). */
+  dispatchStream: DispatchStream;
   service: TaskService;
   /** The task store behind the service (the Lambda hosts keep large handoff params in it). */
   store: TaskStore;
@@ -55,7 +60,7 @@ export function createExecutionRuntime(parts: RuntimeParts): ExecutionRuntime {
     handoff: parts.handoff,
     clock,
   });
-  const dispatch = createDispatcher(contractMethods(service), log, { maxBatchLength: config.MAX_BATCH_LENGTH });
+  const { dispatch, openStream } = createStreamingDispatcher(contractMethods(service), contractStreamMethods(service, config.STREAM_MAX_MS), log, { maxBatchLength: config.MAX_BATCH_LENGTH });
   const card = agentCard({ name: config.AGENT_NAME, version: RUNTIME_VERSION, executor: executor.name });
-  return { dispatch, service, store, card, log, config, clock };
+  return { dispatch, openStream, dispatchStream: streamOf(openStream), service, store, card, log, config, clock };
 }

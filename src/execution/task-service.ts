@@ -14,10 +14,12 @@ import type { Log } from '../observability/logger';
 import { DeadlineQueue, type Deadline } from './deadlines';
 import type { Executor, ExecutorContext, ExecutorOutput } from './executors/executor';
 import { paramsHashOf } from './params-fingerprint';
+import type { StreamEvent, StreamedAnswer } from './dispatcher';
 import { PartialTextWriter } from './partial-text';
 import { RpcError } from './rpc-error';
 import { TaskStoreFullError, takeable, type CreateOutcome, type TaskLease, type TaskRecord, type TaskStore } from './stores/task-store';
 import { TaskContext, TaskControl, TaskLog, debugEnabled } from './task-control';
+import { STREAM_COALESCE_MS, readTaskText, type StreamHold, type TaskTextSource } from './task-stream';
 
 /**
  * Hands an accepted task to a worker that outlives this process's response (Lambda hosts).
@@ -78,6 +80,12 @@ type Outcome = { ok: true; result: SuccessResult } | { ok: false; error: RpcErro
 /** The characters of a cursor: a character count, in decimal. */
 const CURSOR = /^\d{1,15}$/;
 
+/**
+ * How often a streamed answer reads the store of a task this process runs: a safety net only,
+ * since the run wakes it whenever its text is stored and when it ends.
+ */
+const LOCAL_TASK_POLL_MS = 1_000;
+
 /** The log fields of an `execute_task` before its task id is known. */
 type RequestFields = { correlation_id?: string; request_id?: string };
 
@@ -112,6 +120,9 @@ export class TaskService {
   /** Lease owners: this service's random token and a count of its runs. */
   private readonly runnerToken = randomUUID();
   private runs = 0;
+  /** The streamed answers reading each task's text in this process (task-stream.ts), woken when it changes. */
+  private readonly watchers = new Map<string, Set<() => void>>();
+  private readonly textSource: TaskTextSource;
 
   constructor(private readonly options: TaskServiceOptions) {
     this.clock = options.clock ?? systemClock;
@@ -120,6 +131,20 @@ export class TaskService {
     this.budgets = new DeadlineQueue(options.syncBudgetMs);
     this.firstTexts = new DeadlineQueue(options.streamFirstTextMs ?? 300);
     this.timeouts = new DeadlineQueue(options.taskTimeoutMs);
+    // A task run elsewhere (a worker) is read as often as the store may have changed, and no more often than events are sent.
+    const remotePollMs = Math.max(STREAM_COALESCE_MS, options.store.partialText?.writeIntervalMs ?? 0);
+    this.textSource = {
+      store: options.store,
+      watch: (taskId, wake) => this.watch(taskId, wake),
+      pollMs: (taskId) => (this.running.has(taskId) ? LOCAL_TASK_POLL_MS : remotePollMs),
+      endOf: (record) => {
+        try {
+          return { result: endedAnswer(record) };
+        } catch (error) {
+          return { error };
+        }
+      },
+    };
   }
 
   /** True while at least one task runs in this process (drives AgentCore's HealthyBusy). */
@@ -132,12 +157,54 @@ export class TaskService {
   }
 
   async executeTask(params: ExecuteTaskParams, requestId: JsonRpcId): Promise<ExecuteTaskResult> {
+    return this.admit(params, requestId, {
+      repeat: (record) => executeAnswerFor(record, params.stream === true),
+      start: (taskId, expiresAt, log) => this.start(taskId, params, expiresAt, log),
+    });
+  }
+
+  /**
+   * `execute_task` answered with a stream (docs/contract.md, "Streamed answers"): the task starts
+   * as for `executeTask` (with `stream: true`: its text is written to the store as it comes), and
+   * the answer reads that text until the task ends or `hold` is over. Refusals (capacity, a reused
+   * id) throw before any stream; a repeated id of a pending task streams its text from the start,
+   * of an ended one answers its result at once. The stream only reads: the task runs on without it.
+   */
+  async executeTaskStreamed(params: ExecuteTaskParams, requestId: JsonRpcId, hold: StreamHold): Promise<StreamedAnswer> {
+    const streaming = { ...params, stream: true };
+    return this.admit<StreamedAnswer>(streaming, requestId, {
+      repeat: (record) => (PENDING_STATUSES.includes(record.status) ? { events: readTaskText(this.textSource, record.task_id, 0, hold) } : { result: endedAnswer(record) }),
+      start: async (taskId, expiresAt, log) => {
+        // The run's own answer ends the stream as soon as it is a success or an error (a hand-off that failed, too); `accepted` is no end.
+        const first = this.start(taskId, streaming, expiresAt, log, true).then(
+          (answer): StreamEvent | undefined => (answer.status === 'success' ? { result: answer } : undefined),
+          (error: unknown): StreamEvent => ({ error }),
+        );
+        return { events: readTaskText(this.textSource, taskId, 0, hold, first) };
+      },
+    });
+  }
+
+  /**
+   * A new task for `execute_task`, or the answer of its repeated id: a slot, then a record; the
+   * task starts with `start`, and a live task the request id already names answers with `repeat`
+   * (once its params are found the same).
+   */
+  private async admit<T>(
+    params: ExecuteTaskParams,
+    requestId: JsonRpcId,
+    answer: { repeat: (record: TaskRecord) => T; start: (taskId: string, expiresAt: number, log: Log) => Promise<T> },
+  ): Promise<T> {
     const requestKey = requestId === null ? undefined : this.requestKeyOf(requestId);
     const paramsHash = paramsHashOf(params);
+    const repeat = (record: TaskRecord, log: Log): T => {
+      checkRepeat(record, paramsHash, log);
+      return answer.repeat(record);
+    };
     if (!this.reserveSlot()) {
       // At capacity nothing new starts, but a repeated id still learns where its task stands.
       const existing = requestKey === undefined ? undefined : await this.options.store.getByRequest(requestKey);
-      if (existing && !isTransientFailure(existing)) return answerRepeat(existing, paramsHash, params, TaskLog.of(this.options.log, params, requestId, existing.task_id));
+      if (existing && !isTransientFailure(existing)) return repeat(existing, TaskLog.of(this.options.log, params, requestId, existing.task_id));
       throw this.overCapacity('concurrent_tasks', this.options.maxConcurrentTasks!, requestFields(params, requestId));
     }
     let slotHandedOver = false;
@@ -167,12 +234,12 @@ export class TaskService {
           sameParams(created.record, paramsHash) &&
           isTransientFailure(created.record) &&
           (await this.options.store.transition(taskId, ['failed'], { status: 'accepted', partial: null }));
-        if (!retried) return answerRepeat(created.record, paramsHash, params, log);
+        if (!retried) return repeat(created.record, log);
         // The caller retries a task that failed for a passing reason (model throttled): run it again.
         log.info('repeated execute_task id of a transiently failed task: running it again', { code: created.record.error?.code });
       }
       slotHandedOver = true;
-      return await this.start(taskId, params, created.record.expires_at, log);
+      return await answer.start(taskId, created.record.expires_at, log);
     } finally {
       if (!slotHandedOver) this.releaseSlot();
     }
@@ -185,8 +252,10 @@ export class TaskService {
    *
    * The budget and the first-text window are deadlines in queues (no timer of their own); the
    * first of the task's end and a deadline decides the answer, and drops the other deadlines.
+   * For a streamed answer (`streamed`) neither applies — its stream reads the text, and the
+   * promise settles with the task — except the budget of a hand-off, when the task moves to the worker.
    */
-  private start(taskId: string, params: ExecuteTaskParams, expiresAt: number, log: Log): Promise<ExecuteTaskResult> {
+  private start(taskId: string, params: ExecuteTaskParams, expiresAt: number, log: Log, streamed = false): Promise<ExecuteTaskResult> {
     const control = new TaskControl();
     // With a handoff this is an attempt: the task stays `accepted` for the worker to take, and
     // the worker runs it again, so its text need not be this attempt's: only the worker streams.
@@ -200,14 +269,14 @@ export class TaskService {
       const answer = (): boolean => {
         if (answered) return false;
         answered = true;
-        this.budgets.cancel(budget);
+        if (budget) this.budgets.cancel(budget);
         if (text) this.firstTexts.cancel(text);
         return true;
       };
       const onDeadline = (first: 'budget' | 'text') => {
         if (answer()) this.acceptedAnswer(first, taskId, params, expiresAt, log, control, writer, () => settled).then(resolve, reject);
       };
-      const budget = this.budgets.add(() => onDeadline('budget'));
+      const budget = streamed && !this.options.handoff ? undefined : this.budgets.add(() => onDeadline('budget'));
       completion.then(
         (outcome) => {
           settled = outcome;
@@ -221,9 +290,11 @@ export class TaskService {
           if (answer()) reject(error);
         },
       );
-      writer?.onFirstText(() => {
-        if (!answered) text = this.firstTexts.add(() => onDeadline('text'));
-      });
+      if (!streamed) {
+        writer?.onFirstText(() => {
+          if (!answered) text = this.firstTexts.add(() => onDeadline('text'));
+        });
+      }
     });
   }
 
@@ -322,7 +393,7 @@ export class TaskService {
   }
 
   private writerFor(taskId: string, log: Log, lease: TaskLease): PartialTextWriter {
-    return new PartialTextWriter({ taskId, store: this.options.store, log, clock: this.clock, owner: lease.owner });
+    return new PartialTextWriter({ taskId, store: this.options.store, log, clock: this.clock, owner: lease.owner, onStored: () => this.notify(taskId) });
   }
 
   /**
@@ -350,6 +421,33 @@ export class TaskService {
     }
   }
 
+  /**
+   * `get_task_result` answered with a stream (docs/contract.md, "Streamed answers"): the text after
+   * `cursor` as the task produces it, until it ends or `hold` is over. What `getTaskResult` would
+   * refuse (a bad cursor, an unknown task) or answer at once (an ended task) is answered so.
+   */
+  async getTaskResultStreamed(taskId: string, cursor: string | undefined, hold: StreamHold): Promise<StreamedAnswer> {
+    const now = await this.getTaskResult(taskId, cursor);
+    if (now.status === 'success') return { result: now };
+    return { events: readTaskText(this.textSource, taskId, cursor === undefined ? 0 : Number(cursor), hold) };
+  }
+
+  /** Calls `wake` whenever this process stores text of the task or the task ends; returns how to stop. */
+  private watch(taskId: string, wake: () => void): () => void {
+    let wakes = this.watchers.get(taskId);
+    if (!wakes) this.watchers.set(taskId, (wakes = new Set()));
+    wakes.add(wake);
+    return () => {
+      wakes.delete(wake);
+      if (wakes.size === 0 && this.watchers.get(taskId) === wakes) this.watchers.delete(taskId);
+    };
+  }
+
+  private notify(taskId: string): void {
+    const wakes = this.watchers.get(taskId);
+    if (wakes) for (const wake of [...wakes]) wake();
+  }
+
   async cancelTask(taskId: string): Promise<CancelTaskResult> {
     const record = await this.options.store.get(taskId);
     if (!record) throw new RpcError(ErrorCode.TaskNotFound);
@@ -357,6 +455,7 @@ export class TaskService {
       const cancelled = await this.options.store.transition(taskId, PENDING_STATUSES, { status: 'cancelled', partial: null });
       this.running.get(taskId)?.abort(new RpcError(ErrorCode.TaskCancelled));
       if (cancelled) {
+        this.notify(taskId);
         this.options.log.info('task cancelled', { task_id: taskId });
         return { status: 'cancelled', task_id: taskId };
       }
@@ -415,6 +514,8 @@ export class TaskService {
       writer?.stop();
       this.timeouts.cancel(timeout);
       this.setRunning(taskId, undefined);
+      // Its end is in the store: a streamed answer reading the task sends it.
+      this.notify(taskId);
     }
   }
 
@@ -526,11 +627,10 @@ function sameParams(record: TaskRecord, paramsHash: string): boolean {
 }
 
 /**
- * The answer to a repeated `execute_task` id: its task's state, or -32005 when the params differ.
- * A repeat with `stream: true` of a task that is still pending gets the text it has produced so
- * far, from the start (the caller did not get the first answer).
+ * A repeated `execute_task` id is answered with its task's state (`executeAnswerFor`, or a stream
+ * of it), unless its params differ: -32005.
  */
-function answerRepeat(record: TaskRecord, paramsHash: string, params: ExecuteTaskParams, log: Log): ExecuteTaskResult {
+function checkRepeat(record: TaskRecord, paramsHash: string, log: Log): void {
   if (!sameParams(record, paramsHash)) {
     log.warn('repeated execute_task id with different params: refused');
     throw new RpcError(ErrorCode.RequestIdConflict, 'Request id reused with different params: a repeated execute_task id must carry the params of its first request', {
@@ -538,9 +638,12 @@ function answerRepeat(record: TaskRecord, paramsHash: string, params: ExecuteTas
     });
   }
   log.info('repeated execute_task id: answering with the existing task', { status: record.status });
-  return executeAnswerFor(record, params.stream === true);
 }
 
+/**
+ * A repeated id's answer: its task's state. A repeat with `stream: true` of a task that is still
+ * pending gets the text it has produced so far, from the start (the caller did not get the first answer).
+ */
 function executeAnswerFor(record: TaskRecord, stream: boolean): ExecuteTaskResult {
   switch (record.status) {
     case 'accepted':

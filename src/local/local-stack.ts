@@ -114,7 +114,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       const local = (agent: AgentSettings): AgentSettings => (agent.transport.kind === 'https' && agent.transport.url === plannedUrl ? { ...agent, transport: { ...agent.transport, url: actualUrl } } : agent);
       agentSettings = { ...settings, agents: settings.agents.map(local) };
     }
-    if (runtime && transport.kind === 'in-process') deps.inProcess = runtime.dispatch;
+    if (runtime && transport.kind === 'in-process') {
+      deps.inProcess = runtime.dispatch;
+      deps.inProcessStream = runtime.dispatchStream;
+    }
     if (runtime && transport.kind === 'agentcore' && !env.AWS_ENDPOINT_URL_BEDROCK_AGENTCORE) {
       // The real SDK client, pointed at the emulator, signing with placeholder credentials the
       // emulator checks the signature against, as AWS would.

@@ -14,11 +14,25 @@ beforeAll(() => {
 afterAll(() => synth?.cleanup());
 
 describe('ExecutionZone (https)', () => {
-  it('runs no AgentCore runtime, one function URL with AWS_IAM auth', () => {
+  it('runs no AgentCore runtime, one function URL with AWS_IAM auth that streams its response', () => {
     execution.resourceCountIs('AWS::BedrockAgentCore::Runtime', 0);
     execution.resourceCountIs('AWS::Lambda::Url', 1);
     const handler = functionId(execution, 'Execution zone behind a function URL');
-    execution.hasResourceProperties('AWS::Lambda::Url', { AuthType: 'AWS_IAM', InvokeMode: 'BUFFERED', TargetFunctionArn: { 'Fn::GetAtt': [handler, 'Arn'] } });
+    execution.hasResourceProperties('AWS::Lambda::Url', { AuthType: 'AWS_IAM', InvokeMode: 'RESPONSE_STREAM', TargetFunctionArn: { 'Fn::GetAtt': [handler, 'Arn'] } });
+  });
+
+  it('gives the URL function STREAM_MAX_MS and a minute, at most Lambda\'s 15 (a streamed answer ends before its time is out)', () => {
+    const handler = functionId(execution, 'Execution zone behind a function URL');
+    // The default STREAM_MAX_MS, 14 minutes: 15 minutes.
+    expect(execution.toJSON().Resources[handler].Properties.Timeout).toBe(900);
+    const shorter = synthesize({ ...SINGLE_ACCOUNT, transport: 'https', executionEnvironment: '{"STREAM_MAX_MS":120000}' });
+    try {
+      const template = shorter.execution!;
+      const id = functionId(template, 'Execution zone behind a function URL');
+      expect(template.toJSON().Resources[id].Properties).toEqual(expect.objectContaining({ Timeout: 180, Environment: { Variables: expect.objectContaining({ STREAM_MAX_MS: '120000' }) } }));
+    } finally {
+      shorter.cleanup();
+    }
   });
 
   it('runs both functions on arm64 nodejs22.x with the execution environment; the URL function hands off to the worker queue', () => {
@@ -36,7 +50,7 @@ describe('ExecutionZone (https)', () => {
     const resources = execution.toJSON().Resources;
     const mapping = Object.values(resources).find((r: any) => r.Type === 'AWS::Lambda::EventSourceMapping' && r.Properties.FunctionName.Ref === worker) as any;
     const workerQueue = mapping.Properties.EventSourceArn['Fn::GetAtt'][0];
-    expect(resources[handler].Properties).toEqual(expect.objectContaining({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Timeout: 30 }));
+    expect(resources[handler].Properties).toEqual(expect.objectContaining({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Timeout: 900 }));
     expect(resources[handler].Properties.Environment.Variables).toEqual({ NODE_OPTIONS: '--enable-source-maps', ...env, WORKER_QUEUE_URL: { Ref: workerQueue } });
     expect(resources[worker].Properties).toEqual(expect.objectContaining({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Timeout: 660 }));
     expect(resources[worker].Properties.Environment.Variables).toEqual({ NODE_OPTIONS: '--enable-source-maps', ...env });

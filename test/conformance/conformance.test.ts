@@ -484,3 +484,106 @@ describe('zone conformance and streaming (execute_task.stream)', () => {
     }
   });
 });
+
+/**
+ * An agent whose streamed answers are written by hand: `frames(id)` is the body of its answer to an
+ * execute_task asking for a stream (id: the request's), as `text/event-stream`.
+ */
+async function startSseAgent(frames: (id: unknown) => string): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer(async (req, res) => {
+    if (req.method !== 'POST') return res.writeHead(404).end();
+    const body = await readBody(req, 1_000_000);
+    const request = JSON.parse(body.toString()) as { id: unknown };
+    res.writeHead(200, { 'content-type': 'text/event-stream' }).end(frames(request.id));
+  });
+  const baseUrl = await listenOnLoopback(server);
+  return { url: `${baseUrl}/invocations`, close: () => closeServer(server) };
+}
+
+const event = (id: unknown, result: unknown) => `data: ${JSON.stringify({ jsonrpc: '2.0', result, id })}\n\n`;
+
+describe('zone conformance and streamed answers (execute_task.sse)', () => {
+  it('the reference runtime answers with server-sent events: text by cursor, then the answer', async () => {
+    // Prepare
+    const agent = await startExecutionRuntime({ SYNC_BUDGET_MS });
+    try {
+      // Act
+      const report = await check({ kind: 'https', url: agent.invocationsUrl }, { only: ['execute_task.sse'] });
+      // Assess
+      expect(resultOf(report, 'execute_task.sse')).toMatchObject({ status: 'pass', detail: expect.stringMatching(/^\d+ events in 1 streamed answer; \d+ pieces of text, (\d+) of \1 characters before success$/) });
+    } finally {
+      await agent.close();
+    }
+  });
+
+  it('a stream that ends before its task (the caller\'s hold) goes on with a streamed get_task_result from its cursor', async () => {
+    // Prepare: the runtime ends every stream after 300 ms (STREAM_MAX_MS), well before the task
+    const agent = await startExecutionRuntime({ SYNC_BUDGET_MS, STREAM_MAX_MS: '300' });
+    try {
+      // Act
+      const report = await check({ kind: 'https', url: agent.invocationsUrl }, { only: ['execute_task.sse'] });
+      // Assess
+      expect(resultOf(report, 'execute_task.sse')).toMatchObject({ status: 'pass', detail: expect.stringMatching(/^\d+ events in \d+ streamed answers; /) });
+      expect(Number(/in (\d+) streamed answers/.exec(resultOf(report, 'execute_task.sse').detail!)![1])).toBeGreaterThan(1);
+    } finally {
+      await agent.close();
+    }
+  });
+
+  it('an agent that declares streaming and answers plain JSON passes: a stream is optional', async () => {
+    // Prepare: the runtime behind a host that never streams and drops `stream`
+    const agent = await startFlawedAgent('ignores-optional-params', {}, { zone_contract: { levels: ['streaming'] } });
+    try {
+      // Act
+      const report = await check({ kind: 'https', url: agent.url }, { only: ['execute_task.sse'] });
+      // Assess
+      expect(resultOf(report, 'execute_task.sse')).toMatchObject({ status: 'pass', detail: expect.stringMatching(/^answered with plain JSON \(allowed: an agent need not stream\)/) });
+      expect(report.conforms).toBe(true);
+    } finally {
+      await agent.close();
+    }
+  });
+
+  it('keep-alive comments and other SSE fields are read past', async () => {
+    const agent = await startSseAgent((id) => `: hello\n\nid: 1\n${event(id, { status: 'working', task_id: 't1', text: 'echo: ', cursor: '6' })}: keep-alive\n\n${event(id, { status: 'success', response_text: 'echo: hi' })}`);
+    try {
+      const report = await check({ kind: 'https', url: agent.url }, { only: ['execute_task.sse'], levels: ['streaming'] });
+      expect(resultOf(report, 'execute_task.sse')).toMatchObject({ status: 'pass', detail: '2 events in 1 streamed answer; 1 pieces of text, 6 of 8 characters before success' });
+    } finally {
+      await agent.close();
+    }
+  });
+
+  it.each<[string, (id: unknown) => string, RegExp]>([
+    ['text without a cursor', (id) => event(id, { status: 'working', task_id: 't1', text: 'echo: ' }) + event(id, { status: 'success', response_text: 'echo: hi' }), /^expected a cursor with the text of event 1 of 2, got text "echo: " without one/],
+    ['a progress event without text', (id) => event(id, { status: 'working', task_id: 't1', cursor: '0' }) + event(id, { status: 'success', response_text: 'echo: hi' }), /^expected text in event 1 of 2: /],
+    ['a stream with no last response', (id) => event(id, { status: 'working', task_id: 't1', text: 'echo: ', cursor: '6' }), /^expected an execute_task result \(success or accepted\) as the last response, got .*"working"/],
+    ['accepted without the cursor to poll from', (id) => event(id, { status: 'working', task_id: 't1', text: 'echo: ', cursor: '6' }) + event(id, { status: 'accepted', task_id: 't1' }), /^expected a cursor in the last response, "accepted": /],
+    ['an event of two data lines', (id) => `data: {"jsonrpc":"2.0",\ndata: "result":{"status":"success","response_text":"hi"},"id":${JSON.stringify(id)}}\n\n`, /^expected server-sent events of one data line each, each ended by a blank line: an event had 2 data lines/],
+    ['a stream cut mid-event', (id) => `data: ${JSON.stringify({ jsonrpc: '2.0', result: { status: 'success', response_text: 'hi' }, id })}`, /^expected server-sent events of one data line each, each ended by a blank line: the stream ended in the middle of an event/],
+    ['another id', () => event('someone-else', { status: 'success', response_text: 'hi' }), /^expected id "[^"]+" \(a string\), got "someone-else"/],
+    ['text the answer does not begin with', (id) => event(id, { status: 'working', task_id: 't1', text: 'draft ', cursor: '6' }) + event(id, { status: 'success', response_text: 'echo: hi' }), /^expected the streamed text to be the start of response_text/],
+  ])('a stream with %s fails with an explanation', async (_flaw, frames, explanation) => {
+    // Prepare
+    const agent = await startSseAgent(frames);
+    try {
+      // Act
+      const report = await check({ kind: 'https', url: agent.url }, { only: ['execute_task.sse'], levels: ['streaming'] });
+      // Assess
+      expect(resultOf(report, 'execute_task.sse')).toMatchObject({ status: 'fail', detail: expect.stringMatching(explanation), why: expect.any(String) });
+      expect(report.conforms).toBe(false);
+    } finally {
+      await agent.close();
+    }
+  });
+
+  it('is skipped over a transport that cannot read a streamed answer', async () => {
+    // Prepare: a transport with `send` only
+    const runtime = createExecutionRuntime({ config: loadExecutionConfig({ SYNC_BUDGET_MS }) });
+    const transport = { kind: 'in-process' as const, send: (body: string) => runtime.dispatch(body) };
+    // Act
+    const report = await check({ kind: 'transport', transport }, { only: ['execute_task.sse'], levels: ['streaming'] });
+    // Assess
+    expect(resultOf(report, 'execute_task.sse')).toMatchObject({ status: 'skip', detail: expect.stringMatching(/^needs a transport that reads streamed answers/) });
+  });
+});

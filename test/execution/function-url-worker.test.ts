@@ -5,6 +5,7 @@ import { HANDOFF_INLINE_MAX_BYTES } from '../../src/execution/handoff-message';
 import { createTable, startLocalDynamoDb, type LocalDynamoDb } from '../support/dynalite';
 import { startFakeSqs, type FakeSqs } from '../support/fake-sqs';
 import { lambdaContext } from '../support/lambda-context';
+import { FakeResponseStream, installAwsLambdaGlobal, invokeStreaming, sseData, type StreamingHandler } from '../support/lambda-response-stream';
 
 /**
  * The execution zone's Lambda handlers as deployed on the `https` transport: the function-URL
@@ -12,14 +13,16 @@ import { lambdaContext } from '../support/lambda-context';
  * handler runs it from the queue message. Configuration from the environment, the task table
  * through the real SDK against dynalite, SQS through the real SDK against the loopback fake;
  * the test carries each queued message from one handler to the other, as Lambda's event source
- * would.
+ * would. The function URL streams its response (RESPONSE_STREAM): its handler is invoked as
+ * Lambda's runtime invokes a streamified one, with a response stream.
  */
 let db: LocalDynamoDb;
 let sqs: FakeSqs;
 const TABLE = 'lambda-exec-tasks';
 const saved = { ...process.env };
 type Handler<E, R> = (event: E, context: ReturnType<typeof lambdaContext>) => Promise<R>;
-let functionUrl: Handler<LambdaFunctionURLEvent, { statusCode: number; body?: string }>;
+const SSE = { accept: 'text/event-stream, application/json' };
+let functionUrl: StreamingHandler<LambdaFunctionURLEvent>;
 let worker: Handler<SQSEvent, { batchItemFailures: Array<{ itemIdentifier: string }> }>;
 
 beforeAll(async () => {
@@ -35,6 +38,7 @@ beforeAll(async () => {
     AWS_ENDPOINT_URL_SQS: sqs.endpoint,
     WORKER_QUEUE_URL: sqs.queueUrl('execution-worker'),
   });
+  installAwsLambdaGlobal();
   functionUrl = (await import('../../lambdas/execution/function-url')).handler as unknown as typeof functionUrl;
   worker = (await import('../../lambdas/execution/worker')).handler as unknown as typeof worker;
 });
@@ -44,12 +48,12 @@ afterAll(async () => {
 });
 beforeEach(() => sqs.reset());
 
-function urlEvent(body: string): LambdaFunctionURLEvent {
+function urlEvent(body: string, headers: Record<string, string> = {}): LambdaFunctionURLEvent {
   return {
     version: '2.0',
     rawPath: '/',
     rawQueryString: '',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...headers },
     requestContext: { http: { method: 'POST', path: '/' } },
     body,
     isBase64Encoded: false,
@@ -75,9 +79,10 @@ function sqsEvent(body: string): SQSEvent {
 }
 
 async function rpc(method: string, params: unknown) {
-  const answer = await functionUrl(urlEvent(JSON.stringify({ jsonrpc: '2.0', method, params, id: randomUUID() })), lambdaContext());
+  const answer = await invokeStreaming(functionUrl, urlEvent(JSON.stringify({ jsonrpc: '2.0', method, params, id: randomUUID() })), lambdaContext());
   expect(answer.statusCode).toBe(200);
-  return JSON.parse(answer.body!);
+  expect(answer.headers['Content-Type']).toBe('application/json');
+  return JSON.parse(answer.body);
 }
 
 async function tableItems(): Promise<Array<Record<string, AttributeValue>>> {
@@ -207,5 +212,56 @@ describe('lambdas/execution: function URL → worker queue → worker', () => {
     const item = (await tableItems()).find((entry) => entry.task_id?.S === taskId);
     expect(item?.partial_text).toBeUndefined();
     expect(item?.partial_length).toBeUndefined();
+  });
+
+  it('a streamed execute_task (Accept: text/event-stream): the URL streams the text the worker writes to the task item, as events, and ends with the answer', async () => {
+    // Prepare: the function URL's own attempt passes its budget (#sleep) and hands the task off; the worker streams it
+    const params = { text: '#sleep=100 #stream=50 one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty twenty-one twenty-two twenty-three twenty-four twenty-five twenty-six twenty-seven twenty-eight twenty-nine thirty', stream: true };
+    const stream = new FakeResponseStream();
+    const written: string[] = [];
+    stream.onChunk((chunk) => written.push(chunk));
+    // Act: the stream is open while the queued hand-off goes to the worker
+    const streaming = invokeStreaming(functionUrl, urlEvent(JSON.stringify({ jsonrpc: '2.0', method: 'execute_task', params, id: 'sse-1' }), SSE), lambdaContext(60_000), stream);
+    const [message] = await sqs.waitForMessages('execution-worker', 1);
+    const processed = await worker(sqsEvent(message!.body), lambdaContext(60_000, 'execution-worker'));
+    const answer = await streaming;
+    // Assess
+    expect(processed.batchItemFailures).toEqual([]);
+    expect(answer.statusCode).toBe(200);
+    expect(answer.headers['Content-Type']).toBe('text/event-stream');
+    const events = sseData(answer.body).map((data) => JSON.parse(data));
+    // Text came in pieces, each written to the response as it was read: at least two before the answer.
+    expect(events.length).toBeGreaterThanOrEqual(3);
+    expect(written.length).toBe(events.length);
+    const taskId = events[0].result.task_id as string;
+    const last = events.at(-1);
+    expect(last).toEqual({ jsonrpc: '2.0', result: { status: 'success', response_text: `echo: ${params.text}` }, id: 'sse-1' });
+    const progress = events.slice(0, -1);
+    let cursor = 0;
+    for (const event of progress) {
+      expect(event).toEqual({ jsonrpc: '2.0', result: { status: 'working', task_id: taskId, text: expect.any(String), cursor: expect.any(String) }, id: 'sse-1' });
+      cursor += event.result.text.length;
+      expect(event.result.cursor).toBe(String(cursor));
+    }
+    expect(last.result.response_text.startsWith(progress.map((event) => event.result.text).join(''))).toBe(true);
+  });
+
+  it('a streamed answer ends before the invocation\'s time does: accepted with the cursor to poll from', async () => {
+    // Prepare: 6 s left, of which the stream keeps 5 for its end: it lasts about a second; the task is never run by a worker here
+    const params = { text: 'never run #sleep=100', stream: true };
+    // Act
+    const answer = await invokeStreaming(functionUrl, urlEvent(JSON.stringify({ jsonrpc: '2.0', method: 'execute_task', params, id: 'sse-2' }), SSE), lambdaContext(6_000));
+    // Assess
+    expect(answer.headers['Content-Type']).toBe('text/event-stream');
+    const events = sseData(answer.body).map((data) => JSON.parse(data));
+    expect(events).toEqual([{ jsonrpc: '2.0', result: { status: 'accepted', task_id: expect.stringMatching(/^task-/), cursor: '0' }, id: 'sse-2' }]);
+    await sqs.waitForMessages('execution-worker', 1);
+  });
+
+  it('a request that asks for a stream and is refused before it (invalid params) is answered with plain JSON', async () => {
+    const answer = await invokeStreaming(functionUrl, urlEvent(JSON.stringify({ jsonrpc: '2.0', method: 'execute_task', params: { text: '', stream: true }, id: 'sse-3' }), SSE), lambdaContext());
+    expect(answer.statusCode).toBe(200);
+    expect(answer.headers['Content-Type']).toBe('application/json');
+    expect(JSON.parse(answer.body)).toMatchObject({ error: { code: -32602 }, id: 'sse-3' });
   });
 });

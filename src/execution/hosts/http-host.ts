@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { AGENT_CARD_PATH } from '../../contract';
 import type { ExecutionRuntime } from '../runtime';
 import { HealthReporter } from './health';
+import { EVENT_STREAM_HEADERS, SseFrames, acceptsEventStream } from './sse';
 
 /**
  * The execution runtime over HTTP, following the AgentCore Runtime HTTP contract:
@@ -13,6 +14,10 @@ import { HealthReporter } from './health';
  * An invocation costs what a hand-written node:http JSON server's does: the body is collected by
  * callbacks (one chunk is used as it is), handed to the dispatcher as bytes, and the answer is
  * written with its two headers in one `writeHead`.
+ *
+ * A request whose `Accept` takes `text/event-stream` may get a streamed answer (docs/contract.md,
+ * "Streamed answers"): server-sent events, each written as it comes, a keep-alive comment every
+ * 15 s of quiet. A client that goes away stops the stream's reading, never its task.
  */
 export const INVOCATIONS_PATH = '/invocations';
 export const PING_PATH = '/ping';
@@ -30,6 +35,7 @@ export function createExecutionHttpServer(runtime: ExecutionRuntime, health = ne
   };
 
   function invocation(req: IncomingMessage, res: ServerResponse): void {
+    const streams = acceptsEventStream(req.headers.accept);
     collectBody(req, maxBodyBytes, (error, body) => {
       try {
         if (error) return fail(res, error);
@@ -39,6 +45,7 @@ export function createExecutionHttpServer(runtime: ExecutionRuntime, health = ne
           req.destroy();
           return;
         }
+        if (streams) return streamed(body!, res);
         runtime.dispatch(body!).then(
           (answer) => answerWith(res, answer),
           (failure: unknown) => fail(res, failure),
@@ -47,6 +54,22 @@ export function createExecutionHttpServer(runtime: ExecutionRuntime, health = ne
         fail(res, failure);
       }
     });
+  }
+
+  /** The answer of a caller that reads streams: a stream of events, or the plain answer. */
+  function streamed(body: Buffer, res: ServerResponse): void {
+    const gone = new AbortController();
+    res.once('close', () => gone.abort());
+    runtime.openStream(body, { signal: gone.signal }).then(
+      (opening) => {
+        if (!opening.stream) return answerWith(res, opening.body);
+        if (gone.signal.aborted) return void opening.events.return?.();
+        res.writeHead(200, EVENT_STREAM_HEADERS);
+        res.flushHeaders();
+        return writeEvents(new SseFrames(opening.events), res, gone.signal).catch((failure: unknown) => fail(res, failure));
+      },
+      (failure: unknown) => fail(res, failure),
+    );
   }
 
   function answerWith(res: ServerResponse, answer: string | undefined): void {
@@ -75,6 +98,30 @@ export function createExecutionHttpServer(runtime: ExecutionRuntime, health = ne
     } catch (error) {
       fail(res, error);
     }
+  });
+}
+
+/** Writes each frame as it comes, waiting while the client reads slower than the stream; stops when the client is gone. */
+async function writeEvents(frames: SseFrames, res: ServerResponse, gone: AbortSignal): Promise<void> {
+  try {
+    for (let next = await frames.next(); !next.done && !gone.aborted; next = await frames.next()) {
+      if (!res.write(next.value)) await drained(res, gone);
+    }
+  } finally {
+    await frames.return();
+    if (!gone.aborted) res.end();
+  }
+}
+
+function drained(res: ServerResponse, gone: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      gone.removeEventListener('abort', done);
+      resolve();
+    };
+    res.once('drain', done);
+    gone.addEventListener('abort', done, { once: true });
   });
 }
 

@@ -1,0 +1,128 @@
+import { ErrorCode, PENDING_STATUSES } from '../contract';
+import type { StreamEvent } from './dispatcher';
+import { RpcError } from './rpc-error';
+import type { TaskRecord, TaskStore } from './stores/task-store';
+
+/**
+ * A streamed answer (docs/contract.md, "Streamed answers") reads its task's text; it never runs
+ * the task. The text it hands out is the text the store holds, so every cursor it gives is one a
+ * `get_task_result` — on this host or another — can go on from; the task runs on whatever
+ * becomes of the stream.
+ */
+
+/** How long a streamed answer may last, and what ends it early (the caller went away). */
+export type StreamHold = {
+  /** When the stream ends with `accepted` and a cursor, on `performance.now()`'s clock. */
+  endsAt: number;
+  /** Aborted when nobody reads the stream any more: the reader stops at once, the task does not. */
+  signal?: AbortSignal;
+};
+
+/** What a reader needs of the task service. */
+export type TaskTextSource = {
+  store: TaskStore;
+  /** Calls `wake` whenever this process learns something of the task (text stored, its end); returns how to stop. */
+  watch(taskId: string, wake: () => void): () => void;
+  /** How long the reader waits for a wake before it reads the store anyway (a task run elsewhere never wakes it). */
+  pollMs(taskId: string): number;
+  /** The last response of a task that has ended: its `success` result, or the error it ended with. */
+  endOf(record: TaskRecord): StreamEvent;
+};
+
+/**
+ * Text is gathered this long after an event before the next is sent: a model's tokens arrive a
+ * few characters at a time, and an event per token would cost the caller more than it shows.
+ */
+export const STREAM_COALESCE_MS = 100;
+
+/**
+ * The responses of a streamed answer, from character `from` of the task's text: a `working`
+ * response with the text produced since the previous one and the cursor after it (never empty
+ * text), then exactly one last response — the task's end (`success`, or its error), or, at
+ * `hold.endsAt`, `accepted` with the cursor the caller polls from. `first` is the run's own
+ * answer, when this process runs the task: a `success` or an error in it ends the stream at once.
+ */
+export async function* readTaskText(
+  source: TaskTextSource,
+  taskId: string,
+  from: number,
+  hold: StreamHold,
+  first?: Promise<StreamEvent | undefined>,
+): AsyncGenerator<StreamEvent, void, undefined> {
+  const bell = new Bell();
+  let ended: StreamEvent | undefined;
+  void first?.then((event) => {
+    ended = event;
+    if (event) bell.ring();
+  });
+  const unwatch = source.watch(taskId, bell.ring);
+  hold.signal?.addEventListener('abort', bell.ring, { once: true });
+  let cursor = from;
+  let lastSent = Number.NEGATIVE_INFINITY;
+  try {
+    for (;;) {
+      bell.clear();
+      if (hold.signal?.aborted) return;
+      if (ended) return yield ended;
+      const record = await source.store.get(taskId);
+      if (hold.signal?.aborted) return;
+      if (ended) return yield ended;
+      if (!record) return yield { error: new RpcError(ErrorCode.TaskNotFound) };
+      if (!PENDING_STATUSES.includes(record.status)) return yield source.endOf(record);
+      const kept = record.partial?.text ?? '';
+      if (kept.length > cursor) {
+        const text = kept.slice(cursor);
+        cursor = kept.length;
+        lastSent = performance.now();
+        yield { result: { status: 'working', task_id: taskId, text, cursor: String(cursor) } };
+      }
+      const left = hold.endsAt - performance.now();
+      if (left <= 0) return yield { result: { status: 'accepted', task_id: taskId, cursor: String(cursor) } };
+      await bell.wait(Math.min(source.pollMs(taskId), left));
+      // Text gathers for a moment after an event rather than go out a word at a time; the task's end is never held back.
+      for (let gather = gatherLeft(lastSent, hold); gather > 0 && !ended && !hold.signal?.aborted; gather = gatherLeft(lastSent, hold)) {
+        bell.clear();
+        await bell.wait(gather);
+      }
+    }
+  } finally {
+    unwatch();
+    hold.signal?.removeEventListener('abort', bell.ring);
+    bell.clear();
+  }
+}
+
+/** How much longer text gathers after the event sent at `lastSent`: up to STREAM_COALESCE_MS, never past the hold. */
+function gatherLeft(lastSent: number, hold: StreamHold): number {
+  return Math.min(lastSent + STREAM_COALESCE_MS, hold.endsAt) - performance.now();
+}
+
+/** One waiter woken by a ring, or by its timeout; a ring nobody waited for wakes the next wait at once. */
+class Bell {
+  private rung = false;
+  private waiter: (() => void) | undefined;
+
+  readonly ring = (): void => {
+    this.rung = true;
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    waiter?.();
+  };
+
+  clear(): void {
+    this.rung = false;
+  }
+
+  wait(ms: number): Promise<void> {
+    if (this.rung) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waiter = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.waiter = done;
+    });
+  }
+}
