@@ -62,6 +62,13 @@ describe('soak: the plan', () => {
     expect(landed.some((failure) => failure.error === 'internal_error')).toBe(true);
     expect(new Set(events.flatMap((e) => (e.redeliver ? [e.redeliver.queue] : [])))).toEqual(new Set(['tasks', 'polls', 'replies']));
     expect(new Set(events.flatMap((e) => (e.kill ? [e.kill.mode] : [])))).toEqual(new Set(['before', 'after', 'timeout']));
+    // SQS takes a send and its answer is lost, on every queue (the worker's hand-offs too), by a reset or a 5xx.
+    expect(new Set(events.flatMap((e) => (e.sqsAnswerLost ? [e.sqsAnswerLost.queue] : [])))).toEqual(new Set(['tasks', 'polls', 'replies', 'worker']));
+    expect(new Set(events.flatMap((e) => (e.sqsAnswerLost ? [e.sqsAnswerLost.answer] : [])))).toEqual(new Set(['reset', 500, 503]));
+    // A hand-off delivered twice: racing the first delivery, or later; only tasks that are handed off (slow ones).
+    const twice = events.filter((e) => e.handoffTwice);
+    expect(twice.every((e) => e.kind === 'slow')).toBe(true);
+    expect(twice.some((e) => e.handoffTwice!.afterMs === 0) && twice.some((e) => e.handoffTwice!.afterMs > 0)).toBe(true);
     // slack-poster is never killed mid-call by default (the documented window of docs/architecture.md §6).
     expect(events.some((e) => e.kill?.queue === 'replies' && e.kill.mode === 'timeout')).toBe(false);
     expect(outages.length).toBeGreaterThanOrEqual(1);
@@ -84,6 +91,18 @@ describe('soak: a whole run', () => {
     const landedWithError = Object.entries(result.injected).filter(([kind]) => kind.endsWith('after effect')).reduce((sum, [, n]) => sum + n, 0);
     expect(landedWithError).toBe(10);
   });
+
+  it('answers each thread once when SQS takes a send and loses its answer, and when a hand-off is delivered twice', async () => {
+    // Half the tasks slow (handed off to the worker); every event's first send to one queue is taken by SQS, then answered with a reset or a 5xx.
+    const mix = { ...NO_FAULTS, kinds: { quick: 0.5, slow: 0.5, long: 0, fail: 0, crash: 0 }, sqsAnswerLost: 1, handoffTwice: 1 };
+    const result = await runSoak({ ...small, mix, seed: 24 });
+    expect(result).toMatchObject({ sent: 10, replied: 10, duplicated: 0, lost: 0, strays: 0, leftWorking: 0, exitCode: 0, settled: true });
+    const lost = Object.entries(result.injected).filter(([kind]) => kind.startsWith('SQS took a'));
+    expect(lost.reduce((sum, [, n]) => sum + n, 0)).toBeGreaterThanOrEqual(8);
+    // (A poll is sent only by a task that is polled for: one whose answer is read from a stream may send none.)
+    expect(lost.map(([kind]) => kind.split(' ')[3])).toEqual(expect.arrayContaining(['task', 'reply', 'hand-off']));
+    expect(Object.entries(result.injected).filter(([kind]) => kind.startsWith('hand-offs delivered twice')).reduce((sum, [, n]) => sum + n, 0)).toBeGreaterThanOrEqual(3);
+  }, 30_000);
 
   it('catches a reply posted twice and a reply that never reaches Slack', async () => {
     // A Slack stand-in that posts event #3's reply twice and silently drops event #6's.

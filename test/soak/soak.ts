@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadExecutionConfig } from '../../src/execution/config';
 import { createExecutionHttpServer } from '../../src/execution/hosts/http-host';
+import { handoffMessageBody, runHandoffMessage } from '../../src/execution/handoff-message';
 import { createExecutionRuntime } from '../../src/execution/runtime';
 import { createLocalPipeline, type LocalPipeline } from '../../src/local/local-pipeline';
 import { appMentionEnvelope } from '../../src/local/slack-event-builder';
@@ -12,7 +13,8 @@ import { redactingReplacer, type Log, type LogExtra } from '../../src/observabil
 import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { createProtocol } from '../../src/protocols/factory';
 import { MemoryQueue } from '../../src/queue/memory-queue';
-import type { DeliveryHandler } from '../../src/queue/queue';
+import type { DeliveryHandler, EnqueueOptions } from '../../src/queue/queue';
+import { SqsQueue, sqsClient } from '../../src/queue/sqs-queue';
 import { createSlackWebClient, WebApiSlackReplies, type SlackReplies } from '../../src/slack/slack-replies';
 import { SLACK_CHUNK_LIMIT, splitForSlack } from '../../src/slack/split-message';
 import { HttpsTransport } from '../../src/transport/https';
@@ -21,14 +23,19 @@ import { slackSignatureHeaders } from '../../src/verification/slack-signature';
 import type { TraceEvent } from '../../src/verification/trace';
 import { DEFAULT_USER_MESSAGES, type UserMessageKey } from '../../src/verification/user-messages';
 import { startFakeSlackApi, type FakeSlackApi, type FakeSlackFailure } from '../support/fake-slack-api';
+import { startFakeSqs, type FakeSqsMessage } from '../support/fake-sqs';
 import { closeServer, listenOnLoopback } from '../support/http';
 
 /**
  * `npm run soak` (issue 11): a few hundred signed Slack events through the local pipeline
  * (`createLocalPipeline`: the four verification functions wired by src/verification/wiring.ts over
- * in-memory queues with delays, visibility timeouts, redelivery and DLQs), the execution runtime's
- * HTTP host on loopback reached by the `https` transport, and replies posted by the real
- * @slack/web-api client to the fake Slack Web API — with a seeded mix of faults:
+ * in-memory queues with delays, visibility timeouts, redelivery and DLQs), the execution zone as
+ * the `https` transport's function URL deploys it — a front (the runtime's HTTP host on loopback)
+ * that hands a task outliving its sync budget to the worker queue, and a worker that runs it from
+ * the queue (runHandoffMessage, sharing the front's task store) — and replies posted by the real
+ * @slack/web-api client to the fake Slack Web API. Every send to a queue (tasks, polls, replies,
+ * the worker's hand-offs) goes through the project's SQS client (SqsQueue) to the fake SQS on
+ * loopback, which hands what it took to the in-memory queue. With a seeded mix of faults:
  *
  *   Slack retries      the same event (same event_id) delivered again with x-slack-retry-num, at
  *                      once (racing the first delivery) or later; a non-2xx ack is retried as Slack
@@ -42,6 +49,10 @@ import { closeServer, listenOnLoopback } from '../support/http';
  *   tasks              slow (`#sleep=<ms>`: accepted, then polled), failing (`#fail`), crashing
  *                      (`#crash`), long (a two-chunk answer)
  *   SQS redelivery     a copy of a task, poll or reply message (same request id) sent again
+ *   SQS answer lost    SQS takes a SendMessage / SendMessageBatch (task, poll, reply or hand-off)
+ *                      and then resets the connection or answers 500/503: the client sends it
+ *                      again, so the queue holds two copies
+ *   hand-off twice     the worker queue delivers a hand-off message twice (racing, or later)
  *   killed consumers   a delivery that fails without being acknowledged, so the visibility timeout
  *                      brings it back: before the handler ran, after it ran (work done, no ack), or
  *                      mid-call (its abort signal fires, as before a Lambda timeout)
@@ -64,6 +75,8 @@ import { closeServer, listenOnLoopback } from '../support/http';
  */
 
 export type QueueName = 'tasks' | 'polls' | 'replies';
+/** The pipeline's queues and the execution zone's worker queue (hand-offs). */
+export type SentQueue = QueueName | 'worker';
 export type TaskKind = 'quick' | 'slow' | 'long' | 'fail' | 'crash';
 export type KillMode = 'before' | 'after' | 'timeout';
 
@@ -83,6 +96,10 @@ export type PlannedEvent = {
   postFault?: PostFault;
   redeliver?: { queue: QueueName; afterMs: number };
   kill?: { queue: QueueName; mode: KillMode; abortAfterMs: number };
+  /** SQS takes the event's first send to this queue, and its answer is lost: a reset connection, or a 5xx. */
+  sqsAnswerLost?: { queue: SentQueue; answer: 'reset' | 500 | 503 };
+  /** The worker queue delivers the event's hand-off twice: a copy sent this long after the first (0: racing it). */
+  handoffTwice?: { afterMs: number };
 };
 
 export type Outage = { atMs: number; durationMs: number };
@@ -105,6 +122,10 @@ export type FaultMix = {
   postTimeout: number;
   redeliver: number;
   kill: number;
+  /** SQS applies a send and its answer is lost (the client resends: two copies queued). */
+  sqsAnswerLost: number;
+  /** Of the tasks handed off to the worker (slow ones): the worker queue delivers the hand-off twice. */
+  handoffTwice: number;
   /** Kills of slack-poster mid-call too (opt-in: `--with poster-timeout`). */
   posterTimeout: boolean;
   /** Execution-zone outages per minute of the send phase (at least one when > 0). */
@@ -122,6 +143,8 @@ export const DEFAULT_MIX: FaultMix = {
   postTimeout: 0,
   redeliver: 0.1,
   kill: 0.1,
+  sqsAnswerLost: 0.08,
+  handoffTwice: 0.3,
   posterTimeout: false,
   outagesPerMinute: 4,
 };
@@ -130,7 +153,7 @@ export const DEFAULT_MIX: FaultMix = {
 export const NO_FAULTS: FaultMix = {
   kinds: { quick: 1, slow: 0, long: 0, fail: 0, crash: 0 },
   // Every probability at 0.
-  slackRetry: 0, post429: 0, post5xx: 0, post5xxLanded: 0, post5xxOutlast: 0, postStall: 0, postTimeout: 0, redeliver: 0, kill: 0,
+  slackRetry: 0, post429: 0, post5xx: 0, post5xxLanded: 0, post5xxOutlast: 0, postStall: 0, postTimeout: 0, redeliver: 0, kill: 0, sqsAnswerLost: 0, handoffTwice: 0,
   posterTimeout: false,
   outagesPerMinute: 0,
 };
@@ -246,6 +269,12 @@ export function planSoak(options: { seed: number; events: number; mix?: FaultMix
       const modes: KillMode[] = queue === 'replies' && !mix.posterTimeout ? ['before', 'after'] : ['before', 'after', 'timeout'];
       event.kill = { queue, mode: random.pick(modes), abortAfterMs: random.int(0, 400) };
     }
+    // A slow task outlives the front's sync budget: it is the one handed off to the worker.
+    if (random.chance(mix.sqsAnswerLost)) {
+      const sent: SentQueue[] = kind === 'slow' ? [...queues, 'worker'] : queues;
+      event.sqsAnswerLost = { queue: random.pick(sent), answer: random.pick(['reset', 500, 503] as const) };
+    }
+    if (kind === 'slow' && random.chance(mix.handoffTwice)) event.handoffTwice = { afterMs: random.chance(0.4) ? 0 : random.int(50, 1_500) };
     return event;
   });
 
@@ -386,9 +415,9 @@ export type EventOutcome = {
   judgement: ThreadJudgement;
   requestIds: string[];
   ingressStatuses: number[];
-  deadLettered: QueueName[];
+  deadLettered: SentQueue[];
   /** Queues still holding a message of this event when the run ended (a stall). */
-  stillQueued: QueueName[];
+  stillQueued: SentQueue[];
   /** What still shows the assistant working in its thread at the end (none when it is done). */
   working: string[];
   hops: string[];
@@ -412,7 +441,7 @@ export type SoakResult = {
   rows: FaultRow[];
   injected: Record<string, number>;
   outages: Array<Outage & { actualMs: number }>;
-  deadLetters: Record<QueueName, number>;
+  deadLetters: Record<SentQueue, number>;
   settled: boolean;
   notes: string[];
   logLines: string[];
@@ -451,9 +480,51 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     notes.push(`the replies queue's visibility timeout (${visibilityTimeoutSeconds('replies')} s) is not longer than a chunk's lease (${REPLY_CHUNK_LEASE_SECONDS} s): a post with an unknown outcome waits a receive more`);
   }
 
+  /** The event a hand-off message (`{ task_id, params }`) is for, by its thread. */
+  const eventOfHandoff = (body: string): PlannedEvent | undefined => {
+    try {
+      const params = (JSON.parse(body) as { params?: { thread_ts?: unknown } }).params;
+      return typeof params?.thread_ts === 'string' ? byTs.get(params.thread_ts) : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const eventOfSent = (queue: SentQueue, body: string) => (queue === 'worker' ? eventOfHandoff(body) : eventOfBody(body));
+
+  // SQS on loopback: every send goes through the project's SQS client (retries and all) to the
+  // fake, which hands each message it takes to the in-memory queue of that name.
+  const forwardTo = new Map<string, (message: FakeSqsMessage) => void>();
+  const sqs = await startFakeSqs({ onMessage: (message, queue) => forwardTo.get(queue)?.(message) });
+  const sqsLog = new RecordingLog('sqs', logLines);
+  const client = sqsClient({ endpoint: sqs.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'AKIDSOAK', secretAccessKey: 'soak-secret' }, env: {} });
+  const forward = (queue: SentQueue, target: MemoryQueue<unknown>) => {
+    // The queue's own send (not the SQS one put in its place below).
+    const send = MemoryQueue.prototype.send.bind(target);
+    forwardTo.set(queue, (message) => {
+      const options: EnqueueOptions = { ...(message.delaySeconds !== undefined ? { delaySeconds: message.delaySeconds } : {}), ...(message.attributes ? { attributes: message.attributes } : {}) };
+      send(JSON.parse(message.body), options).catch((error: Error) => sqsLog.error('fake SQS could not hand a message to its queue', { queue, error }));
+    });
+    return send;
+  };
+
+  // The execution zone as the function URL deploys it: a front whose accepted tasks go to the
+  // worker queue, and a worker that runs them from it, on one task store.
   const slack = await startFakeSlackApi();
   const runtimeLog = new RecordingLog('execution', logLines);
-  const runtime = createExecutionRuntime({ config: loadExecutionConfig({ SYNC_BUDGET_MS: '300' }), log: runtimeLog });
+  const executionConfig = loadExecutionConfig({ SYNC_BUDGET_MS: '300' });
+  const workerSqs = new SqsQueue<never>({ client, queueUrl: sqs.queueUrl('worker'), name: 'worker' });
+  const runtime = createExecutionRuntime({
+    config: executionConfig,
+    log: runtimeLog,
+    handoff: async (task) => workerSqs.sendBody(await handoffMessageBody(runtime, task)),
+  });
+  const workerRuntime = createExecutionRuntime({ config: executionConfig, store: runtime.store, log: new RecordingLog('execution-worker', logLines) });
+  // As CDK sets it (cdk/constructs/function-url-execution-host.ts): the worker's timeout (task timeout + 1 min, at most 15) + 2 min; 3 receives.
+  const workerVisibilitySeconds = Math.min(900, Math.ceil(executionConfig.TASK_TIMEOUT_MS / 1000) + 60) + 120;
+  const workerDlq = new MemoryQueue<unknown>({ name: 'worker-dlq', timeScale });
+  const workerQueue = new MemoryQueue<unknown>({ name: 'worker', visibilityTimeoutSeconds: workerVisibilitySeconds, maxReceiveCount: 3, deadLetterQueue: workerDlq, timeScale });
+  const workerSend = forward('worker', workerQueue);
+  workerQueue.consume(async (delivery) => runHandoffMessage(workerRuntime, delivery.body), { concurrency: 16 });
   const server: Server = createExecutionHttpServer(runtime);
   const runtimeUrl = await listenOnLoopback(server);
   const port = Number(new URL(runtimeUrl).port);
@@ -524,6 +595,35 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     MemoryQueue.prototype.consume = originalConsume;
   }
 
+  // The pipeline's sends go through SQS (the SqsQueue client against the fake); what SQS takes
+  // reaches the in-memory queue through `forward`.
+  const memorySend = {} as Record<QueueName, (message: unknown, options?: EnqueueOptions) => Promise<void>>;
+  for (const queue of ['tasks', 'polls', 'replies'] as const) {
+    const target = pipeline.queues[queue] as MemoryQueue<unknown>;
+    const viaSqs = new SqsQueue<unknown>({ client, queueUrl: sqs.queueUrl(queue), name: queue });
+    memorySend[queue] = forward(queue, target);
+    target.send = (message, sendOptions) => viaSqs.send(message, sendOptions);
+    target.sendBatch = (messages) => viaSqs.sendBatch(messages);
+  }
+
+  // SQS takes a send and its answer is lost: the event's first send to the planned queue.
+  const answerLost = new Set<number>();
+  for (const event of plan.events) {
+    const fault = event.sqsAnswerLost;
+    if (!fault) continue;
+    sqs.failNext({
+      queue: fault.queue,
+      taken: true,
+      ...(fault.answer === 'reset' ? { reset: true } : { status: fault.answer }),
+      match: (body) => {
+        if (eventOfSent(fault.queue, body)?.index !== event.index) return false;
+        answerLost.add(event.index);
+        count(`SQS took a ${MESSAGE_OF[fault.queue]} send and its answer was lost (${fault.answer === 'reset' ? 'connection reset' : fault.answer})`);
+        return true;
+      },
+    });
+  }
+
   // Pending work of the soak itself (Slack deliveries, copies to send, outages): all of it must
   // be over before the pipeline is judged idle.
   const pending = new Set<Promise<unknown>>();
@@ -535,7 +635,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
 
   // When anything last happened on any queue (a stall is a long silence while messages wait).
   let lastActivity = Date.now();
-  for (const queue of Object.values(pipeline.queues) as Array<MemoryQueue<unknown>>) queue.subscribe(() => (lastActivity = Date.now()));
+  for (const queue of [...Object.values(pipeline.queues), workerQueue, workerDlq] as Array<MemoryQueue<unknown>>) queue.subscribe(() => (lastActivity = Date.now()));
 
   // SQS redelivery: the first message of the planned queue for the event is sent once more.
   const copied = new Set<number>();
@@ -551,11 +651,27 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       track(
         sleep(event.redeliver.afterMs).then(async () => {
           count(`SQS copies of a ${MESSAGE_OF[queue]} message`);
-          await target.send(JSON.parse(body), { attributes });
+          await memorySend[queue](JSON.parse(body), { attributes });
         }),
       );
     });
   }
+
+  // A hand-off delivered twice: the worker queue holds a second copy of the event's first hand-off.
+  const handedOffTwice = new Set<number>();
+  workerQueue.subscribe((queueEvent) => {
+    if (queueEvent.type !== 'sent') return;
+    const event = eventOfHandoff(queueEvent.body);
+    if (!event?.handoffTwice || handedOffTwice.has(event.index)) return;
+    handedOffTwice.add(event.index);
+    const body = queueEvent.body;
+    track(
+      sleep(event.handoffTwice.afterMs).then(async () => {
+        count(`hand-offs delivered twice (${event.handoffTwice!.afterMs === 0 ? 'racing the first' : 'later'})`);
+        await workerSend(JSON.parse(body));
+      }),
+    );
+  });
 
   // Slack API faults, per thread.
   for (const event of plan.events) {
@@ -642,7 +758,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   };
 
   const replied = () => new Set(slack.posts.map((post) => post.thread_ts)).size;
-  const queueSizes = () => `tasks ${pipeline.queues.tasks.size}, polls ${pipeline.queues.polls.size}, replies ${pipeline.queues.replies.size}; DLQs ${pipeline.queues.tasksDlq.size}/${pipeline.queues.pollsDlq.size}/${pipeline.queues.repliesDlq.size}`;
+  const queueSizes = () => `tasks ${pipeline.queues.tasks.size}, polls ${pipeline.queues.polls.size}, replies ${pipeline.queues.replies.size}, worker ${workerQueue.size}; DLQs ${pipeline.queues.tasksDlq.size}/${pipeline.queues.pollsDlq.size}/${pipeline.queues.repliesDlq.size}/${workerDlq.size}`;
   let sentSoFar = 0;
   const ticker = setInterval(() => {
     progress(`  ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s  sent ${sentSoFar}/${plan.events.length}, threads with a reply ${replied()}, in queues: ${queueSizes()}${zoneUp ? '' : ', execution zone DOWN'}`);
@@ -665,9 +781,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const deadline = Date.now() + (options.maxSettleMs ?? 600_000);
     // A queue that holds messages while nothing moves anywhere for this long has stalled: every
     // legitimate wait (a visibility timeout, a poll delay, a slow handler) is shorter.
-    const stallMs = Math.max(30_000, 2 * Math.max(...(['tasks', 'polls', 'replies'] as const).map(visibilityTimeoutSeconds)) * 1000 * timeScale + 45_000);
-    const queueStates = () =>
-      Promise.all((['tasks', 'polls', 'replies'] as const).map((queue) => pipeline.queues[queue].whenIdle({ timeoutMs: 0 }).then(() => `${queue} idle`, (error: Error) => error.message)));
+    const stallMs = Math.max(30_000, 2 * Math.max(workerVisibilitySeconds, ...(['tasks', 'polls', 'replies'] as const).map(visibilityTimeoutSeconds)) * 1000 * timeScale + 45_000);
+    const watched = [pipeline.queues.tasks, pipeline.queues.polls, pipeline.queues.replies, workerQueue] as Array<MemoryQueue<unknown>>;
+    const queueStates = () => Promise.all(watched.map((queue) => queue.whenIdle({ timeoutMs: 0 }).then(() => `${queue.name} idle`, (error: Error) => error.message)));
     // A consumed queue hands a visible message out at once while a slot is free: visible
     // messages with nothing in flight, seen on two checks a few seconds apart, are parked.
     const parked = (states: string[]) => states.filter((state) => /: [1-9]\d* visible, \d+ delayed or invisible, 0 in flight$/.test(state));
@@ -675,7 +791,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     for (;;) {
       while (pending.size) await Promise.all([...pending]).catch(() => undefined);
       try {
-        await pipeline.whenIdle({ timeoutMs: Math.min(3_000, Math.max(1, deadline - Date.now())) });
+        const idleWithin = { timeoutMs: Math.min(3_000, Math.max(1, deadline - Date.now())) };
+        await Promise.all([pipeline.whenIdle(idleWithin), workerQueue.whenIdle(idleWithin), workerDlq.whenIdle(idleWithin)]);
         parkedSince = undefined;
       } catch {
         const states = await queueStates();
@@ -692,27 +809,28 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         break;
       }
       await sleep(graceMs);
-      if (pending.size === 0 && [pipeline.queues.tasks, pipeline.queues.polls, pipeline.queues.replies].every((queue) => queue.isIdle)) break;
+      if (pending.size === 0 && watched.every((queue) => queue.isIdle)) break;
     }
   } finally {
     clearInterval(ticker);
   }
 
   // Judge.
-  const deadLetters: Record<QueueName, number> = { tasks: 0, polls: 0, replies: 0 };
-  const deadLettered = new Map<number, QueueName[]>();
-  for (const queue of ['tasks', 'polls', 'replies'] as const) {
-    const dlq = pipeline.queues[`${queue}Dlq` as const];
-    for (const body of dlq.peek()) {
+  const deadLetters: Record<SentQueue, number> = { tasks: 0, polls: 0, replies: 0, worker: 0 };
+  const deadLettered = new Map<number, SentQueue[]>();
+  const queuesOf = (queue: SentQueue) =>
+    queue === 'worker' ? { live: workerQueue, dlq: workerDlq } : { live: pipeline.queues[queue] as MemoryQueue<unknown>, dlq: pipeline.queues[`${queue}Dlq` as const] };
+  for (const queue of ['tasks', 'polls', 'replies', 'worker'] as const) {
+    for (const body of queuesOf(queue).dlq.peek()) {
       deadLetters[queue] += 1;
-      const event = eventOfBody(body);
+      const event = eventOfSent(queue, body);
       if (event) deadLettered.set(event.index, [...(deadLettered.get(event.index) ?? []), queue]);
     }
   }
-  const stillQueued = new Map<number, QueueName[]>();
-  for (const queue of ['tasks', 'polls', 'replies'] as const) {
-    for (const body of pipeline.queues[queue].peek()) {
-      const event = eventOfBody(body);
+  const stillQueued = new Map<number, SentQueue[]>();
+  for (const queue of ['tasks', 'polls', 'replies', 'worker'] as const) {
+    for (const body of queuesOf(queue).live.peek()) {
+      const event = eventOfSent(queue, body);
       if (event) stillQueued.set(event.index, [...(stillQueued.get(event.index) ?? []), queue]);
     }
   }
@@ -752,6 +870,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     if (event.slackRetries) faults.push(`Slack retry of the event (${event.slackRetries.concurrent ? 'racing the first delivery' : 'after the ack'})`);
     if (event.postFault) faults.push(event.postFault.label);
     if (event.redeliver) faults.push(`SQS redelivers its ${MESSAGE_OF[event.redeliver.queue]} message`);
+    if (event.sqsAnswerLost && answerLost.has(event.index)) {
+      faults.push(`SQS took its ${MESSAGE_OF[event.sqsAnswerLost.queue]} send, the answer was lost (sent again: two copies)`);
+    }
+    if (event.handoffTwice && handedOffTwice.has(event.index)) faults.push('its hand-off delivered twice by the worker queue');
     if (event.kill) faults.push(`${consumerOf(event.kill.queue)} killed ${event.kill.mode === 'before' ? 'before work' : event.kill.mode === 'after' ? 'after work, before ack' : 'mid-call (timeout)'}`);
     const duringOutage = eventHops.some((hop) => (hop.hop === 'execute-sent' || hop.hop === 'poll' || hop.hop === 'retry') && outageLog.some((o) => hop.at >= o.from && hop.at <= o.to + 250));
     if (duringOutage) faults.push('execution zone down during its task');
@@ -770,6 +892,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     };
   });
 
+  // A planned fault that found no send to hit (say, a hand-off of a task that finished within the sync budget).
+  const unmet = plan.events.filter((event) => (event.sqsAnswerLost && !answerLost.has(event.index)) || (event.handoffTwice && !handedOffTwice.has(event.index)));
+  if (unmet.length) notes.push(`${unmet.length} planned SQS fault(s) found no message to hit (not counted in the table): ${unmet.map((event) => `#${event.index}`).join(', ')}`);
+
   const rows = new Map<string, FaultRow>();
   for (const outcome of outcomes) {
     for (const fault of outcome.faults) {
@@ -787,8 +913,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   for (const [kind, served] of Object.entries(slack.injected)) count(`Slack API calls answered ${kind === 'stall' ? 'late (stall)' : kind}`, served);
 
   await pipeline.stop();
+  await Promise.all([workerQueue.stop(), workerDlq.stop()]);
   await closeServer(server).catch(() => undefined);
   await slack.close();
+  await sqs.close();
 
   const duplicated = outcomes.filter((o) => o.judgement.verdict === 'duplicated').length;
   const lost = outcomes.filter((o) => o.judgement.verdict === 'lost').length;
@@ -815,7 +943,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   };
 }
 
-const MESSAGE_OF: Readonly<Record<QueueName, string>> = { tasks: 'task', polls: 'poll', replies: 'reply' };
+const MESSAGE_OF: Readonly<Record<SentQueue, string>> = { tasks: 'task', polls: 'poll', replies: 'reply', worker: 'hand-off' };
 
 function consumerOf(queue: QueueName): string {
   return queue === 'tasks' ? 'agent-invoker' : queue === 'polls' ? 'async-result' : 'slack-poster';
@@ -849,7 +977,7 @@ export function renderReport(result: SoakResult, options: { allEvents?: boolean;
   if (result.outages.length) out.push(`execution zone outages: ${result.outages.length} (${result.outages.map((o) => `${(o.actualMs / 1000).toFixed(1)} s at +${(o.atMs / 1000).toFixed(0)} s`).join(', ')})`);
   const dlqEvents = result.outcomes.filter((o) => o.deadLettered.length);
   out.push(
-    `dead-letter queues: tasks ${result.deadLetters.tasks}, polls ${result.deadLetters.polls}, replies ${result.deadLetters.replies}` +
+    `dead-letter queues: tasks ${result.deadLetters.tasks}, polls ${result.deadLetters.polls}, replies ${result.deadLetters.replies}, worker ${result.deadLetters.worker}` +
       (dlqEvents.length ? ` — of those events, ${dlqEvents.filter((o) => o.judgement.verdict === 'ok').length}/${dlqEvents.length} still got exactly one reply (last-receive message)` : ''),
   );
   for (const note of result.notes) out.push(`note: ${note}`);
@@ -873,8 +1001,9 @@ export function renderReport(result: SoakResult, options: { allEvents?: boolean;
       }
     }
   }
-  const minutes = Math.floor(result.durationMs / 60_000);
-  const seconds = Math.round((result.durationMs % 60_000) / 1000);
+  const totalSeconds = Math.round(result.durationMs / 1000);
+  const minutes = Math.floor(totalSeconds / 60);
+  const seconds = totalSeconds % 60;
   out.push(
     '',
     `seed ${result.seed}: sent ${result.sent} / replied ${result.replied} / duplicated ${result.duplicated} / lost ${result.lost} / left working ${result.leftWorking} — ${result.exitCode === 0 ? 'PASS' : 'FAIL'} in ${minutes} min ${seconds} s (time scale ${result.timeScale})`,

@@ -13,14 +13,20 @@ import { closeServer, listenOnLoopback } from './http';
  * SendMessage, or that entry of a SendMessageBatch.
  *
  * Faults (`failNext`) make the next sends misbehave as a sick SQS does: stall (accept the request
- * and never answer it, until the client gives up) or answer an error status. A send that stalls or
- * fails is not recorded — SQS did not take the message — unless the fault says `taken`: SQS took
- * it and the answer was lost, which the client cannot tell from the other.
+ * and never answer it, until the client gives up), reset the connection without an answer, or
+ * answer an error status. A send that stalls or fails is not recorded — SQS did not take the
+ * message — unless the fault says `taken`: SQS took it and the answer was lost, which the client
+ * cannot tell from the other (its retry queues a second copy).
+ *
+ * `onMessage` (an option of startFakeSqs) is told of each message as it is taken, before the
+ * answer goes out: the soak hands it on to an in-memory queue that delivers it.
  */
 export type FakeSqsMessage = {
   queueUrl: string;
   body: string;
   delaySeconds?: number;
+  /** Its string message attributes, when it had any. */
+  attributes?: Record<string, string>;
   /** `Date.now()` when SQS took it (a faked clock in tests that fake Date). */
   sentAt: number;
 };
@@ -28,10 +34,14 @@ export type FakeSqsMessage = {
 export type FakeSqsFault = {
   /** Accept the request and never answer it. Otherwise the request is answered with `status`. */
   stall?: boolean;
-  /** HTTP status of the error answer (not with `stall`). @default 500 */
+  /** Close the connection without an answer (the client sees ECONNRESET / socket hang up). */
+  reset?: boolean;
+  /** HTTP status of the error answer (not with `stall` or `reset`). @default 500 */
   status?: number;
   /** Only sends to this queue (the last segment of the queue URL) are affected. */
   queue?: string;
+  /** Only sends with a message body (of a batch: any entry's) this accepts are affected. */
+  match?: (body: string) => boolean;
   /** SQS took the message(s) before the answer stalled or failed. @default false */
   taken?: boolean;
   /** How many sends in a row misbehave. @default 1 */
@@ -52,6 +62,8 @@ export type FakeSqs = {
   readonly calls: number;
   /** Requests that stalled so far (answered never). */
   readonly stalls: number;
+  /** Requests whose connection was reset so far (a `reset` fault). */
+  readonly resets: number;
   /** Resolves once at least `count` requests have stalled. */
   waitForStalls(count: number, timeoutMs?: number): Promise<void>;
   /** Resolves once `queue` holds at least `count` messages. */
@@ -74,11 +86,17 @@ export function refusedBody(body: string): string | undefined {
   return `Invalid binary character '#x${hex}' was found in the message body, the set of allowed characters is #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF`;
 }
 
-export async function startFakeSqs(): Promise<FakeSqs> {
+export type FakeSqsOptions = {
+  /** Called with each message SQS takes, before the answer goes out (a throw is the caller's to log; it does not change the answer). */
+  onMessage?: (message: FakeSqsMessage, queue: string) => void;
+};
+
+export async function startFakeSqs(options: FakeSqsOptions = {}): Promise<FakeSqs> {
   const sent: FakeSqsMessage[] = [];
   let faults: Array<FakeSqsFault & { times: number }> = [];
   let calls = 0;
   let stalls = 0;
+  let resets = 0;
   const held = new Set<ServerResponse>();
   const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest('hex');
   const queueOf = (url: string) => url.split('/').filter(Boolean).pop() ?? url;
@@ -94,24 +112,37 @@ export async function startFakeSqs(): Promise<FakeSqs> {
     res.end(text);
   };
 
-  const takeFault = (queueUrl: string) => {
-    const fault = faults.find((candidate) => candidate.queue === undefined || candidate.queue === queueOf(queueUrl));
+  const takeFault = (queueUrl: string, bodies: readonly string[]) => {
+    const fault = faults.find(
+      (candidate) => (candidate.queue === undefined || candidate.queue === queueOf(queueUrl)) && (candidate.match === undefined || bodies.some((body) => candidate.match!(body))),
+    );
     if (!fault) return undefined;
     fault.times -= 1;
     if (fault.times <= 0) faults = faults.filter((candidate) => candidate !== fault);
     return fault;
   };
 
-  const take = (queueUrl: string, body: string, delaySeconds: unknown) => {
-    sent.push({ queueUrl, body, ...(typeof delaySeconds === 'number' ? { delaySeconds } : {}), sentAt: Date.now() });
+  type MessageAttributes = Record<string, { StringValue?: string }> | undefined;
+  const take = (queueUrl: string, body: string, delaySeconds: unknown, messageAttributes: MessageAttributes) => {
+    const attributes = Object.fromEntries(Object.entries(messageAttributes ?? {}).flatMap(([name, value]) => (typeof value?.StringValue === 'string' ? [[name, value.StringValue]] : [])));
+    const message: FakeSqsMessage = {
+      queueUrl,
+      body,
+      ...(typeof delaySeconds === 'number' ? { delaySeconds } : {}),
+      ...(Object.keys(attributes).length ? { attributes } : {}),
+      sentAt: Date.now(),
+    };
+    sent.push(message);
+    options.onMessage?.(message, queueOf(queueUrl));
     return { MessageId: randomUUID(), MD5OfMessageBody: md5(body) };
   };
 
+  type Entry = { Id: string; MessageBody: string; DelaySeconds?: number; MessageAttributes?: MessageAttributes };
   const takeAll = (target: string, input: Record<string, unknown>) => {
     const queueUrl = String(input.QueueUrl);
-    if (target === 'AmazonSQS.SendMessage') return [take(queueUrl, String(input.MessageBody ?? ''), input.DelaySeconds)];
-    const entries = (input.Entries ?? []) as Array<{ Id: string; MessageBody: string; DelaySeconds?: number }>;
-    return entries.map((entry) => ({ ...take(queueUrl, entry.MessageBody, entry.DelaySeconds), Id: entry.Id }));
+    if (target === 'AmazonSQS.SendMessage') return [take(queueUrl, String(input.MessageBody ?? ''), input.DelaySeconds, input.MessageAttributes as MessageAttributes)];
+    const entries = (input.Entries ?? []) as Entry[];
+    return entries.map((entry) => ({ ...take(queueUrl, entry.MessageBody, entry.DelaySeconds, entry.MessageAttributes), Id: entry.Id }));
   };
 
   const server = createServer((req, res) => {
@@ -127,8 +158,14 @@ export async function startFakeSqs(): Promise<FakeSqs> {
         return answer(res, 400, { __type: 'com.amazonaws.sqs#UnsupportedOperation', message: `${target} is not emulated` }, 'UnsupportedOperation');
       }
       calls += 1;
-      const fault = takeFault(String(input.QueueUrl));
+      const bodies = target === 'AmazonSQS.SendMessage' ? [String(input.MessageBody ?? '')] : ((input.Entries ?? []) as Entry[]).map((entry) => String(entry.MessageBody ?? ''));
+      const fault = takeFault(String(input.QueueUrl), bodies);
       if (fault?.taken) takeAll(target, input);
+      if (fault?.reset) {
+        resets += 1;
+        req.socket.destroy();
+        return;
+      }
       if (fault?.stall) {
         stalls += 1;
         held.add(res);
@@ -141,7 +178,7 @@ export async function startFakeSqs(): Promise<FakeSqs> {
         if (refused) return answer(res, 400, { __type: 'com.amazonaws.sqs#InvalidMessageContents', message: refused }, 'InvalidMessageContents');
         return answer(res, 200, takeAll(target, input)[0]);
       }
-      const entries = (input.Entries ?? []) as Array<{ Id: string; MessageBody: string }>;
+      const entries = (input.Entries ?? []) as Entry[];
       const failed = entries.flatMap((entry) => {
         const refused = refusedBody(String(entry.MessageBody ?? ''));
         return refused ? [{ Id: entry.Id, SenderFault: true, Code: 'InvalidMessageContents', Message: refused }] : [];
@@ -180,6 +217,9 @@ export async function startFakeSqs(): Promise<FakeSqs> {
     get stalls() {
       return stalls;
     },
+    get resets() {
+      return resets;
+    },
     waitForStalls: (count, timeoutMs = 5_000) => until(() => stalls >= count, timeoutMs, () => `expected ${count} stalled request(s), got ${stalls}`),
     async waitForMessages(queue, count, timeoutMs = 5_000) {
       await until(() => messages(queue).length >= count, timeoutMs, () => `expected ${count} message(s) on ${queue}, got ${messages(queue).length}`);
@@ -190,6 +230,7 @@ export async function startFakeSqs(): Promise<FakeSqs> {
       faults = [];
       calls = 0;
       stalls = 0;
+      resets = 0;
     },
     close: () => {
       for (const res of held) res.destroy();
