@@ -32,7 +32,7 @@ export async function serveBehindEveryTransport(runtime: ExecutionRuntime): Prom
   };
   return {
     agentFor(name) {
-      const agent = executionAgentsFrom({ env: { ...process.env, ...transportEnv[name] } }, { inProcess: (body) => runtime.dispatch(body), log: createLogger('transport') }).default;
+      const agent = executionAgentsFrom({ env: { ...process.env, ...transportEnv[name] } }, { inProcess: (body) => runtime.dispatch(body), inProcessStream: (body) => runtime.dispatchStream(body), log: createLogger('transport') }).default;
       if (agent.transport !== name) throw new Error(`configured ${name}, got ${agent.transport}`);
       return agent;
     },

@@ -1,4 +1,5 @@
 import { createAgentInvoker, RetryableTaskError } from '../../src/verification/agent-invoker';
+import { InProcessTransport } from '../../src/transport/in-process';
 import { acknowledgeReceipt, REACTIONS } from '../../src/verification/slack-poster';
 import { DEFAULT_USER_MESSAGES } from '../../src/verification/user-messages';
 import { delivery, endScriptedTasks, firstAndLastReceive, followUpParts, MAX_RECEIVE_COUNT, SCHEDULE, scriptedExecutor, STREAM_POLL_DELAY_S, taskMessage, THREAD, throttledExecutor, UNREADABLE } from '../support/follow-up';
@@ -89,6 +90,27 @@ describe('createAgentInvoker', () => {
     const [poll] = parts.sentPolls();
     expect(poll!.delaySeconds).toBe(STREAM_POLL_DELAY_S);
     expect(poll!.message).toMatchObject({ streamed: 'first words '.length, since_text: 0, handle: { cursor: String('first words '.length) } });
+  });
+
+  it('holds the stream of an agent that streams: shows the text as it comes, and at the hold’s end queues the first poll at once, from where the stream stopped', async () => {
+    // Prepare: live answers on, the runtime's streamed answers read in this process; the function
+    // has 11.5 s left, so it holds for 1.5 s (its time less the 10 s margin).
+    const executor = scriptedExecutor('first words ');
+    const parts = followUpParts({ executor, live: true, transport: (runtime) => new InProcessTransport(runtime.dispatch, runtime.dispatchStream) });
+    const said = setTimeout(() => executor.say('and more words '), 400);
+
+    // Act
+    await createAgentInvoker(parts.options)(delivery(taskMessage('stream it')), { deadline: parts.clock.now() + 11_500 });
+    clearTimeout(said);
+
+    // Assess: both pieces shown, in one live message, each once; the poll goes on from the cursor at once.
+    expect(parts.slack.posted.map(({ text, streaming }) => ({ text, streaming }))).toEqual([{ text: 'first words and more words ', streaming: true }]);
+    const [poll, ...more] = parts.sentPolls();
+    expect(more).toEqual([]);
+    expect(poll!.delaySeconds).toBe(0);
+    const received = 'first words and more words '.length;
+    expect(poll!.message).toMatchObject({ streamed: received, since_text: 0, handle: { cursor: String(received) } });
+    expect(parts.hops.filter((hop) => hop.hop === 'accepted')).toHaveLength(1);
   });
 
   it('replies with the safe text for a permanent failure, and does not fail the record', async () => {

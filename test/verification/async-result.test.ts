@@ -6,8 +6,10 @@ import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { createProtocol } from '../../src/protocols/factory';
 import type { Outcome, PendingHandle } from '../../src/protocols/outcome';
 import { HttpsTransport } from '../../src/transport/https';
+import { InProcessTransport } from '../../src/transport/in-process';
 import { createAgentInvoker } from '../../src/verification/agent-invoker';
 import { createAsyncResult } from '../../src/verification/async-result';
+import { liveTargetOf } from '../../src/verification/live-reply';
 import { pollDelaySeconds } from '../../src/verification/poll-schedule';
 import type { PollMessage } from '../../src/verification/queue-messages';
 import { DEFAULT_USER_MESSAGES } from '../../src/verification/user-messages';
@@ -168,6 +170,39 @@ describe('createAsyncResult', () => {
     const [, next] = parts.sentPolls();
     expect(next!.delaySeconds).toBe(STREAM_POLL_DELAY_S);
     expect(next!.message).toMatchObject({ attempt: 1, streamed: 'first second '.length, since_text: 0, handle: { cursor: String('first second '.length) } });
+  });
+
+  it('holds the stream from the cursor while text flows, queues the next poll only when the hold ends, and the poll after it settles the answer', async () => {
+    // Prepare: live answers on, streamed answers read in this process; the task streamed its first
+    // words, shown already (streamed: 6, text flowing). Each poll has 11.5 s left: a 1.5 s hold.
+    const executor = scriptedExecutor('first ');
+    const parts = followUpParts({ executor, live: true, transport: (runtime) => new InProcessTransport(runtime.dispatch, runtime.dispatchStream) });
+    const started = await parts.agent.start({ text: 'stream it', stream: true }, { requestId: crypto.randomUUID() });
+    if (started.kind !== 'pending' || started.partial !== 'first ') throw new Error(`expected the first words, got ${JSON.stringify(started)}`);
+    const flowing = pollMessage(started.handle, { accepted_at: parts.clock.now(), attempt: 0, streamed: 6, since_text: 0 });
+    await parts.options.live!.reply.show(liveTargetOf(flowing), 0, 'first ');
+    const poll = createAsyncResult(parts.options);
+    const said = setTimeout(() => executor.say('second '), 300);
+
+    // Act: the first poll holds; the task ends while the next one holds.
+    await poll(delivery(flowing), { deadline: parts.clock.now() + 11_500 });
+    clearTimeout(said);
+    const [next, ...more] = parts.sentPolls();
+    const finish = setTimeout(() => executor.finish(), 300);
+    await poll(delivery(next!.message), { deadline: parts.clock.now() + 11_500 });
+    clearTimeout(finish);
+
+    // Assess: one poll message between the holds, at once, from where the first stopped; the text after the first words shown once; the answer settled.
+    expect(more).toEqual([]);
+    expect(next!.delaySeconds).toBe(0);
+    expect(next!.message).toMatchObject({ attempt: 1, streamed: 'first second '.length, since_text: 0, handle: { cursor: String('first second '.length) } });
+    expect(parts.sentPolls()).toHaveLength(1);
+    expect(parts.slack.posted.map(({ text, streaming }) => ({ text, streaming }))).toEqual([{ text: 'first second ', streaming: true }]);
+    expect(parts.sentReplies().map(({ kind, text }) => ({ kind, text }))).toEqual([{ kind: 'answer', text: 'first second ' }]);
+    expect(parts.hops.filter((hop) => hop.hop === 'poll').map((hop) => [hop.detail?.outcome, typeof hop.detail?.held_ms])).toEqual([
+      ['pending', 'number'],
+      ['success', 'number'],
+    ]);
   });
 
   it('backs off from the first delay again once a streaming task stops producing text', async () => {
