@@ -96,7 +96,7 @@ describe('createAgentInvoker', () => {
     // Prepare: live answers on, the runtime's streamed answers read in this process; the function
     // has 11.5 s left, so it holds for 1.5 s (its time less the 10 s margin).
     const executor = scriptedExecutor('first words ');
-    const parts = followUpParts({ executor, live: true, transport: (runtime) => new InProcessTransport(runtime.dispatch, runtime.dispatchStream) });
+    const parts = followUpParts({ executor, live: true, streamHoldMs: 30_000, transport: (runtime) => new InProcessTransport(runtime.dispatch, runtime.dispatchStream) });
     const said = setTimeout(() => executor.say('and more words '), 400);
 
     // Act

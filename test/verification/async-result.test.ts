@@ -176,7 +176,7 @@ describe('createAsyncResult', () => {
     // Prepare: live answers on, streamed answers read in this process; the task streamed its first
     // words, shown already (streamed: 6, text flowing). Each poll has 11.5 s left: a 1.5 s hold.
     const executor = scriptedExecutor('first ');
-    const parts = followUpParts({ executor, live: true, transport: (runtime) => new InProcessTransport(runtime.dispatch, runtime.dispatchStream) });
+    const parts = followUpParts({ executor, live: true, streamHoldMs: 30_000, transport: (runtime) => new InProcessTransport(runtime.dispatch, runtime.dispatchStream) });
     const started = await parts.agent.start({ text: 'stream it', stream: true }, { requestId: crypto.randomUUID() });
     if (started.kind !== 'pending' || started.partial !== 'first ') throw new Error(`expected the first words, got ${JSON.stringify(started)}`);
     const flowing = pollMessage(started.handle, { accepted_at: parts.clock.now(), attempt: 0, streamed: 6, since_text: 0 });
