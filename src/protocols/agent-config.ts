@@ -24,7 +24,7 @@ import type { ProtocolName } from './protocol';
  *                        come from the environment as for a single agent; A2A_VERSION is the
  *                        dialect of a2a entries that name none.
  * Streamed reads (docs/contract.md, "Streaming") hold for the transport's `streamHoldS`
- * (STREAM_HOLD_S, default 30; 0 = none); an entry's `"stream": false` turns them off for that agent.
+ * (STREAM_HOLD_S, default 0 = none; 30 to try); an entry's `"stream": false` turns them off for that agent.
  */
 
 export const A2A_VERSION_SETTINGS = ['1.0', '0.3', 'auto'] as const;

@@ -1,5 +1,6 @@
 import type { ExecuteTaskParams } from '../contract';
-import { DEFAULT_STREAM_HOLD_S } from '../transport/config';
+/** The hold of an agent built without one (tests, the bench); configuration passes STREAM_HOLD_S. */
+const DIRECT_HOLD_MS = 30_000;
 import type { Transport, TransportKind } from '../transport/transport';
 import { failure, pending, textStep, type Outcome, type PendingHandle, type StreamStep } from './outcome';
 import type { CallContext, ExecutionProtocol, ProtocolName, StreamHold } from './protocol';
@@ -31,7 +32,8 @@ export type ExecutionAgentOptions = {
   /**
    * How long a streamed read holds by default, in ms (STREAM_HOLD_S, an EXECUTION_AGENTS entry's
    * `streamHoldS`); 0 — or the entry's `"stream": false` — reads no streams: `streams` is false
-   * and the streaming calls are plain ones. Default 30 s.
+   * and the streaming calls are plain ones. Built from configuration it is STREAM_HOLD_S (0, off, by
+   * default); an agent built directly without it holds 30 s.
    */
   streamHoldMs?: number;
 };
@@ -51,7 +53,7 @@ export class ExecutionAgent {
     private readonly transportImpl: Transport,
     options: ExecutionAgentOptions = {},
   ) {
-    this.streamHoldMs = Math.max(0, options.streamHoldMs ?? DEFAULT_STREAM_HOLD_S * 1000);
+    this.streamHoldMs = Math.max(0, options.streamHoldMs ?? DIRECT_HOLD_MS);
   }
 
   /**

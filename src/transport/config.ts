@@ -27,7 +27,12 @@ const ms = () => z.coerce.number().int().min(0);
 const positive = () => z.coerce.number().int().min(1);
 
 /** How long a streamed read holds by default, in seconds (docs/contract.md, "Streaming"). */
-export const DEFAULT_STREAM_HOLD_S = 30;
+/**
+ * Streamed reads are opt-in for now (`STREAM_HOLD_S=30` turns them on): a hold reads a task to its
+ * end even when it produces no text, where polling would have released the function — the hold
+ * that ends on a quiet stream (issue 26) is not built yet.
+ */
+export const DEFAULT_STREAM_HOLD_S = 0;
 /**
  * The longest a caller reads one stream (`hold_ms`), in seconds: 0 reads none (every answer is
  * polled, as before streams), at most 900 (a Lambda's longest run; the caller keeps it inside its

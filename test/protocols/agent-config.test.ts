@@ -149,7 +149,7 @@ describe('buildExecutionAgents', () => {
       { name: 'quiet', protocol: 'execute-task', transport: 'in-process', stream: false },
       { name: 'short', protocol: 'a2a', transport: 'https', url: sdk.url, streamHoldS: 5 },
       { name: 'old', protocol: 'simple-a2a', transport: 'https', url: handWritten.url },
-    ]);
+    ], { STREAM_HOLD_S: '30' });
 
     expect(['local', 'quiet', 'short', 'old'].map((name) => [built.get(name)!.streams, built.get(name)!.streamHoldMs])).toEqual([
       [true, 30_000],
@@ -158,6 +158,8 @@ describe('buildExecutionAgents', () => {
       // simple-a2a has no streamed form
       [false, 30_000],
     ]);
+    // Streamed reads are opt-in: without STREAM_HOLD_S, none.
+    expect(build([{ name: 'local', protocol: 'execute-task', transport: 'in-process' }]).default.streams).toBe(false);
     expect(build([{ name: 'local', protocol: 'execute-task', transport: 'in-process' }], { STREAM_HOLD_S: '0' }).default.streams).toBe(false);
   });
 });

@@ -23,7 +23,7 @@ describe('transportConfigFrom', () => {
       region: 'us-east-1',
       maxAttempts: 3,
       maxResponseBytes: 10 * 1024 * 1024,
-      streamHoldS: 30,
+      streamHoldS: 0,
     });
   });
 
@@ -44,7 +44,7 @@ describe('transportConfigFrom', () => {
       maxDelayMs: 5000,
       maxRetryAfterMs: 10_000,
       maxResponseBytes: 10 * 1024 * 1024,
-      streamHoldS: 30,
+      streamHoldS: 0,
     });
     expect(() => transportConfigFromEnv({ TRANSPORT: 'https' })).toThrow(/TRANSPORT=https needs EXECUTION_URL/);
   });
@@ -77,7 +77,7 @@ describe('transportConfigFrom', () => {
     expect(transportConfigFrom({ env, overrides: { https: { url: 'https://flag.example/' } } })).toMatchObject({ kind: 'https', url: 'https://flag.example/' });
     expect(transportConfigFrom({ env, defaults: { https: { url: 'https://default.example/' } } })).toMatchObject({ url: 'https://from-env.example/' });
     expect(transportConfigFrom({ env: {}, defaults: { kind: 'https', https: { url: 'http://127.0.0.1:1/' } } })).toMatchObject({ kind: 'https', url: 'http://127.0.0.1:1/' });
-    expect(transportConfigFrom({ env: { TRANSPORT: 'in-process' }, defaults: { kind: 'https' } })).toEqual({ kind: 'in-process', streamHoldS: 30 });
+    expect(transportConfigFrom({ env: { TRANSPORT: 'in-process' }, defaults: { kind: 'https' } })).toEqual({ kind: 'in-process', streamHoldS: 0 });
   });
 
   it('writes a configuration back as the environment a deployment sets, and reads it again unchanged', () => {
@@ -94,7 +94,7 @@ describe('transportConfigFrom', () => {
     expect(Object.keys(ENV_VARIABLES['in-process'])).toEqual(['streamHoldS']);
   });
 
-  it('reads the hold of streamed reads for every transport: STREAM_HOLD_S, default 30 s, 0 for none, at most 900', () => {
+  it('reads the hold of streamed reads for every transport: STREAM_HOLD_S, default 0 (off), at most 900', () => {
     expect(transportConfigFromEnv({ TRANSPORT: 'in-process', STREAM_HOLD_S: '0' })).toEqual({ kind: 'in-process', streamHoldS: 0 });
     expect(transportConfigFromEnv({ AGENTCORE_RUNTIME_ARN: ARN, STREAM_HOLD_S: '45' })).toMatchObject({ kind: 'agentcore', streamHoldS: 45 });
     expect(transportConfigFrom({ env: { STREAM_HOLD_S: '45' }, entry: { kind: 'https', fields: { url: 'https://x.example/', streamHoldS: 5 }, label: 'EXECUTION_AGENTS[0]' } })).toMatchObject({ streamHoldS: 5 });
