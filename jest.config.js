@@ -4,8 +4,14 @@
  * --experimental-vm-modules.
  * @type {import('jest').Config}
  */
+const os = require('node:os');
+
 module.exports = {
   testEnvironment: 'node',
+  // Most suites wait on loopback servers, not the CPU: jest's default (cores − 1, so one worker on
+  // two cores) leaves the machine idle. 1.5 workers a core, 2 to 4, runs the suite in ~2.5 min
+  // instead of ~6 on two cores.
+  maxWorkers: Math.max(2, Math.min(4, Math.ceil(os.cpus().length * 1.5))),
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: {
