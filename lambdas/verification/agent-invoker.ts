@@ -1,17 +1,20 @@
 import { wireAgentInvoker } from '../../src/verification/wiring';
-import { defaultAgentFromEnv } from './shared/agents';
+import { executionAgentsFromEnv } from './shared/agents';
 import { records, sqsQueue } from './shared/clients';
 import { functionContext } from './shared/function-context';
 import { botTokenOf, livePortsOf, slackOf } from './shared/slack';
 import { sqsBatchHandler } from './shared/sqs-batch';
 
-/** agent-invoker: SQS tasks → the thread's earlier messages and the shared files read from Slack → execute_task through the default execution agent. */
+/** agent-invoker: SQS tasks → the thread's earlier messages and the shared files read from Slack → execute_task through the execution agent the task was routed to. */
 const context = functionContext('agent-invoker');
 const { config } = context;
+// Every configured agent: each task, poll and cancel goes to the one its message names.
+const agents = executionAgentsFromEnv();
 
 export const handler = sqsBatchHandler(
   wireAgentInvoker(context, {
-    agent: defaultAgentFromEnv(),
+    agent: agents.default,
+    agents,
     polls: sqsQueue(config.POLL_QUEUE_URL, 'POLL_QUEUE_URL'),
     replies: sqsQueue(config.REPLY_QUEUE_URL, 'REPLY_QUEUE_URL'),
     slack: () => slackOf(context),

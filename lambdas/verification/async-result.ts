@@ -1,5 +1,5 @@
 import { wireAsyncResult } from '../../src/verification/wiring';
-import { defaultAgentFromEnv } from './shared/agents';
+import { executionAgentsFromEnv } from './shared/agents';
 import { records, sqsQueue } from './shared/clients';
 import { functionContext } from './shared/function-context';
 import { livePortsOf } from './shared/slack';
@@ -8,10 +8,13 @@ import { sqsBatchHandler } from './shared/sqs-batch';
 /** async-result: one get_task_result per poll message (its new text shown in Slack); re-enqueues itself with backoff until done or the deadline. */
 const context = functionContext('async-result');
 const { config } = context;
+// Every configured agent: each task, poll and cancel goes to the one its message names.
+const agents = executionAgentsFromEnv();
 
 export const handler = sqsBatchHandler(
   wireAsyncResult(context, {
-    agent: defaultAgentFromEnv(),
+    agent: agents.default,
+    agents,
     polls: sqsQueue(config.POLL_QUEUE_URL, 'POLL_QUEUE_URL'),
     replies: sqsQueue(config.REPLY_QUEUE_URL, 'REPLY_QUEUE_URL'),
     live: livePortsOf(context),

@@ -1,5 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { agentRoutesFromEnv } from '../../src/protocols/agent-routes';
 import { secretFromEnv } from '../../src/secrets/secret-source';
 import { wireSlackEvents } from '../../src/verification/wiring';
 import { botThreads, claimStore, counterStore, records, sqsQueue } from './shared/clients';
@@ -17,6 +18,8 @@ const ingress = wireSlackEvents(context, {
   replies: sqsQueue(config.REPLY_QUEUE_URL, 'REPLY_QUEUE_URL'),
   threads: botThreads(config.STATE_TABLE_NAME),
   records: records(config.STATE_TABLE_NAME),
+  // Only the routing half of EXECUTION_AGENTS: this function never calls an agent.
+  routes: agentRoutesFromEnv(process.env),
 });
 
 export const handler = middy(async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {

@@ -1,6 +1,8 @@
 import { systemClock, type Clock } from '../clock';
 import { createLogger, type Log } from '../observability/logger';
 import type { ExecutionAgent } from '../protocols/execution-agent';
+import type { AgentRoutes } from '../protocols/agent-routes';
+import type { AgentDirectory } from '../verification/follow-up-options';
 import { MemoryQueue, whenAllIdle } from '../queue/memory-queue';
 import { staticSecret } from '../secrets/secret-source';
 import type { SlackConversations } from '../slack/slack-conversations';
@@ -21,8 +23,10 @@ import { noTrace, type Tracer } from '../verification/trace';
 import { wireAgentInvoker, wireAsyncResult, wireSlackEvents, wireSlackPoster, type FunctionContext } from '../verification/wiring';
 
 export type LocalPipelineOptions = {
-  /** The execution agent the invoker and poller call (any protocol, any transport). */
+  /** The default execution agent the invoker and poller call (any protocol, any transport). */
   agent: ExecutionAgent;
+  /** Every configured agent and where each answers (EXECUTION_AGENTS): tasks are routed to them. */
+  agents?: AgentDirectory & { routes: AgentRoutes };
   /**
    * Where replies go: the Slack Web API (real or fake), or the terminal. When it can also read
    * threads and files (SlackConversations), tasks carry their thread context and attachments.
@@ -105,7 +109,8 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
   // The agent surface's records (running tasks, Stops, contexts, feedback) expire on real time:
   // their lifetimes (an hour, a day, days) are not delays the queues scale.
   const records = options.records ?? new MemoryRecords(systemClock);
-  const ingress = wireSlackEvents(context, { signingSecret: staticSecret(options.signingSecret), claims, counters: new MemoryCounterStore(), tasks, replies, threads, records });
+  const ingress = wireSlackEvents(context, { signingSecret: staticSecret(options.signingSecret), claims, counters: new MemoryCounterStore(), tasks, replies, threads, records, ...(options.agents ? { routes: options.agents.routes } : {}) });
+  const agents = options.agents ? { agents: options.agents } : {};
   const botToken = config.SLACK_BOT_TOKEN;
   const slack = options.slack;
   const reader = canRead(slack) ? slack : undefined;
@@ -114,6 +119,7 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
   tasks.consume(
     wireAgentInvoker(followUps, {
       agent: options.agent,
+      ...agents,
       polls,
       replies,
       slack: () => slack,
@@ -123,7 +129,7 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
       records,
     }),
   );
-  polls.consume(wireAsyncResult(followUps, { agent: options.agent, polls, replies, ...(live ? { live } : {}), records }));
+  polls.consume(wireAsyncResult(followUps, { agent: options.agent, ...agents, polls, replies, ...(live ? { live } : {}), records }));
   const agentSurface = canAct(slack) ? slack : undefined;
   replies.consume(wireSlackPoster(context, { slack, claims, threads, ...(live ? { live } : {}), ...(agentSurface ? { agent: () => agentSurface } : {}), records }));
 

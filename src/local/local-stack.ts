@@ -5,7 +5,7 @@ import { createExecutionHttpServer, readBody } from '../execution/hosts/http-hos
 import { runtimeFromEnv } from '../execution/runtime-from-env';
 import type { ExecutionRuntime } from '../execution/runtime';
 import { createLogger, type Log } from '../observability/logger';
-import { agentSettingsFrom, buildExecutionAgents, type AgentSettings } from '../protocols/agent-config';
+import { agentSettingsFrom, buildExecutionAgents, type AgentSettings, type ExecutionAgents } from '../protocols/agent-config';
 import type { ExecutionAgent } from '../protocols/execution-agent';
 import { createSlackWebClient, WebApiSlackReplies, type SlackReplies } from '../slack/slack-replies';
 import type { TransportDeps } from '../transport/factory';
@@ -41,7 +41,13 @@ export type LocalStackOptions = {
   log?: Log;
 };
 
-export type SayOptions = { threadTs?: string; followUp?: boolean; files?: ReadonlyArray<{ name: string; mimetype: string; bytes: Buffer }> };
+export type SayOptions = {
+  threadTs?: string;
+  followUp?: boolean;
+  files?: ReadonlyArray<{ name: string; mimetype: string; bytes: Buffer }>;
+  /** The channel it is said in (default the local channel): routing by channel shows locally. */
+  channel?: string;
+};
 
 export type LocalStack = {
   ingressUrl: string;
@@ -52,6 +58,8 @@ export type LocalStack = {
   /** The local AgentCore emulator, when TRANSPORT=agentcore runs one (its sessions and invocations). */
   agentCoreEmulator?: AgentCoreEmulator;
   agent: ExecutionAgent;
+  /** Every configured agent (EXECUTION_AGENTS), and where each answers. */
+  agents: ExecutionAgents;
   signingSecret: string;
   signingSecretGenerated: boolean;
   /** Set when replies go to the terminal (no SLACK_BOT_TOKEN). */
@@ -131,7 +139,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       closers.push(() => emulator!.close());
       deps.agentCoreClient = new BedrockAgentCoreClient({ endpoint: emulator.endpoint, region: 'us-east-1', credentials });
     }
-    const agent = buildExecutionAgents(agentSettings, deps).default;
+    const agents = buildExecutionAgents(agentSettings, deps);
+    const agent = agents.default;
 
     const consoleReplies = options.slack || env.SLACK_BOT_TOKEN ? undefined : new ConsoleSlackReplies(options.replyWriter, undefined, env.SLACK_BOT_USER_ID || undefined);
     const slack = options.slack ?? consoleReplies ?? new WebApiSlackReplies(createSlackWebClient({ token: env.SLACK_BOT_TOKEN!, apiUrl: env.SLACK_API_URL }), env.SLACK_API_URL ? { apiUrl: env.SLACK_API_URL } : {});
@@ -139,7 +148,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const signingSecretGenerated = !env.SLACK_SIGNING_SECRET;
     const signingSecret = env.SLACK_SIGNING_SECRET || randomBytes(16).toString('hex');
     const traces = new TraceRecorder();
-    const pipeline = createLocalPipeline({ agent, slack, signingSecret, env, timeScale: options.timeScale, log, trace: traces.tracer });
+    const pipeline = createLocalPipeline({ agent, agents, slack, signingSecret, env, timeScale: options.timeScale, log, trace: traces.tracer });
     closers.push(() => pipeline.stop());
 
     let ingressUrl = '';
@@ -148,7 +157,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       if (sayOptions.files?.length && !consoleReplies) throw new Error('files can be shared locally only while replies go to the terminal (no SLACK_BOT_TOKEN)');
       const files = sayOptions.files?.map((file) => consoleReplies!.shareFile(file, verificationBase));
       const kind = sayOptions.followUp && sayOptions.threadTs ? 'thread-reply' : 'mention';
-      const { body, eventId, ts } = slackEventEnvelope(kind, { text, threadTs: sayOptions.threadTs, botUserId: env.SLACK_BOT_USER_ID, ...(files ? { files } : {}) });
+      const { body, eventId, ts } = slackEventEnvelope(kind, { text, threadTs: sayOptions.threadTs, botUserId: env.SLACK_BOT_USER_ID, ...(files ? { files } : {}), ...(sayOptions.channel ? { channel: sayOptions.channel } : {}) });
       const response = await postSignedEvent(ingressUrl, body, signingSecret);
       return { status: response.status, eventId, ts };
     };
@@ -170,6 +179,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...(executionBase ? { executionUrl: `${executionBase}/invocations` } : {}),
       ...(emulator ? { agentCoreEndpoint: emulator.endpoint, agentCoreEmulator: emulator } : {}),
       agent,
+      agents,
       signingSecret,
       signingSecretGenerated,
       ...(consoleReplies ? { consoleReplies } : {}),
@@ -230,13 +240,16 @@ async function routeVerification(req: IncomingMessage, res: ServerResponse, rout
   if (req.method === 'POST' && url.pathname === '/api/say') {
     const body = await readBody(req, Math.ceil((MAX_LOCAL_FILE_BYTES * 4) / 3) + 65_536);
     if (body === 'too-large') return sendJson(res, 413, { error: 'payload too large' });
-    const request = JSON.parse(body.toString() || '{}') as { text?: unknown; thread_ts?: unknown; follow_up?: unknown; files?: unknown };
+    const request = JSON.parse(body.toString() || '{}') as { text?: unknown; thread_ts?: unknown; follow_up?: unknown; files?: unknown; channel?: unknown };
     if (typeof request.text !== 'string') return sendJson(res, 400, { error: 'text is required' });
     const threadTs = typeof request.thread_ts === 'string' && request.thread_ts ? request.thread_ts : undefined;
     const files = parseFiles(request.files);
     if (typeof files === 'string') return sendJson(res, 400, { error: files });
     if (files.length && !routes.consoleReplies) return sendJson(res, 400, { error: 'files can be shared locally only while replies go to the terminal (no SLACK_BOT_TOKEN)' });
-    const sent = await routes.say(request.text, { ...(threadTs ? { threadTs } : {}), followUp: request.follow_up === true, ...(files.length ? { files } : {}) });
+    // A channel id as Slack writes them: the playground picks one to show routing by channel.
+    if (request.channel !== undefined && (typeof request.channel !== 'string' || !/^[CDG][A-Z0-9]{1,20}$/.test(request.channel))) return sendJson(res, 400, { error: 'channel must be a Slack channel id (C…)' });
+    const channel = typeof request.channel === 'string' ? request.channel : undefined;
+    const sent = await routes.say(request.text, { ...(threadTs ? { threadTs } : {}), followUp: request.follow_up === true, ...(files.length ? { files } : {}), ...(channel ? { channel } : {}) });
     return sendJson(res, 200, { status: sent.status, event_id: sent.eventId, ts: sent.ts, thread_ts: threadTs ?? sent.ts });
   }
   if (req.method === 'GET' && url.pathname.startsWith('/api/events/')) {

@@ -49,6 +49,22 @@ export class PipelineMetrics {
     this.single({ protocol, transport }, 'TasksSent', 1, MetricUnit.Count);
   }
 
+  /** A task sent to an execution agent, by agent and protocol. */
+  agentTask(agent: string, protocol: string): void {
+    this.single({ agent, protocol }, 'AgentTasks', 1, MetricUnit.Count);
+  }
+
+  /**
+   * One call to an execution agent, by agent and protocol: its outcome (`AgentOutcomes`), how long
+   * it took (`AgentLatency`), and — when the agent's answer broke its protocol (a `protocol:` code:
+   * empty, malformed, another request's id) — a `ProtocolTranslationErrors` count.
+   */
+  agentCall(agent: string, protocol: string, stage: 'execute' | 'poll', kind: 'success' | 'pending' | 'failure', milliseconds: number, code?: number | string): void {
+    this.single({ agent, protocol, stage, outcome: kind }, 'AgentOutcomes', 1, MetricUnit.Count);
+    this.single({ agent, protocol, stage }, 'AgentLatency', milliseconds, MetricUnit.Milliseconds);
+    if (typeof code === 'string' && code.startsWith('protocol:')) this.single({ agent, protocol, code }, 'ProtocolTranslationErrors', 1, MetricUnit.Count);
+  }
+
   outcome(stage: 'execute' | 'poll', kind: 'success' | 'pending' | 'failure', code?: number | string): void {
     this.single({ stage, outcome: kind, ...(code !== undefined ? { code: String(code) } : {}) }, 'Outcomes', 1, MetricUnit.Count);
   }

@@ -7,6 +7,9 @@ import { agentCardVersionResolver } from './a2a';
 import { ExecutionAgent } from './execution-agent';
 import { PROTOCOL_NAMES, createProtocol, type ProtocolOptions } from './factory';
 import type { ProtocolName } from './protocol';
+import { SINGLE_AGENT_NAME, routesOfEntries, routingProblems, type AgentRoutes } from './agent-routes';
+
+export type { AgentRoutes } from './agent-routes';
 
 /**
  * Which execution agents the verification zone talks to (docs/architecture.md §4.3): a name +
@@ -19,12 +22,14 @@ import type { ProtocolName } from './protocol';
  *   TRANSPORT, EXECUTION_URL, AGENTCORE_RUNTIME_ARN, …      (src/transport/config.ts)
  * or several from
  *   EXECUTION_AGENTS   = JSON array of entries: name, protocol, a2aVersion?, default?, stream?,
+ *                        channels?, prefix?, displayName?, icon? (where it answers and who it
+ *                        posts as: src/verification/agent-routing.ts),
  *                        transport (the kind) and that transport's options (url, auth, runtimeArn,
  *                        …, timeoutMs, maxAttempts, streamHoldS, …). Options an entry leaves out
  *                        come from the environment as for a single agent; A2A_VERSION is the
  *                        dialect of a2a entries that name none.
  * Streamed reads (docs/contract.md, "Streaming") hold for the transport's `streamHoldS`
- * (STREAM_HOLD_S, default 0 = none; 30 to try); an entry's `"stream": false` turns them off for that agent.
+ * (STREAM_HOLD_S, default 30; 0 = none); an entry's `"stream": false` turns them off for that agent.
  */
 
 export const A2A_VERSION_SETTINGS = ['1.0', '0.3', 'auto'] as const;
@@ -38,7 +43,15 @@ export type AgentSettings = {
   /** False: never read with streams, whatever the hold (`"stream": false` in an EXECUTION_AGENTS entry). */
   readonly stream: boolean;
   readonly transport: TransportConfig;
+  /** Slack channel ids whose messages go to this agent (no other agent claims them). */
+  readonly channels: readonly string[];
+  /** A message that starts with `<prefix>:` goes to this agent, the prefix removed (stored lower-case). */
+  readonly prefix?: string;
+  /** Who its answers are posted as (`username`, `icon_emoji`; needs chat:write.customize). */
+  readonly persona?: AgentPersona;
 };
+
+export type AgentPersona = { readonly username?: string; readonly iconEmoji?: string };
 
 export type AgentsSettings = {
   readonly agents: readonly AgentSettings[];
@@ -54,7 +67,7 @@ export type AgentSources = {
   overrides?: { protocol?: ProtocolName; transport?: TransportValues };
 };
 
-export const DEFAULT_AGENT_NAME = 'default';
+export const DEFAULT_AGENT_NAME = SINGLE_AGENT_NAME;
 
 const AgentEnvSchema = z.object({
   EXECUTION_PROTOCOL: z.enum(PROTOCOL_NAMES).default('execute-task'),
@@ -71,6 +84,11 @@ const AgentEntrySchema = z
     a2aVersion: z.enum(A2A_VERSION_SETTINGS).optional(),
     default: z.boolean().optional(),
     stream: z.boolean().optional(),
+    // Their form and uniqueness are routing's rules (agent-routes.ts), checked on the whole list below.
+    channels: z.array(z.string()).optional(),
+    prefix: z.string().optional(),
+    displayName: z.string().trim().min(1, 'displayName must not be empty').max(80, 'displayName is at most 80 characters').optional(),
+    icon: z.string().regex(/^:[a-z0-9_+'-]+:$/, 'icon is an emoji code such as :scales:').optional(),
   })
   .catchall(z.unknown())
   .superRefine((agent, ctx) => {
@@ -85,15 +103,10 @@ export const ExecutionAgentsSchema = z
   .array(AgentEntrySchema)
   .min(1, 'list at least one agent')
   .superRefine((agents, ctx) => {
-    const seen = new Set<string>();
-    agents.forEach((agent, index) => {
-      if (seen.has(agent.name)) ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `agent name ${JSON.stringify(agent.name)} is used twice` });
-      seen.add(agent.name);
-    });
-    const defaults = agents.filter((agent) => agent.default === true).length;
-    // A list of one needs no flag; otherwise the pipeline must not have to guess.
-    const lone = agents.length === 1 && agents[0]?.default !== false;
-    if (defaults !== 1 && !lone) ctx.addIssue({ code: 'custom', path: [], message: `exactly one agent must have "default": true (found ${defaults})` });
+    // Names, channels, prefixes and the default: the rules slack-events checks too when it routes.
+    for (const problem of routingProblems(agents)) {
+      ctx.addIssue({ code: 'custom', path: problem.index === undefined ? [] : [problem.index, ...(problem.field ? [problem.field] : [])], message: problem.message });
+    }
   });
 
 /** Parses the execution agents once; throws a ConfigError naming every bad value. */
@@ -108,6 +121,7 @@ export function agentSettingsFrom(sources: AgentSources = {}): AgentsSettings {
       ...(protocol === 'a2a' ? { a2aVersion: vars.A2A_VERSION } : {}),
       stream: true,
       transport: transportConfigFrom({ env, defaults: sources.transportDefaults, overrides: sources.overrides?.transport }),
+      channels: [],
     };
     return { agents: [agent], defaultAgent: agent.name };
   }
@@ -131,10 +145,20 @@ function parseExecutionAgents(json: string, options: { env: NodeJS.ProcessEnv; d
   }
   const problems: string[] = [];
   const agents = parsed.data.map((entry, index): AgentSettings | undefined => {
-    const { name, protocol, a2aVersion, default: _default, stream, transport: kind, ...fields } = entry;
+    const { name, protocol, a2aVersion, default: _default, stream, transport: kind, channels, prefix, displayName, icon, ...fields } = entry;
     try {
       const transport = transportConfigFrom({ env: options.env, entry: { kind, fields, label: labelOf([index]) }, defaults: options.transportDefaults });
-      return { name, protocol, ...(protocol === 'a2a' ? { a2aVersion: a2aVersion ?? options.defaultA2aVersion } : {}), stream: stream ?? true, transport };
+      const persona = displayName || icon ? { ...(displayName ? { username: displayName } : {}), ...(icon ? { iconEmoji: icon } : {}) } : undefined;
+      return {
+        name,
+        protocol,
+        ...(protocol === 'a2a' ? { a2aVersion: a2aVersion ?? options.defaultA2aVersion } : {}),
+        stream: stream ?? true,
+        transport,
+        channels: [...new Set(channels ?? [])],
+        ...(prefix ? { prefix: prefix.toLowerCase() } : {}),
+        ...(persona ? { persona } : {}),
+      };
     } catch (error) {
       problems.push((error as Error).message.replace(/^invalid transport configuration: /, ''));
       return undefined;
@@ -153,7 +177,16 @@ export type ExecutionAgents = {
   readonly default: ExecutionAgent;
   readonly names: readonly string[];
   get(name: string): ExecutionAgent | undefined;
+  /** Who the agent's answers are posted as, if it says. */
+  persona(name: string): AgentPersona | undefined;
+  /** Where each agent answers (src/verification/agent-routing.ts). */
+  readonly routes: AgentRoutes;
 };
+
+/** Where each agent of the settings answers. */
+export function routesOf(settings: AgentsSettings): AgentRoutes {
+  return routesOfEntries(settings.agents.map((agent) => ({ ...agent, default: agent.name === settings.defaultAgent })));
+}
 
 /** Builds each agent: its protocol and its transport (the clients it needs come from `deps`). */
 export function buildExecutionAgents(settings: AgentsSettings, deps: TransportDeps = {}): ExecutionAgents {
@@ -165,7 +198,8 @@ export function buildExecutionAgents(settings: AgentsSettings, deps: TransportDe
   }
   const chosen = byName.get(settings.defaultAgent);
   if (!chosen) throw new ConfigError(`the default agent ${JSON.stringify(settings.defaultAgent)} is not configured`);
-  return { default: chosen, names: [...byName.keys()], get: (name) => byName.get(name) };
+  const personas = new Map(settings.agents.flatMap((agent) => (agent.persona ? [[agent.name, agent.persona] as const] : [])));
+  return { default: chosen, names: [...byName.keys()], get: (name) => byName.get(name), persona: (name) => personas.get(name), routes: routesOf(settings) };
 }
 
 /** Parses and builds in one step: what the verification functions, `zone call` and the local stack use. */

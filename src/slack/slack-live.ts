@@ -9,7 +9,7 @@
  */
 import type { MessageBlock } from './feedback-blocks';
 import type { AgentSessionStatus } from './slack-agent';
-import type { ReplyMarker, SlackCallOptions } from './slack-port';
+import type { ReplyMarker, SlackCallOptions, SlackPersona } from './slack-port';
 
 /** A thread: the channel and the `ts` of its parent message. */
 export type LiveThread = { channel: string; threadTs: string };
@@ -43,7 +43,7 @@ export interface SlackLive {
    * after no answer (it may have landed): an `outcome: 'unknown'` error means a stream may exist.
    */
   startStream(
-    stream: LiveThread & { recipientUserId?: string; recipientTeamId?: string; markdownText?: string; task?: LiveTask },
+    stream: LiveThread & { recipientUserId?: string; recipientTeamId?: string; markdownText?: string; task?: LiveTask; /** Who the stream is posted as (chat.startStream takes `username` and `icon_emoji`). */ persona?: SlackPersona },
     options?: SlackCallOptions,
   ): Promise<{ ts: string }>;
   /**

@@ -23,6 +23,12 @@ export type SlackCallOptions = {
   deadline?: number;
 };
 
+/**
+ * Who a message is posted as, instead of the app's own name and icon (`username`, `icon_emoji`;
+ * needs the `chat:write.customize` scope). Set when a message is created: `chat.update` keeps it.
+ */
+export type SlackPersona = { username?: string; iconEmoji?: string };
+
 /** Which reply chunk a message is: sent as the message's metadata, so it can be found again. */
 export type ReplyMarker = { requestId: string; chunk: number };
 
@@ -31,7 +37,7 @@ export interface SlackReplies {
    * Posts `text` in the thread whose parent is `threadTs`; resolves with the new message's `ts`.
    * A SlackApiError with `outcome: 'unknown'` means Slack may have posted it anyway.
    */
-  post(message: { channel: string; threadTs: string; text: string; marker?: ReplyMarker; /** Under the text (the feedback buttons). */ blocks?: readonly MessageBlock[] }, options?: SlackCallOptions): Promise<{ ts: string }>;
+  post(message: { channel: string; threadTs: string; text: string; marker?: ReplyMarker; /** Under the text (the feedback buttons). */ blocks?: readonly MessageBlock[]; persona?: SlackPersona }, options?: SlackCallOptions): Promise<{ ts: string }>;
   /**
    * The `ts` of a message posted with `marker` in the thread, if there is one — how a poster that
    * takes over a chunk learns that the post it could not confirm did land. Needs the

@@ -2,7 +2,7 @@ import { systemClock } from '../clock';
 import type { ExecuteTaskParams } from '../contract';
 import { taskLogger } from '../observability/logger';
 import type { DeliveryHandler } from '../queue/queue';
-import type { FollowUpOptions } from './follow-up-options';
+import { agentNamed, personaFor, type FollowUpOptions } from './follow-up-options';
 import { pollDelaySeconds } from './poll-schedule';
 import { parseQueueMessage } from './poison-message';
 import { TaskMessageSchema, conversationKey, replyThreadTs, threadOf, type SlackThread, type TaskMessage } from './queue-messages';
@@ -52,7 +52,8 @@ export class RetryableTaskError extends Error {
 }
 
 /**
- * The agent-invoker function: one task message → one `execute_task` through the default agent.
+ * The agent-invoker function: one task message → one `execute_task` through the agent it names
+ * (routed by slack-events; the default agent when it names none).
  * success → reply; pending → first poll message; permanent failure → safe error reply;
  * transient failure → SQS retry, and on the last receive the user is told.
  */
@@ -73,7 +74,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
     const task = parseQueueMessage(TaskMessageSchema, delivery.body, 'task message');
     const log = taskLogger(options.log, { request_id: task.request_id, correlation_id: task.request_id, event_id: task.event_id });
     const thread = threadOf(task);
-    const target = liveTargetOf(task);
+    let target = liveTargetOf(task);
     // Stopped before it was picked up: the user pressed Stop after asking (docs/architecture.md §2.6, "Stop").
     if (options.work && (await options.work.stoppedSince(thread, task.received_at))) {
       log.info('the thread was stopped after this task was asked; not sending it');
@@ -81,7 +82,15 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
       await options.work.markStopped(task.request_id);
       return settlement.reply(task, 'stopped', options.messages.stopped);
     }
-    await options.work?.started({ request_id: task.request_id, user_id: task.user_id, thread, agent: options.agent.name });
+    // The agent slack-events routed the task to; a task of a version before routing names none: the default.
+    const agent = agentNamed(options, task.agent);
+    if (!agent) {
+      log.warn('the task names an execution agent that is no longer configured; telling the user', { agent: task.agent });
+      trace({ requestId: task.request_id, hop: 'failed', at: clock.now(), detail: { code: 'agent-removed', agent: task.agent } });
+      return settlement.reply(task, 'error', options.messages.agentRemoved);
+    }
+    target = { ...target, ...personaFor(options, agent) };
+    await options.work?.started({ request_id: task.request_id, user_id: task.user_id, thread, agent: agent.name });
     if (delivery.receiveCount === 1) {
       // A sign of life first, before anything slow: the agent session (processing, with a Stop
       // button), else the status under the thread, else the live message.
@@ -114,19 +123,20 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
       requestId: task.request_id,
       hop: 'execute-sent',
       at: sentAt,
-      detail: { agent: options.agent.name, transport: options.agent.transport, protocol: options.agent.protocol, attempt: delivery.receiveCount, context_messages: inputs.messages?.length ?? 0, attachments: inputs.attachments?.length ?? 0 },
+      detail: { agent: agent.name, transport: agent.transport, protocol: agent.protocol, attempt: delivery.receiveCount, context_messages: inputs.messages?.length ?? 0, attachments: inputs.attachments?.length ?? 0 },
     });
-    options.metrics?.taskSent(options.agent.protocol, options.agent.transport);
+    options.metrics?.taskSent(agent.protocol, agent.transport);
+    options.metrics?.agentTask(agent.name, agent.protocol);
     const call = { requestId: task.request_id, sessionKey: conversationKey(thread), correlationId: task.request_id, signal };
     const slackCall = { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) };
     // Live answers from an agent that streams: the stream is held while text flows (docs/architecture.md §2.5).
-    const holdMs = options.live && options.agent.streams ? holdMsFor(options.agent.streamHoldMs, clock.now(), deadline, options.schedule.deadlineSeconds * 1000) : 0;
+    const holdMs = options.live && agent.streams ? holdMsFor(agent.streamHoldMs, clock.now(), deadline, options.schedule.deadlineSeconds * 1000) : 0;
     let held: HoldEnd | undefined;
     let outcome: Outcome;
     let acceptedTraced = false;
     if (holdMs > 0 && options.live) {
       const live = options.live;
-      held = await holdStream((holdSignal) => options.agent.startStreaming(params, { ...call, signal: holdSignal, holdMs }), {
+      held = await holdStream((holdSignal) => agent.startStreaming(params, { ...call, signal: holdSignal, holdMs }), {
         before: 0,
         show: async (before, delta) => {
           await live.reply.show(target, before, delta, slackCall);
@@ -135,7 +145,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
         ...(options.work ? { stopped: () => options.work!.isStopped(task.request_id) } : {}),
         // Known from the first text on: a Stop cancels the task with it.
         onHandle: async (handle) => {
-          await options.work?.accepted({ request_id: task.request_id, user_id: task.user_id, thread, agent: options.agent.name, handle });
+          await options.work?.accepted({ request_id: task.request_id, user_id: task.user_id, thread, agent: agent.name, handle });
           trace({ requestId: task.request_id, hop: 'accepted', at: clock.now(), detail: { task_id: handle.taskId, hold_ms: holdMs } });
           acceptedTraced = true;
         },
@@ -143,15 +153,15 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
       });
       if (!held.outcome) {
         // Stopped by the user while the stream was held: the Stop sent the one final message; cancel in case it had no handle.
-        if (held.handle) await options.agent.cancel(held.handle, call);
+        if (held.handle) await agent.cancel(held.handle, call);
         log.info('the task was stopped while its stream was held; cancelled it', { task_id: held.handle?.taskId });
         return;
       }
       outcome = held.outcome;
     } else {
-      outcome = await options.agent.start(params, call);
+      outcome = await agent.start(params, call);
     }
-    settlement.counted('execute', outcome, sentAt);
+    settlement.counted('execute', outcome, sentAt, agent);
 
     switch (outcome.kind) {
       case 'success':
@@ -160,11 +170,11 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
         if (options.work) {
           // A Stop that came while execute_task was on its way had no handle to cancel with: cancel now.
           if (await options.work.isStopped(task.request_id)) {
-            const failure = await options.agent.cancel(outcome.handle, call);
+            const failure = await agent.cancel(outcome.handle, call);
             log.info('the task was stopped while it was being sent; cancelled it', { task_id: outcome.handle.taskId, cancelled: failure === undefined });
             return;
           }
-          if (!held) await options.work.accepted({ request_id: task.request_id, user_id: task.user_id, thread, agent: options.agent.name, handle: outcome.handle });
+          if (!held) await options.work.accepted({ request_id: task.request_id, user_id: task.user_id, thread, agent: agent.name, handle: outcome.handle });
         }
         // A held stream showed its text as it came; otherwise the text the answer brought is shown now.
         const streamed = held ? held.received : (outcome.partial?.length ?? 0);
@@ -185,6 +195,8 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
             // The poll deadline counts from when the task was sent when its stream was held.
             accepted_at: held ? sentAt : clock.now(),
             received_at: task.received_at,
+            // Every poll and the cancel go to the agent that accepted it, whatever the configuration says later.
+            agent: agent.name,
             ...(inputs.notes.length ? { notes: inputs.notes } : {}),
             ...(streamed > 0 ? { streamed, since_text: held && !held.texted ? 1 : 0 } : {}),
           },

@@ -1,7 +1,7 @@
 import { systemClock } from '../clock';
 import { taskLogger } from '../observability/logger';
 import type { DeliveryHandler } from '../queue/queue';
-import type { FollowUpOptions } from './follow-up-options';
+import { agentNamed, personaFor, type FollowUpOptions } from './follow-up-options';
 import { pollDelaySeconds } from './poll-schedule';
 import { parseQueueMessage } from './poison-message';
 import { PollMessageSchema, conversationKey, type PollMessage } from './queue-messages';
@@ -30,6 +30,14 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
     const log = taskLogger(options.log, { request_id: message.request_id, correlation_id: message.request_id, event_id: message.event_id, task_id: message.handle.taskId });
     // The conversation's session: the one that runs the task (agent-invoker started it there).
     const call = { requestId: message.request_id, sessionKey: conversationKey(message), correlationId: message.request_id, signal };
+    // The agent that accepted the task (a poll of a version before routing names none: the default).
+    const agent = agentNamed(options, message.agent);
+    if (!agent) {
+      if (options.work && (await options.work.isStopped(message.request_id))) return;
+      log.warn('the task was accepted by an execution agent that is no longer configured; telling the user', { agent: message.agent });
+      trace({ requestId: message.request_id, hop: 'failed', at: clock.now(), detail: { code: 'agent-removed', agent: message.agent } });
+      return settlement.reply(message, 'error', options.messages.agentRemoved);
+    }
     // Stopped by the user: the Stop cancelled the task and sent its one final message; polling ends here.
     if (options.work && (await options.work.isStopped(message.request_id))) {
       log.info('the task was stopped; polling ends');
@@ -37,13 +45,13 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
     }
     const started = clock.now();
     const slackCall = { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) };
-    const target = liveTargetOf(message);
+    const target = { ...liveTargetOf(message), ...personaFor(options, agent) };
     const streamedBefore = message.streamed ?? 0;
     const quietPolls = message.since_text ?? 0;
     // Live answers from an agent that streams: while text flows, the stream is held (docs/architecture.md §2.5).
-    const holdFor = () => (options.live && options.agent.streams ? holdMsFor(options.agent.streamHoldMs, clock.now(), deadline, deadlineMs - (clock.now() - message.accepted_at)) : 0);
+    const holdFor = () => (options.live && agent.streams ? holdMsFor(agent.streamHoldMs, clock.now(), deadline, deadlineMs - (clock.now() - message.accepted_at)) : 0);
     const hold = (handle: PendingHandle, before: number, holdMs: number): Promise<HoldEnd> =>
-      holdStream((holdSignal) => options.agent.pollStreaming(handle, { ...call, signal: holdSignal, holdMs }), {
+      holdStream((holdSignal) => agent.pollStreaming(handle, { ...call, signal: holdSignal, holdMs }), {
         before,
         show: async (from, delta) => {
           await options.live!.reply.show(target, from, delta, slackCall);
@@ -62,7 +70,7 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
     if (flowing && (holdMs = holdFor()) > 0) {
       held = await hold(message.handle, streamedBefore, holdMs);
     } else {
-      polled = await options.agent.poll(message.handle, call);
+      polled = await agent.poll(message.handle, call);
       partial = polled.kind === 'pending' ? (polled.partial ?? '') : '';
       // A task that streams: show what it produced since the last poll.
       if (partial && options.live) {
@@ -77,7 +85,7 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
       return;
     }
     const outcome: Outcome = held?.outcome ?? polled!;
-    settlement.counted('poll', outcome, started);
+    settlement.counted('poll', outcome, started, agent);
     const attempt = message.attempt + 1;
     trace({ requestId: message.request_id, hop: 'poll', at: clock.now(), detail: { attempt, outcome: outcome.kind, ...(outcome.kind === 'pending' && outcome.state ? { state: outcome.state } : {}), ...(held ? { held_ms: Math.round(held.heldMs) } : {}) } });
 
@@ -94,7 +102,7 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
     const elapsed = clock.now() - message.accepted_at;
     if (elapsed >= deadlineMs) {
       log.warn('task passed the poll deadline: cancelling it', { deadline_s: options.schedule.deadlineSeconds, polls: attempt });
-      const cancelFailure = await options.agent.cancel(message.handle, call);
+      const cancelFailure = await agent.cancel(message.handle, call);
       if (cancelFailure) log.warn('cancel_task failed; the execution zone will expire the task', { code: cancelFailure.kind === 'failure' ? cancelFailure.code : undefined });
       return settlement.reply(message, 'error', options.messages.timedOut);
     }

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock';
 import type { Log } from '../observability/logger';
 import type { PipelineMetrics } from '../observability/metrics';
+import type { AgentPersona } from '../protocols/agent-config';
 import type { ExecutionAgent } from '../protocols/execution-agent';
 import type { Queue } from '../queue/queue';
 import type { PollSchedule } from './poll-schedule';
@@ -10,9 +11,21 @@ import type { LiveReplyService } from './live-reply';
 import type { Tracer } from './trace';
 import type { UserMessages } from './user-messages';
 
-/** What agent-invoker and async-result both need: the agent, where polls and replies go, and how to poll. */
+/** Every configured execution agent by name (ExecutionAgents), and who each posts as. */
+export type AgentDirectory = {
+  get(name: string): ExecutionAgent | undefined;
+  persona(name: string): AgentPersona | undefined;
+};
+
+/** What agent-invoker and async-result both need: the agents, where polls and replies go, and how to poll. */
 export type FollowUpOptions = {
+  /** The default agent: a task or poll message that names no agent (an older version's) goes to it. */
   agent: ExecutionAgent;
+  /**
+   * Every configured agent: a task goes to the one its message names, its polls and cancel to the
+   * one that accepted it. Without it, only the default agent is known.
+   */
+  agents?: AgentDirectory;
   polls: Queue<PollMessage>;
   replies: Queue<ReplyMessage>;
   messages: UserMessages;
@@ -35,3 +48,18 @@ export type FollowUpOptions = {
   trace?: Tracer;
   clock?: Clock;
 };
+
+/**
+ * The agent a task or poll message names; the default agent when it names none (a message of a
+ * version before routing). Undefined when the named agent is no longer configured.
+ */
+export function agentNamed(options: Pick<FollowUpOptions, 'agent' | 'agents'>, name: string | undefined): ExecutionAgent | undefined {
+  if (name === undefined || name === options.agent.name) return options.agent;
+  return options.agents?.get(name);
+}
+
+/** The live message of a task goes out under its agent's name and icon, as its answer does. */
+export function personaFor(options: Pick<FollowUpOptions, 'agents'>, agent: ExecutionAgent): { persona?: { username?: string; iconEmoji?: string } } {
+  const persona = options.agents?.persona(agent.name);
+  return persona && (persona.username || persona.iconEmoji) ? { persona: { ...persona } } : {};
+}

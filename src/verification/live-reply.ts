@@ -5,7 +5,7 @@ import { SlackApiError } from '../slack/slack-api-error';
 import type { MessageBlock } from '../slack/feedback-blocks';
 import type { SlackAgent } from '../slack/slack-agent';
 import type { LiveTask, SlackLive } from '../slack/slack-live';
-import type { SlackCallOptions, SlackReplies } from '../slack/slack-port';
+import type { SlackCallOptions, SlackPersona, SlackReplies } from '../slack/slack-port';
 import { toSafeMrkdwn } from '../slack/safe-mrkdwn';
 import { SLACK_CHUNK_LIMIT } from '../slack/split-message';
 import { replyThreadTs, threadOf, type ReplyMessage, type SlackThread } from './queue-messages';
@@ -50,7 +50,7 @@ export type LiveReplyOptions = {
 /** Where a task's answer goes, and who asked (streams outside DMs name their recipient). */
 type ReplyKind = ReplyMessage['kind'];
 
-export type LiveTarget = SlackThread & { request_id: string; user_id: string };
+export type LiveTarget = SlackThread & { request_id: string; user_id: string; /** Who the live message is posted as: the agent's name and icon. */ persona?: SlackPersona };
 
 /** The live target of a task or poll message: its thread, its request and who asked. */
 export function liveTargetOf(message: LiveTarget): LiveTarget {
@@ -158,7 +158,7 @@ export function createLiveReply(options: LiveReplyOptions) {
     let started: LiveReply | undefined;
     try {
       const { ts } = await slack.startStream(
-        { channel: target.channel, threadTs, recipientUserId: target.user_id, recipientTeamId: target.team_id, task: workingTask('in_progress'), ...(shownText.raw ? { markdownText: shownText.safe } : {}) },
+        { channel: target.channel, threadTs, recipientUserId: target.user_id, recipientTeamId: target.team_id, task: workingTask('in_progress'), ...(shownText.raw ? { markdownText: shownText.safe } : {}), ...(target.persona ? { persona: target.persona } : {}) },
         call,
       );
       // The text it shows is kept: a stream Slack stopped (a Stop, an expiry) can only be rewritten whole.
@@ -174,7 +174,7 @@ export function createLiveReply(options: LiveReplyOptions) {
     if (!started) {
       try {
         const body = shownText.raw ? `${shownText.safe} …` : options.placeholderText;
-        const { ts } = await slack.post({ channel: target.channel, threadTs, text: body }, call);
+        const { ts } = await slack.post({ channel: target.channel, threadTs, text: body, ...(target.persona ? { persona: target.persona } : {}) }, call);
         started = { mode: 'update', channel: target.channel, ts, shown: shownText.raw.length, text: shownText.safe };
       } catch (error) {
         if (!(error instanceof SlackApiError)) throw error;

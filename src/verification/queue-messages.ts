@@ -48,6 +48,11 @@ export const TaskMessageSchema = z.extend(SlackThreadSchema, {
   bot_user_id: z.optional(z.string()),
   /** A thread reply without a mention, taken because the bot answered in that thread before. */
   follow_up: z.optional(z.boolean()),
+  /**
+   * The execution agent slack-events routed the task to (src/verification/agent-routing.ts); its
+   * polls and its reply carry it on. Absent in messages of a version before routing: the default agent.
+   */
+  agent: z.optional(z.string().check(z.minLength(1))),
 });
 export type TaskMessage = z.infer<typeof TaskMessageSchema>;
 
@@ -68,10 +73,15 @@ export const PollMessageSchema = z.extend(SlackThreadSchema, {
   streamed: z.optional(z.int().check(z.nonnegative())),
   /** A task that streams: polls since its text last grew (the backoff counts from there). */
   since_text: z.optional(z.int().check(z.nonnegative())),
+  /** The agent that accepted the task: every poll and the cancel go to it. Absent (an older version's poll): the default agent. */
+  agent: z.optional(z.string().check(z.minLength(1))),
 });
 export type PollMessage = z.infer<typeof PollMessageSchema>;
 
 /** `stopped`: the user pressed Stop; the note goes under what was shown (docs/architecture.md §2.6). */
+export const PersonaSchema = z.object({ username: z.optional(z.string().check(z.minLength(1))), icon_emoji: z.optional(z.string().check(z.minLength(1))) });
+export type Persona = z.infer<typeof PersonaSchema>;
+
 export const ReplyKindSchema = z.enum(['answer', 'error', 'notice', 'stopped']);
 
 export const ReplyMessageSchema = z.extend(SlackThreadSchema, {
@@ -82,6 +92,8 @@ export const ReplyMessageSchema = z.extend(SlackThreadSchema, {
   received_at: z.optional(z.number()),
   /** The execution agent that answered: its name goes into the feedback buttons under the answer. */
   agent: z.optional(z.string()),
+  /** Who the answer is posted as: the agent's `displayName` and `icon` (chat:write.customize). */
+  persona: z.optional(PersonaSchema),
 });
 export type ReplyMessage = z.infer<typeof ReplyMessageSchema>;
 

@@ -18,16 +18,16 @@ import type { Tracer } from './trace';
  */
 
 /** What a task or poll message says of its task: the thread to reply in, the request, when it came in. */
-export type SettledTask = SlackThread & { request_id: string; received_at: number };
+export type SettledTask = SlackThread & { request_id: string; received_at: number; /** The agent it went to (absent: the default). */ agent?: string };
 
 /** An outcome that ends the task. */
 export type FinalOutcome = Extract<Outcome, { kind: 'success' }> | Failure;
 
-export type SettlementOptions = Pick<FollowUpOptions, 'replies' | 'messages' | 'metrics' | 'maxReceiveCount' | 'log' | 'work'> & Partial<Pick<FollowUpOptions, 'agent'>> & { trace: Tracer; clock: Clock };
+export type SettlementOptions = Pick<FollowUpOptions, 'replies' | 'messages' | 'metrics' | 'maxReceiveCount' | 'log' | 'work'> & Partial<Pick<FollowUpOptions, 'agent' | 'agents'>> & { trace: Tracer; clock: Clock };
 
 export type Settlement = {
-  /** Counts one call to the agent (`execute_task` or `get_task_result`): how long it took, what came of it. */
-  counted(stage: 'execute' | 'poll', outcome: Outcome, startedAt: number): void;
+  /** Counts one call to the agent (`execute_task` or `get_task_result`): how long it took, what came of it; per agent when `agent` is given. */
+  counted(stage: 'execute' | 'poll', outcome: Outcome, startedAt: number, agent?: { name: string; protocol: string }): void;
   /**
    * success → the answer, with the notes about what the task went without under it (an answer with
    * nothing visible → the safe apology); failure → the safe text for its category, logged and traced
@@ -48,14 +48,27 @@ export function createSettlement(options: SettlementOptions): Settlement {
   const { trace, clock } = options;
 
   async function reply(task: SettledTask, kind: ReplyMessage['kind'], text: string): Promise<void> {
-    await options.replies.send({ ...threadOf(task), request_id: task.request_id, kind, text, received_at: task.received_at, ...(options.agent ? { agent: options.agent.name } : {}) });
+    const agent = task.agent ?? options.agent?.name;
+    // The answer goes out under the agent's own name and icon, when it has them.
+    const persona = agent !== undefined ? options.agents?.persona(agent) : undefined;
+    await options.replies.send({
+      ...threadOf(task),
+      request_id: task.request_id,
+      kind,
+      text,
+      received_at: task.received_at,
+      ...(agent !== undefined ? { agent } : {}),
+      ...(persona ? { persona: { ...(persona.username ? { username: persona.username } : {}), ...(persona.iconEmoji ? { icon_emoji: persona.iconEmoji } : {}) } } : {}),
+    });
     trace({ requestId: task.request_id, hop: 'reply-queued', at: clock.now(), detail: { kind } });
   }
 
   return {
-    counted(stage, outcome, startedAt) {
+    counted(stage, outcome, startedAt, agent) {
+      const code = outcome.kind === 'failure' ? outcome.code : undefined;
       options.metrics?.latency(stage, clock.now() - startedAt);
-      options.metrics?.outcome(stage, outcome.kind, outcome.kind === 'failure' ? outcome.code : undefined);
+      options.metrics?.outcome(stage, outcome.kind, code);
+      if (agent) options.metrics?.agentCall(agent.name, agent.protocol, stage, outcome.kind, clock.now() - startedAt, code);
     },
 
     async settle(task, outcome, how) {

@@ -19,6 +19,8 @@ import { EVENT_CLAIM_LEASE_SECONDS } from './pipeline-settings';
 import { noTrace, type Tracer } from './trace';
 import type { UserContexts } from './user-context';
 import { fill, type UserMessages } from './user-messages';
+import type { AgentRoutes } from '../protocols/agent-routes';
+import { routeMessage } from './agent-routing';
 
 export type IngressRequest = { headers: Readonly<Record<string, string | undefined>>; body: Buffer | string };
 export type IngressResponse = { statusCode: number; headers: Record<string, string>; body: string };
@@ -47,6 +49,14 @@ export type SlackIngressOptions = {
    * (THREAD_FOLLOW_UPS=false), every channel message needs a mention.
    */
   threads?: BotThreads;
+  /**
+   * Where each execution agent answers (EXECUTION_AGENTS): each task is routed here, once, and
+   * carries its agent's name (src/verification/agent-routing.ts). Without it, tasks name no agent
+   * and go to the default one.
+   */
+  routes?: AgentRoutes;
+  /** The agent each thread's latest task went to (thread-work), so a thread stays with its agent. */
+  threadAgents?: { agentOf(thread: TaskDraft['thread']): Promise<string | undefined> };
   log: Log;
   metrics?: PipelineMetrics;
   trace?: Tracer;
@@ -222,10 +232,11 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
     const { requestId, eventId, started } = at;
     const thread = draft.thread;
     const files = draft.files?.slice(0, MAX_TASK_FILES).map(taskFileOf);
-    // A message of files alone is still a question about them.
-    const taskText = draft.text || (files?.length ? options.messages.filesWithoutText : '');
     const taskLog = taskLogger(at.log, { request_id: requestId, correlation_id: requestId });
     trace({ requestId, hop: 'ingress', at: started, detail: { event_id: eventId, user: draft.user, channel: thread.channel, ts: thread.ts, thread_ts: thread.thread_ts } });
+    const routed = options.routes ? routeMessage(options.routes, { channel: thread.channel, text: draft.text, ...(await threadAgentOf(thread, taskLog)) }) : undefined;
+    // A message of files alone is still a question about them.
+    const taskText = (routed ? routed.text : draft.text) || (files?.length ? options.messages.filesWithoutText : '');
 
     const found = await refusalFor(thread.team_id, draft.user, thread.channel, taskText, { at: started, eventId });
     // A reply without a mention may not have been meant for the bot at all: never answer it with a
@@ -240,7 +251,7 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
       trace({ requestId, hop: 'refused', at: clock.now(), detail: { reason: refusal.reason } });
     } else {
       // Traced before the send: an in-memory consumer may start on the task before send returns.
-      trace({ requestId, hop: 'queued', at: clock.now() });
+      trace({ requestId, hop: 'queued', at: clock.now(), ...(routed ? { detail: { agent: routed.agent, routed_by: routed.by } } : {}) });
       await options.tasks.send(
         {
           ...thread,
@@ -252,10 +263,26 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
           ...(files?.length ? { files } : {}),
           ...(draft.botUserId ? { bot_user_id: draft.botUserId } : {}),
           ...(draft.followUp ? { follow_up: true } : {}),
+          ...(routed ? { agent: routed.agent } : {}),
         },
         { attributes: { request_id: requestId, event_id: eventId } },
       );
-      taskLog.info('task queued', { text_length: taskText.length, files: files?.length ?? 0, follow_up: draft.followUp ?? false });
+      taskLog.info('task queued', { text_length: taskText.length, files: files?.length ?? 0, follow_up: draft.followUp ?? false, ...(routed ? { agent: routed.agent, routed_by: routed.by } : {}) });
+    }
+  }
+
+  /**
+   * The agent the thread's latest task went to: read only for a message in a thread, and only when
+   * there is more than one agent to choose from. A failed read routes the message without it.
+   */
+  async function threadAgentOf(thread: TaskDraft['thread'], log: Log): Promise<{ threadAgent?: string }> {
+    if (!thread.thread_ts || !options.threadAgents || (options.routes?.agents.length ?? 0) < 2) return {};
+    try {
+      const agent = await options.threadAgents.agentOf(thread);
+      return agent ? { threadAgent: agent } : {};
+    } catch (error) {
+      log.warn("could not read the thread's agent; routing the message by its channel", { error: error as Error });
+      return {};
     }
   }
 

@@ -4,7 +4,7 @@ import type { PipelineMetrics } from '../observability/metrics';
 import { randomUUID } from 'node:crypto';
 import type { Delivery, DeliveryContext } from '../queue/queue';
 import { SlackApiError } from '../slack/slack-api-error';
-import type { ReplyMarker, SlackReplies } from '../slack/slack-port';
+import type { ReplyMarker, SlackPersona, SlackReplies } from '../slack/slack-port';
 import { toSafeMrkdwn } from '../slack/safe-mrkdwn';
 import { SLACK_CHUNK_LIMIT, splitForSlack } from '../slack/split-message';
 import { parseQueueMessage } from './poison-message';
@@ -96,7 +96,8 @@ export class ChunkInProgressError extends Error {
 /** The chunk number the fallback post carries in its metadata (real chunks count from 0). */
 export const FALLBACK_CHUNK = -1;
 
-type PostTarget = { channel: string; threadTs: string };
+/** Where a reply goes, and who it is posted as (the answering agent's name and icon). */
+type PostTarget = { channel: string; threadTs: string; persona?: SlackPersona };
 /** One message of a reply: its claim key, its metadata marker, its text. */
 type Piece = { key: string; marker: ReplyMarker; text: string; label: string; blocks?: MessageBlock[] };
 
@@ -122,7 +123,7 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
     const message = parseQueueMessage(ReplyMessageSchema, delivery.body, 'reply message');
     const log = taskLogger(options.log, { request_id: message.request_id, correlation_id: message.request_id });
     const chunks = splitForSlack(toSafeMrkdwn(message.text), limit);
-    const target = { channel: message.channel, threadTs: replyThreadTs(message) };
+    const target: PostTarget = { channel: message.channel, threadTs: replyThreadTs(message), ...personaOf(message) };
     if (chunks.length === 0) {
       // Slack refuses a message with no visible text; retrying would not change that. The
       // functions that write replies never send one (answerReply), so this is a bug upstream: the
@@ -347,4 +348,11 @@ async function markDone(slack: SlackReplies, message: ReplyMessage, log: Log, me
       log.warn('could not update the reaction; the reply itself was posted', { step, code });
     }
   }
+}
+
+/** The reply's persona as the Slack port takes it. */
+function personaOf(message: ReplyMessage): { persona?: SlackPersona } {
+  const persona = message.persona;
+  if (!persona?.username && !persona?.icon_emoji) return {};
+  return { persona: { ...(persona.username ? { username: persona.username } : {}), ...(persona.icon_emoji ? { iconEmoji: persona.icon_emoji } : {}) } };
 }

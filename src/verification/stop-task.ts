@@ -5,6 +5,7 @@ import type { ExecutionAgent } from '../protocols/execution-agent';
 import type { Queue } from '../queue/queue';
 import type { SlackAgent } from '../slack/slack-agent';
 import { StopMessageSchema } from './agent-messages';
+import { agentNamed, type AgentDirectory } from './follow-up-options';
 import { parseQueueMessage } from './poison-message';
 import { conversationKey, replyThreadTs, threadOf, type ReplyMessage } from './queue-messages';
 import type { ThreadWork } from './thread-work';
@@ -12,7 +13,9 @@ import { noTrace } from './trace';
 import type { UserMessages } from './user-messages';
 
 export type StopTaskOptions = FunctionServices & {
+  /** The default agent; `agents` holds the others: the task is cancelled through the one it went to. */
   agent: ExecutionAgent;
+  agents?: AgentDirectory;
   work: ThreadWork;
   replies: Queue<ReplyMessage>;
   messages: UserMessages;
@@ -52,8 +55,10 @@ export function createStopTask(options: StopTaskOptions) {
     const log = options.log;
     await options.work.markStopped(task.request_id);
     trace({ requestId: task.request_id, hop: 'stop', at: clock.now(), detail: { user: stop.user_id, cancels: task.handle ? 'cancel_task' : 'when the call returns' } });
-    if (task.handle) {
-      const failure = await options.agent.cancel(task.handle, { requestId: task.request_id, sessionKey: conversationKey(task.thread), correlationId: task.request_id, ...(call.signal ? { signal: call.signal } : {}) });
+    const agent = agentNamed(options, task.agent);
+    if (task.handle && !agent) log.warn('the task was accepted by an execution agent that is no longer configured; it is not cancelled', { request_id: task.request_id, agent: task.agent });
+    if (task.handle && agent) {
+      const failure = await agent.cancel(task.handle, { requestId: task.request_id, sessionKey: conversationKey(task.thread), correlationId: task.request_id, ...(call.signal ? { signal: call.signal } : {}) });
       if (failure) log.warn('cancel_task failed after a Stop; the execution zone will expire the task', { request_id: task.request_id, code: failure.kind === 'failure' ? failure.code : undefined });
       else log.info('task cancelled after a Stop', { request_id: task.request_id, task_id: task.handle.taskId });
     }

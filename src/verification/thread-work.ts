@@ -18,6 +18,7 @@ export type ThreadTask = {
   state: 'working' | 'done';
   /** Once the agent accepted the task: what cancels it. */
   handle?: PendingHandle;
+  /** The execution agent the task went to: the thread's agent, which its follow-ups stay with. */
   agent?: string;
 };
 
@@ -43,6 +44,10 @@ export function createThreadWork(records: Records, clock: Clock) {
       const current = await records.get<ThreadTask>(workKey(thread));
       if (current?.request_id !== requestId) return;
       await records.putIf(workKey(thread), { ...current, state: 'done' }, WORK_TTL_SECONDS, { field: 'request_id', expected: requestId });
+    },
+    /** The agent the thread's latest task went to, working or done (while the record lives: a day). */
+    async agentOf(thread: SlackThread): Promise<string | undefined> {
+      return (await records.get<ThreadTask>(workKey(thread)))?.agent;
     },
     /** The thread's task, if one is working. */
     async working(thread: SlackThread): Promise<ThreadTask | undefined> {

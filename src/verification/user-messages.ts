@@ -16,6 +16,8 @@ export const DEFAULT_USER_MESSAGES = {
   timedOut: 'Sorry, that took too long and I stopped working on it. Please try a smaller request.',
   cancelled: 'That request was cancelled before it finished.',
   internalError: 'Sorry, something went wrong on my side and I could not answer. The team has been notified.',
+  /** A task whose execution agent was taken out of the configuration while it was queued or running. */
+  agentRemoved: 'Sorry, the assistant that was working on this is no longer available here, so I stopped. Please ask again.',
   /** The thread's status (or placeholder) while the agent works on a task. */
   working: 'is working on it…',
   /** The message the answer will replace, where Slack shows no status and refuses a stream. */

@@ -10,7 +10,7 @@ import type { SlackReplies } from '../slack/slack-port';
 import { createAgentInvoker } from './agent-invoker';
 import { createAsyncResult } from './async-result';
 import { attachmentLimitsOf, pollScheduleOf, type VerificationConfig } from './config';
-import type { FollowUpOptions } from './follow-up-options';
+import type { AgentDirectory, FollowUpOptions } from './follow-up-options';
 import type { PollMessage, ReplyMessage, TaskMessage } from './queue-messages';
 import { RateLimiter } from './rate-limiter';
 import { acknowledgeReceipt, createSlackPoster, type SlackPoster } from './slack-poster';
@@ -30,6 +30,7 @@ import type { Records } from './stores/records';
 import { createThreadWork } from './thread-work';
 import { createUserContexts } from './user-context';
 import type { SlackAgent } from '../slack/slack-agent';
+import type { AgentRoutes } from '../protocols/agent-routes';
 
 /**
  * The one place the four verification functions are wired from configuration and ports. The
@@ -58,8 +59,10 @@ export type SlackEventsPorts = {
   replies: Queue<ReplyMessage>;
   /** The threads the bot answered in; read only with THREAD_FOLLOW_UPS (on by default). */
   threads: BotThreads;
-  /** The state table's records: what each user is looking at (app_context_changed). */
+  /** The state table's records: what each user is looking at (app_context_changed), and each thread's agent. */
   records?: Records;
+  /** Where each execution agent answers (EXECUTION_AGENTS): tasks are routed by it. */
+  routes?: AgentRoutes;
 };
 
 export function wireSlackEvents(context: FunctionContext, ports: SlackEventsPorts): (request: IngressRequest) => Promise<IngressResponse> {
@@ -80,6 +83,8 @@ export function wireSlackEvents(context: FunctionContext, ports: SlackEventsPort
     ...(config.THREAD_FOLLOW_UPS ? { threads: ports.threads } : {}),
     prompts: agentPromptsOf(config.AGENT_PROMPTS_JSON),
     ...(ports.records ? { contexts: createUserContexts(ports.records) } : {}),
+    ...(ports.routes ? { routes: ports.routes } : {}),
+    ...(ports.routes && ports.records ? { threadAgents: createThreadWork(ports.records, context.clock) } : {}),
     ...common(context),
   });
 }
@@ -96,7 +101,10 @@ export type LivePorts = {
 
 /** What both follow-up functions (agent-invoker, async-result) are given. */
 export type AsyncResultPorts = {
+  /** The default agent. */
   agent: ExecutionAgent;
+  /** Every configured agent (EXECUTION_AGENTS): tasks, polls and cancels go to the one they name. */
+  agents?: AgentDirectory;
   polls: Queue<PollMessage>;
   replies: Queue<ReplyMessage>;
   live?: LivePorts;
@@ -186,6 +194,7 @@ function agentSurfaceOf(context: FunctionContext, slack: SlackAgent, records: Re
 function followUp(context: FunctionContext, ports: AsyncResultPorts, maxReceiveCount: number): FollowUpOptions {
   return {
     agent: ports.agent,
+    ...(ports.agents ? { agents: ports.agents } : {}),
     polls: ports.polls,
     replies: ports.replies,
     messages: userMessages(context.config.USER_MESSAGES_JSON),

@@ -12,7 +12,7 @@ const loadAgentsConfig = (env: NodeJS.ProcessEnv) => agentSettingsFrom({ env });
 describe('agentSettingsFrom plain variables', () => {
   it('defaults to one execute-task agent over agentcore', () => {
     expect(loadAgentsConfig({ AGENTCORE_RUNTIME_ARN: ARN })).toEqual({
-      agents: [{ name: 'default', protocol: 'execute-task', stream: true, transport: expect.objectContaining({ kind: 'agentcore', runtimeArn: ARN }) }],
+      agents: [{ name: 'default', protocol: 'execute-task', stream: true, channels: [], transport: expect.objectContaining({ kind: 'agentcore', runtimeArn: ARN }) }],
       defaultAgent: 'default',
     });
   });
@@ -20,7 +20,7 @@ describe('agentSettingsFrom plain variables', () => {
   it('reads EXECUTION_PROTOCOL, A2A_VERSION and TRANSPORT', () => {
     const config = loadAgentsConfig({ EXECUTION_PROTOCOL: 'a2a', A2A_VERSION: '0.3', TRANSPORT: 'https', EXECUTION_URL: 'https://agent.example/' });
 
-    expect(config.agents).toEqual([{ name: 'default', protocol: 'a2a', a2aVersion: '0.3', stream: true, transport: expect.objectContaining({ kind: 'https', url: 'https://agent.example/' }) }]);
+    expect(config.agents).toEqual([{ name: 'default', protocol: 'a2a', a2aVersion: '0.3', stream: true, channels: [], transport: expect.objectContaining({ kind: 'https', url: 'https://agent.example/' }) }]);
   });
 
   it('gives a2a agents dialect 1.0 unless told otherwise', () => {
@@ -91,7 +91,7 @@ describe('agentSettingsFrom EXECUTION_AGENTS', () => {
   });
 
   it.each<[string, unknown[], RegExp]>([
-    ['no default among several', [local, runtime], /exactly one agent must have "default": true \(found 0\)/],
+    ['no default among several', [local, runtime], /exactly one agent must have "default": true \(found none\)/],
     ['two defaults', [{ ...local, default: true }, { ...runtime, default: true }], /found 2/],
     ['a name used twice', [{ ...local, default: true }, { ...runtime, name: 'local' }], /EXECUTION_AGENTS\[1\]\.name: .*used twice/],
     ['https without a url', [{ ...local, url: undefined }], /EXECUTION_AGENTS\[0\]\.url: transport https needs url/],

@@ -72,6 +72,8 @@ describe('createAgentInvoker', () => {
       attempt: 0,
       accepted_at: parts.clock.now(),
       received_at: task.received_at,
+      // The agent that accepted it: every poll goes there.
+      agent: 'default',
       notes: ['a note'],
     });
     expect(parts.sentReplies()).toEqual([]);

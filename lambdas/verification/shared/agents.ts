@@ -1,7 +1,8 @@
-import { executionAgentsFrom } from '../../../src/protocols/agent-config';
+import { executionAgentsFrom, type ExecutionAgents } from '../../../src/protocols/agent-config';
 import { createLogger } from '../../../src/observability/logger';
 
-/** The default execution agent from TRANSPORT / EXECUTION_PROTOCOL / … (or EXECUTION_AGENTS). */
-export function defaultAgentFromEnv() {
-  return executionAgentsFrom({ env: process.env }, { log: createLogger('transport') }).default;
+/** Every execution agent from EXECUTION_AGENTS (or the one of TRANSPORT / EXECUTION_PROTOCOL / …). */
+export function executionAgentsFromEnv(): ExecutionAgents {
+  return executionAgentsFrom({ env: process.env }, { log: createLogger('transport') });
 }
+

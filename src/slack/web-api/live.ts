@@ -2,9 +2,9 @@ import { SlackApiError } from '../slack-api-error';
 import type { MessageBlock } from '../feedback-blocks';
 import type { AgentSessionStatus } from '../slack-agent';
 import { STREAM_MARKDOWN_LIMIT, type LiveMessage, type LiveTask, type LiveThread, type SlackLive } from '../slack-live';
-import type { ReplyMarker, SlackCallOptions } from '../slack-port';
+import type { ReplyMarker, SlackCallOptions, SlackPersona } from '../slack-port';
 import { WebApiPort } from './web-api-port';
-import { replyMetadata, withTextSection } from './replies';
+import { personaArguments, replyMetadata, withTextSection } from './replies';
 import { toSlackApiError } from './slack-errors';
 
 /** SlackLive over a WebClient: a thread's status, a streamed message, a message edited in place. */
@@ -28,7 +28,7 @@ export class WebApiLive extends WebApiPort implements SlackLive {
   }
 
   async startStream(
-    { channel, threadTs, recipientUserId, recipientTeamId, markdownText, task }: LiveThread & { recipientUserId?: string; recipientTeamId?: string; markdownText?: string; task?: LiveTask },
+    { channel, threadTs, recipientUserId, recipientTeamId, markdownText, task, persona }: LiveThread & { recipientUserId?: string; recipientTeamId?: string; markdownText?: string; task?: LiveTask; persona?: SlackPersona },
     options: SlackCallOptions = {},
   ): Promise<{ ts: string }> {
     // Refused here as Slack would: a stream whose start failed half-way would leave the caller without its ts.
@@ -37,7 +37,7 @@ export class WebApiLive extends WebApiPort implements SlackLive {
     }
     const recipient = { ...(recipientUserId ? { recipient_user_id: recipientUserId } : {}), ...(recipientTeamId ? { recipient_team_id: recipientTeamId } : {}) };
     // Never repeated after no answer or a server error: a second start would be a second message.
-    const result = await this.call('chat.startStream', () => this.client.chat.startStream({ channel, thread_ts: threadTs, ...recipient, ...streamContent(markdownText, task) }), options);
+    const result = await this.call('chat.startStream', () => this.client.chat.startStream({ channel, thread_ts: threadTs, ...recipient, ...streamContent(markdownText, task), ...personaArguments(persona) }), options);
     return { ts: result.ts ?? '' };
   }
 

@@ -1,5 +1,5 @@
 import { REPLY_METADATA_TYPE } from '../reply-metadata';
-import type { ReactionTarget, ReplyMarker, SlackCallOptions, SlackReplies } from '../slack-port';
+import type { ReactionTarget, ReplyMarker, SlackCallOptions, SlackPersona, SlackReplies } from '../slack-port';
 import type { MessageBlock } from '../feedback-blocks';
 import { WebApiPort } from './web-api-port';
 import { toSlackApiError } from './slack-errors';
@@ -11,7 +11,7 @@ const FIND_POSTED_MAX_PAGES = 5;
 
 /** SlackReplies over a WebClient: posts in a thread, finding a post again, reactions. */
 export class WebApiReplies extends WebApiPort implements SlackReplies {
-  async post({ channel, threadTs, text, marker, blocks }: { channel: string; threadTs: string; text: string; marker?: ReplyMarker; blocks?: readonly MessageBlock[] }, options: SlackCallOptions = {}): Promise<{ ts: string }> {
+  async post({ channel, threadTs, text, marker, blocks, persona }: { channel: string; threadTs: string; text: string; marker?: ReplyMarker; blocks?: readonly MessageBlock[]; persona?: SlackPersona }, options: SlackCallOptions = {}): Promise<{ ts: string }> {
     const result = await this.call(
       'chat.postMessage',
       () =>
@@ -25,6 +25,7 @@ export class WebApiReplies extends WebApiPort implements SlackReplies {
           mrkdwn: true,
           ...(marker ? { metadata: replyMetadata(marker) } : {}),
           ...(blocks?.length ? { blocks: withTextSection(text, blocks) } : {}),
+          ...personaArguments(persona),
         }),
       options,
       // Never repeated after no answer or a server error: it may have landed. The poster keeps the
@@ -105,4 +106,9 @@ export function replyMetadata(marker: ReplyMarker): { event_type: string; event_
  */
 export function withTextSection(text: string, blocks: readonly MessageBlock[]): MessageBlock[] {
   return [{ type: 'markdown', text }, ...blocks];
+}
+
+/** `username` / `icon_emoji` of a persona (chat.postMessage and chat.startStream take both). */
+export function personaArguments(persona: SlackPersona | undefined): { username?: string; icon_emoji?: string } {
+  return { ...(persona?.username ? { username: persona.username } : {}), ...(persona?.iconEmoji ? { icon_emoji: persona.iconEmoji } : {}) };
 }
