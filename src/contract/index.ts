@@ -5,3 +5,4 @@ export * from './jsonrpc';
 export * from './methods';
 export * from './attachments';
 export * from './context';
+export * from './usage';

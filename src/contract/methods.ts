@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { type JsonRpcId, type JsonRpcRequest, request } from './jsonrpc';
 import { ContextEntitySchema, MAX_CONTEXT_ENTITIES } from './context';
 import { newRequestId } from './request-id';
+import type { Usage } from './usage';
 
 /** The methods of the zone contract (docs/contract.md): names, params and results. */
 export const Method = {
@@ -112,10 +113,14 @@ export const TaskIdParamsSchema = z
   .loose();
 export type TaskIdParams = z.infer<typeof TaskIdParamsSchema>;
 
+/**
+ * The final answer. `usage` (docs/contract.md, "Usage") is optional, and not checked here: a
+ * malformed one must never cost the answer, so its reader checks it apart (`readUsage`) and drops it.
+ */
 export const SuccessResultSchema = z
-  .object({ status: z.literal('success'), response_text: z.string() })
+  .object({ status: z.literal('success'), response_text: z.string(), usage: z.unknown().optional() })
   .loose();
-export type SuccessResult = z.infer<typeof SuccessResultSchema>;
+export type SuccessResult = { status: 'success'; response_text: string; usage?: Usage | undefined; [field: string]: unknown };
 
 /**
  * Partial output of a task that streams (docs/contract.md, "Streaming"): `text` is what it produced

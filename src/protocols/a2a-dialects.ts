@@ -19,7 +19,8 @@
  *   mimeType, bytes}}`, 1.0 `{raw, filename, mediaType}`; base64 in both).
  */
 
-import type { Attachment, ThreadMessage } from '../contract';
+import type { Attachment, ThreadMessage, UsageReading } from '../contract';
+import { usageOfA2aMetadata } from './a2a-usage';
 
 export const A2A_VERSIONS = ['1.0', '0.3'] as const;
 export type A2aVersion = (typeof A2A_VERSIONS)[number];
@@ -133,10 +134,12 @@ export function normaliseState(raw: unknown): A2aState {
   return STATES.has(state) ? (state as A2aState) : 'unknown';
 }
 
+/** `usage`: what the agent's metadata says the answer cost (a2a-usage.ts); absent when it says nothing. */
 export type A2aReply =
-  | { kind: 'message'; text: string; messageId?: string; contextId?: string }
+  | { kind: 'message'; text: string; messageId?: string; contextId?: string; usage?: UsageReading }
   | {
       kind: 'task';
+      usage?: UsageReading;
       state: A2aState;
       taskId?: string;
       contextId?: string;
@@ -162,7 +165,7 @@ export function readA2aReply(result: unknown): A2aReply {
   }
   if (result.kind === 'task' || isRecord(result.status)) return readTask(result);
   if (result.kind === 'message' || Array.isArray(result.parts)) {
-    return { kind: 'message', text: textOf(result.parts), ...optionalString('messageId', result.messageId), ...optionalString('contextId', result.contextId) };
+    return { kind: 'message', text: textOf(result.parts), ...optionalString('messageId', result.messageId), ...optionalString('contextId', result.contextId), ...usageField(result.metadata) };
   }
   return { kind: 'unrecognised' };
 }
@@ -174,8 +177,8 @@ function readTask(task: Record<string, unknown>): A2aReply {
     .map((artifact) => (isRecord(artifact) ? textOf(artifact.parts) : ''))
     .filter(Boolean)
     .join('\n');
-  const lastAgentMessage = (Array.isArray(task.history) ? task.history : [])
-    .filter((message): message is Record<string, unknown> => isRecord(message) && isAgentRole(message.role))
+  const agentMessages = (Array.isArray(task.history) ? task.history : []).filter((message): message is Record<string, unknown> => isRecord(message) && isAgentRole(message.role));
+  const lastAgentMessage = agentMessages
     .map((message) => textOf(message.parts))
     .filter(Boolean)
     .at(-1);
@@ -187,7 +190,15 @@ function readTask(task: Record<string, unknown>): A2aReply {
     answer: artifactsText || lastAgentMessage || statusText,
     artifactText: artifactsText,
     statusText,
+    // The task's own metadata, else its status message's, else its last agent message's.
+    ...usageField(task.metadata, isRecord(status.message) ? status.message.metadata : undefined, agentMessages.at(-1)?.metadata),
   };
+}
+
+function usageField(...metadata: unknown[]): { usage?: UsageReading } {
+  if (!metadata.some(isRecord)) return {};
+  const usage = usageOfA2aMetadata(...metadata);
+  return Object.keys(usage).length ? { usage } : {};
 }
 
 /** Text parts only: 1.0 `{text}`, 0.3 `{kind: "text", text}`, pre-0.3 `{type: "text", text}`. */
@@ -211,7 +222,7 @@ function textsOf(parts: unknown): string[] {
 export type A2aStreamEvent =
   | (Extract<A2aReply, { kind: 'task' }> & { artifacts: A2aArtifactText[] })
   | Exclude<A2aReply, { kind: 'task' }>
-  | { kind: 'status'; state: A2aState; taskId?: string; contextId?: string; statusText: string }
+  | { kind: 'status'; state: A2aState; taskId?: string; contextId?: string; statusText: string; usage?: UsageReading }
   | ({ kind: 'artifact'; taskId?: string; contextId?: string; append: boolean } & A2aArtifactText);
 
 /** An artifact's id (empty when the agent gave none) and its text parts, in order. */
@@ -240,6 +251,7 @@ function readStatusUpdate(event: Record<string, unknown>): A2aStreamEvent {
     ...optionalString('taskId', event.taskId),
     ...optionalString('contextId', event.contextId),
     statusText: isRecord(status.message) ? textOf(status.message.parts) : '',
+    ...usageField(event.metadata, isRecord(status.message) ? status.message.metadata : undefined),
   };
 }
 

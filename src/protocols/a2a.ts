@@ -203,7 +203,7 @@ class StreamedTask {
       case 'unrecognised':
         return answerFailure(ProtocolFailure.Malformed, `${method} sent an event that is neither an A2A message, a task nor a task update`);
       case 'message':
-        return success(event.text, { ...(event.messageId ? { messageId: event.messageId } : {}), ...(event.contextId ? { contextId: event.contextId } : {}) });
+        return success(event.text, { ...(event.messageId ? { messageId: event.messageId } : {}), ...(event.contextId ? { contextId: event.contextId } : {}) }, event.usage);
       case 'task':
         this.know(event);
         this.artifacts.clear();
@@ -219,7 +219,7 @@ class StreamedTask {
         this.state = event.state;
         if (!isOver(event.state)) return undefined;
         const text = this.text();
-        const answer: A2aReply & { kind: 'task' } = { kind: 'task', state: event.state, ...this.ids(), answer: text || event.statusText, artifactText: text, statusText: event.statusText };
+        const answer: A2aReply & { kind: 'task' } = { kind: 'task', state: event.state, ...this.ids(), answer: text || event.statusText, artifactText: text, statusText: event.statusText, ...(event.usage ? { usage: event.usage } : {}) };
         return taskOutcome(this.dialect, answer, { stream: true });
       }
     }
@@ -301,7 +301,7 @@ function outcomeOf(dialect: A2aDialect, method: string, answer: RpcAnswer, { pol
       return answerFailure(ProtocolFailure.Malformed, `${method} result is neither an A2A message nor a task`);
     case 'message':
       if (polled) return answerFailure(ProtocolFailure.Malformed, `${method} answered with a message where a task was expected`);
-      return success(reply.text, { ...(reply.messageId ? { messageId: reply.messageId } : {}), ...(reply.contextId ? { contextId: reply.contextId } : {}) });
+      return success(reply.text, { ...(reply.messageId ? { messageId: reply.messageId } : {}), ...(reply.contextId ? { contextId: reply.contextId } : {}) }, reply.usage);
     case 'task':
       return taskOutcome(dialect, reply, { ...(polled ? { polled } : {}), stream });
   }
@@ -309,7 +309,7 @@ function outcomeOf(dialect: A2aDialect, method: string, answer: RpcAnswer, { pol
 
 function taskOutcome(dialect: A2aDialect, task: A2aReply & { kind: 'task' }, { polled, stream }: Asked): Outcome {
   const ids = { ...(task.taskId ? { taskId: task.taskId } : {}), ...(task.contextId ? { contextId: task.contextId } : {}) };
-  if (task.state === 'completed') return success(task.answer, { ...ids, state: task.state });
+  if (task.state === 'completed') return success(task.answer, { ...ids, state: task.state }, task.usage);
   if (task.state === 'submitted' || task.state === 'working') {
     // Hand-written agents may leave the id out of a poll answer; the handle still knows it.
     const taskId = task.taskId ?? polled?.taskId;

@@ -9,6 +9,7 @@ import {
   executeTaskRequest,
   getTaskResultRequest,
   newRequestId,
+  readUsage,
   request,
   type JsonRpcRequest,
 } from '../contract';
@@ -91,8 +92,9 @@ function outcomeOf(request: JsonRpcRequest<unknown>, answer: RpcAnswer, schema: 
       if (!parsed.success) return answerFailure(ProtocolFailure.Malformed, `${request.method} result breaks the contract: ${issuesOf(parsed.error)}`);
       const result = parsed.data;
       if (result.status === 'success') {
-        const { status: _status, response_text, ...extra } = result;
-        return success(response_text, extra);
+        // `usage` is read apart: a malformed one is dropped (and logged by the settlement), never the answer.
+        const { status: _status, response_text, usage, ...extra } = result;
+        return success(response_text, extra, readUsage(usage));
       }
       const next = result.cursor ?? cursor;
       return pending({ taskId: result.task_id, ...(next === undefined ? {} : { cursor: next }) }, result.status, result.text);

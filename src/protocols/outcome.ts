@@ -1,3 +1,5 @@
+import type { Usage, UsageReading } from '../contract';
+
 /**
  * What an execution protocol makes of a response, in the pipeline's terms (docs/architecture.md §4.3).
  * The pipeline never branches on the protocol or transport: only on these three kinds, and on a
@@ -44,8 +46,15 @@ export type Failure = {
   retryable: boolean;
 };
 
+/**
+ * An answer. `usage`: what it cost in tokens, when the agent said (docs/contract.md, "Usage");
+ * `usageDropped`: why the usage the agent sent was left out — it never costs the answer, and the
+ * settlement logs it.
+ */
+export type SuccessOutcome = { kind: 'success'; text: string; extra: Record<string, unknown>; usage?: Usage; usageDropped?: string };
+
 export type Outcome =
-  | { kind: 'success'; text: string; extra: Record<string, unknown> }
+  | SuccessOutcome
   /**
    * Still running. `partial`: text the task produced since the last call (docs/contract.md,
    * "Streaming"); the handle then carries what the next poll needs to get only newer text.
@@ -53,7 +62,12 @@ export type Outcome =
   | { kind: 'pending'; handle: PendingHandle; state?: string; partial?: string }
   | Failure;
 
-export const success = (text: string, extra: Record<string, unknown> = {}): Outcome => ({ kind: 'success', text, extra });
+export const success = (text: string, extra: Record<string, unknown> = {}, usage: UsageReading = {}): Outcome => ({
+  kind: 'success',
+  text,
+  extra,
+  ...('usage' in usage ? { usage: usage.usage } : 'dropped' in usage ? { usageDropped: usage.dropped } : {}),
+});
 export const pending = (handle: PendingHandle, state?: string, partial?: string): Outcome => ({ kind: 'pending', handle, ...(state ? { state } : {}), ...(partial ? { partial } : {}) });
 export const failure = (category: FailureCategory, code: number | string, message: string, retryable: boolean): Failure => ({ kind: 'failure', category, code, message, retryable });
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ProtocolFailure, answerFailure, sendJson } from './json-rpc-exchange';
 import { failure, success, type FailureCategory, type Outcome, type PendingHandle } from './outcome';
 import type { CallContext, ExecutionProtocol, TaskInput } from './protocol';
+import { usageOfA2aMetadata } from './a2a-usage';
 
 /**
  * The legacy "simple A2A" format some existing agents still speak (docs/architecture.md §4.3): not
@@ -81,7 +82,8 @@ function replyOf(output: unknown): Outcome {
     const value = fields[field];
     if (typeof value === 'string') {
       const { [field]: _text, ...extra } = fields;
-      return success(value, extra);
+      // Its usage, if it reports one, is read as an A2A agent's metadata is (a2a-usage.ts).
+      return success(value, extra, usageOfA2aMetadata(fields));
     }
   }
   return success(JSON.stringify(output), {});

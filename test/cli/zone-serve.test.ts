@@ -1,5 +1,6 @@
 import { post } from '../support/http';
 import { runZone, spawnZone } from '../support/spawn';
+import { echoSuccess } from '../support/echo-usage';
 
 describe('the zone command', () => {
   it('prints help listing its commands', async () => {
@@ -24,7 +25,7 @@ describe('the zone command', () => {
         '{"jsonrpc":"2.0","id":"1","method":"execute_task","params":{"text":"hello"}}',
       );
       expect(response.status).toBe(200);
-      expect(response.json()).toEqual({ jsonrpc: '2.0', result: { status: 'success', response_text: 'echo: hello' }, id: '1' });
+      expect(response.json()).toEqual({ jsonrpc: '2.0', result: echoSuccess('hello'), id: '1' });
     } finally {
       expect(await server.stop()).toBe(0);
     }

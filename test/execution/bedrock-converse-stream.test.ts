@@ -111,7 +111,7 @@ describe('BedrockExecutor with onText (ConverseStream)', () => {
     expect(seen?.path).toBe(`/model/${MODEL}/converse-stream`);
     expect(seen?.body).toEqual({ system: [{ text: 'Be brief.' }], messages: [{ role: 'user', content: [{ text: 'hi' }] }], inferenceConfig: { maxTokens: 100 } });
     expect(pieces).toEqual(['Hel', 'lo ', 'there']);
-    expect(output).toEqual({ response_text: 'Hello there', model_id: MODEL, stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 3 } });
+    expect(output).toEqual({ response_text: 'Hello there', model_id: MODEL, stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 3, model: MODEL } });
   });
 
   it('joins text blocks with a newline, as Converse does, inside the deltas; other deltas and events are not text', async () => {
@@ -136,7 +136,7 @@ describe('BedrockExecutor with onText (ConverseStream)', () => {
     expect(pieces).toEqual(['First.', '\nSecond', '.']);
     expect(output.response_text).toBe('First.\nSecond.');
     expect(pieces.join('')).toBe(output.response_text);
-    expect(output).toMatchObject({ stop_reason: 'max_tokens', usage: { input_tokens: 1, output_tokens: 2 } });
+    expect(output).toMatchObject({ stop_reason: 'max_tokens', usage: { input_tokens: 1, output_tokens: 2, model: MODEL } });
   });
 
   it.each([
@@ -203,7 +203,7 @@ describe('BedrockExecutor with onText (ConverseStream)', () => {
         delta('end to end.'),
         () => sleep(50),
         event('messageStop', { stopReason: 'end_turn' }),
-        event('metadata', { usage: { inputTokens: 4, outputTokens: 5, totalTokens: 9 }, metrics: { latencyMs: 1 } }),
+        event('metadata', { usage: { inputTokens: 4, outputTokens: 5, totalTokens: 21, cacheReadInputTokens: 8, cacheWriteInputTokens: 4 }, metrics: { latencyMs: 1 } }),
       ],
     };
     const runtime = createExecutionRuntime({ config: loadExecutionConfig({ STREAM_FIRST_TEXT_MS: '50' }), executor });
@@ -224,7 +224,14 @@ describe('BedrockExecutor with onText (ConverseStream)', () => {
     }
     // Assess
     expect(started).toEqual({ status: 'accepted', task_id: expect.any(String), text: 'Streaming ', cursor: '10' });
-    expect(final).toEqual({ status: 'success', response_text: 'Streaming works end to end.', model_id: MODEL, stop_reason: 'end_turn', usage: { input_tokens: 4, output_tokens: 5 } });
+    // The usage of ConverseStream's metadata event, cache counts included, survives the task store to the poll.
+    expect(final).toEqual({
+      status: 'success',
+      response_text: 'Streaming works end to end.',
+      model_id: MODEL,
+      stop_reason: 'end_turn',
+      usage: { input_tokens: 4, output_tokens: 5, cache_read_tokens: 8, cache_write_tokens: 4, model: MODEL },
+    });
     expect(streamed).toBe('Streaming works end to end.');
   });
 
@@ -236,5 +243,16 @@ describe('BedrockExecutor with onText (ConverseStream)', () => {
     // Assess
     expect(seen?.path).toBe(`/model/${MODEL}/converse`);
     expect(output.response_text).toBe('plain');
+    // Converse gave no counts: no usage rather than one of undefined counts.
+    expect(output).not.toHaveProperty('usage');
+  });
+
+  it('a stream cut before its metadata event answers without usage', async () => {
+    // Prepare
+    script = { steps: [event('messageStart', { role: 'assistant' }), delta('no count'), event('messageStop', { stopReason: 'end_turn' })] };
+    // Act
+    const output = await executor.execute({ text: 'hi' }, context(() => undefined));
+    // Assess
+    expect(output).toEqual({ response_text: 'no count', model_id: MODEL, stop_reason: 'end_turn' });
   });
 });

@@ -63,8 +63,22 @@ describe('BedrockExecutor', () => {
       response_text: 'Hello\nthere',
       model_id: 'anthropic.claude-test-v1:0',
       stop_reason: 'end_turn',
-      usage: { input_tokens: 10, output_tokens: 3 },
+      usage: { input_tokens: 10, output_tokens: 3, model: 'anthropic.claude-test-v1:0' },
     });
+  });
+
+  it("reports Converse's prompt-cache counts in its usage", async () => {
+    nextReply = {
+      status: 200,
+      body: {
+        output: { message: { role: 'assistant', content: [{ text: 'cached' }] } },
+        stopReason: 'end_turn',
+        usage: { inputTokens: 3, outputTokens: 1, totalTokens: 1204, cacheReadInputTokens: 1000, cacheWriteInputTokens: 200 },
+        metrics: { latencyMs: 5 },
+      },
+    };
+    const output = await executor.execute({ text: 'hi' }, context());
+    expect(output.usage).toEqual({ input_tokens: 3, output_tokens: 1, cache_read_tokens: 1000, cache_write_tokens: 200, model: 'anthropic.claude-test-v1:0' });
   });
 
   it('sends the thread as alternating turns and the attachments as blocks of the last one, bytes intact', async () => {

@@ -11,6 +11,7 @@ import { HttpsTransport } from '../../src/transport/https';
 import { createTable, startLocalDynamoDb } from '../support/dynalite';
 import { eventually, post } from '../support/http';
 import { startExecutionRuntime, type RunningRuntime } from '../support/execution-runtime';
+import { echoSuccess } from '../support/echo-usage';
 
 /**
  * The execution runtime's caps, each driven over loopback HTTP to one past its limit: the batch
@@ -112,7 +113,7 @@ describe('MAX_CONCURRENT_TASKS', () => {
       const again = await rpc(target, call('execute_task', { text: 'one too many' }, 'extra-1'));
       return again.body.result ?? undefined;
     }, 5000, 50);
-    expect(retried).toEqual({ status: 'success', response_text: 'echo: one too many' });
+    expect(retried).toEqual(echoSuccess('one too many'));
   });
 
   it(`lets exactly ${N} of ${N + 1} simultaneous requests in`, async () => {
@@ -128,7 +129,7 @@ describe('MAX_CONCURRENT_TASKS', () => {
     expect((await rpc(target, call('execute_task', { text: 'waiting' }, 'wait-1'))).body.error.code).toBe(ErrorCode.OverCapacity);
     for (const sleeper of sleepers) await rpc(target, call('cancel_task', { task_id: sleeper.body.result.task_id }, randomUUID()));
     const answer = await eventually(async () => (await rpc(target, call('execute_task', { text: 'waiting' }, 'wait-1'))).body.result, 2000);
-    expect(answer).toEqual({ status: 'success', response_text: 'echo: waiting' });
+    expect(answer).toEqual(echoSuccess('waiting'));
   });
 
   it('reaches the verification zone as a retryable `busy` failure (ExecuteTaskProtocol over HTTP)', async () => {
@@ -184,10 +185,10 @@ describe('a bounded memory task store full of pending tasks', () => {
           const res = await rpc(target, call('get_task_result', { task_id: started.body.result.task_id }, randomUUID()));
           return res.body.result?.status === 'success' ? res.body.result : undefined;
         });
-        expect(done).toEqual({ status: 'success', response_text: `echo: ${text}` });
+        expect(done).toEqual(echoSuccess(text));
       }
       // Now the oldest finished task gives way.
-      expect((await rpc(target, call('execute_task', { text: 'third' }, 'p-3'))).body.result).toEqual({ status: 'success', response_text: 'echo: third' });
+      expect((await rpc(target, call('execute_task', { text: 'third' }, 'p-3'))).body.result).toEqual(echoSuccess('third'));
       expect((await rpc(target, call('get_task_result', { task_id: first.body.result.task_id }, randomUUID()))).body.error.code).toBe(ErrorCode.TaskNotFound);
       expect((await rpc(target, call('get_task_result', { task_id: second.body.result.task_id }, randomUUID()))).body.result.status).toBe('success');
     } finally {

@@ -9,6 +9,7 @@ import type { PartialTextPolicy, TaskRecord, TaskStore, TaskUpdate } from '../..
 import { TaskService, type TaskHandoff } from '../../src/execution/task-service';
 import { createLogger } from '../../src/observability/logger';
 import { createTable, startLocalDynamoDb, type LocalDynamoDb } from '../support/dynalite';
+import { echoSuccess } from '../support/echo-usage';
 
 /**
  * Streaming in the function-URL/worker deployment: the task table in DynamoDB (dynalite, through
@@ -215,6 +216,6 @@ describe('streaming through the worker, with the task table in DynamoDB', () => 
     expect(accepted.status).toBe('accepted');
     expect(before).toEqual({ status: 'working', task_id: taskId, text: 'echo: #sl', cursor: '9' });
     expect(store.writes).toHaveLength(1);
-    expect(after).toEqual({ status: 'success', response_text: 'echo: #sleep=100 #stream=5 again' });
+    expect(after).toEqual(echoSuccess('#sleep=100 #stream=5 again'));
   });
 });

@@ -9,6 +9,7 @@ import { createTable, startLocalDynamoDb, type LocalDynamoDb } from '../support/
 import { manualClock } from '../support/manual-clock';
 import { eventually } from '../support/http';
 import { recordsOn } from './task-records';
+import { echoSuccess } from '../support/echo-usage';
 
 let db: LocalDynamoDb;
 beforeAll(async () => {
@@ -211,7 +212,7 @@ describe('TaskService: two instances over one DynamoDB table, each with its own 
       const result = await second.getTaskResult(taskId);
       return result.status === 'success' ? result : undefined;
     });
-    expect(done).toEqual({ status: 'success', response_text: 'echo: #sleep=200' });
+    expect(done).toEqual(echoSuccess('#sleep=200'));
     // The same id, sent to the other instance, finds the same finished task.
     expect(await second.executeTask({ text: '#sleep=200' }, 'shared-1')).toEqual(done);
   });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ExecuteTaskParams } from '../../src/contract';
-import { EchoExecutor } from '../../src/execution/executors/echo-executor';
+import { EchoExecutor, countWords } from '../../src/execution/executors/echo-executor';
 import { createLogger } from '../../src/observability/logger';
 import { post } from '../support/http';
 import { startExecutionRuntime } from '../support/execution-runtime';
@@ -18,8 +18,23 @@ const thread: ExecuteTaskParams['messages'] = [
 
 describe('EchoExecutor: context and attachments', () => {
   it('answers `echo: <text>` alone without the directive and without attachments, thread or not', async () => {
-    expect(await echo({ text: 'hello' })).toEqual({ response_text: 'echo: hello' });
-    expect(await echo({ text: 'hello', messages: thread })).toEqual({ response_text: 'echo: hello' });
+    expect(await echo({ text: 'hello' })).toEqual({ response_text: 'echo: hello', usage: { input_tokens: 1, output_tokens: 2, model: 'echo' } });
+    // The thread is read as a model would read it: its words count as input (`q`, `a`, and an empty message).
+    expect(await echo({ text: 'hello', messages: thread })).toEqual({ response_text: 'echo: hello', usage: { input_tokens: 3, output_tokens: 2, model: 'echo' } });
+  });
+
+  it('reports a token a whitespace-separated word, of the input and of the whole answer', async () => {
+    // Act
+    const spaced = await echo({ text: '  many\tspaces \n here\u00a0too  ' });
+    const withLines = await echo({ text: 'two #context', messages: thread });
+    // Assess: tabs, line breaks and no-break spaces separate words; runs of them count once
+    expect(spaced.usage).toEqual({ input_tokens: 4, output_tokens: 5, model: 'echo' });
+    // `echo: two #context` and `context: 3 turns (user, assistant, user)`: the lines it adds are output too.
+    expect(withLines.usage).toEqual({ input_tokens: 4, output_tokens: 9, model: 'echo' });
+  });
+
+  it('counts words as \\s+ splits them', () => {
+    for (const text of ['', ' ', 'one', ' a b  c ', '\u2028x\u3000y\ufeffz', 'a\r\nb\vc\fd']) expect(countWords(text)).toBe(text.split(/\s+/).filter(Boolean).length);
   });
 
   it('#context adds the turns it received, roles as received (no merging, empty texts counted)', async () => {
@@ -63,6 +78,8 @@ describe('EchoExecutor: context and attachments', () => {
       expect(answer.result).toEqual({
         status: 'success',
         response_text: `echo: read #context\ncontext: 3 turns (user, assistant, user)\nattachment: spec.pdf application/pdf ${bytes.length} bytes sha256=${sha256(bytes)}`,
+        // Attachments are not counted as input: 2 words of text, 2 of the thread.
+        usage: { input_tokens: 4, output_tokens: 15, model: 'echo' },
       });
     } finally {
       await target.close();

@@ -28,7 +28,7 @@ describe('EchoExecutor streaming', () => {
     const { output, pieces, texts } = await run(new EchoExecutor(0, 40), { text: 'one two three' });
     // Assess
     expect(texts).toEqual(['echo: ', 'one ', 'two ', 'three']);
-    expect(output).toEqual({ response_text: 'echo: one two three' });
+    expect(output).toEqual({ response_text: 'echo: one two three', usage: { input_tokens: 3, output_tokens: 4, model: 'echo' } });
     expect(texts.join('')).toBe(output.response_text);
     // A pause after each word: the pieces come ~40 ms apart, not at once.
     for (let i = 1; i < pieces.length; i++) expect(pieces[i]!.at - pieces[i - 1]!.at).toBeGreaterThanOrEqual(30);

@@ -6,6 +6,7 @@ import { createTable, startLocalDynamoDb, type LocalDynamoDb } from '../support/
 import { startFakeSqs, type FakeSqs } from '../support/fake-sqs';
 import { lambdaContext } from '../support/lambda-context';
 import { FakeResponseStream, installAwsLambdaGlobal, invokeStreaming, sseData, type StreamingHandler } from '../support/lambda-response-stream';
+import { echoSuccess } from '../support/echo-usage';
 
 /**
  * The execution zone's Lambda handlers as deployed on the `https` transport: the function-URL
@@ -143,6 +144,7 @@ describe('lambdas/execution: function URL → worker queue → worker', () => {
         `attachment: scan.pdf application/pdf ${files[0]!.length} bytes sha256=${sha(files[0]!)}`,
         `attachment: photo.png image/png ${files[1]!.length} bytes sha256=${sha(files[1]!)}`,
       ].join('\n'),
+      usage: expect.objectContaining({ model: 'echo' }),
     });
 
     // Once the task is done its params are erased: the table keeps the answer, not the question's files.
@@ -160,7 +162,7 @@ describe('lambdas/execution: function URL → worker queue → worker', () => {
     const taskId = accepted.result.task_id as string;
     const { message, result } = await runQueued(taskId);
     expect(JSON.parse(message.body)).toEqual({ task_id: taskId, params });
-    expect(result.result).toEqual({ status: 'success', response_text: 'echo: small #sleep=300' });
+    expect(result.result).toEqual(echoSuccess('small #sleep=300'));
     expect((await tableItems()).some((item) => item.task_id?.S?.startsWith(`params-${taskId}`))).toBe(false);
   });
 
@@ -173,7 +175,7 @@ describe('lambdas/execution: function URL → worker queue → worker', () => {
     const both = await Promise.all([0, 1].map(() => worker(sqsEvent(message!.body), lambdaContext(60_000, 'execution-worker'))));
 
     expect(both.map((answer) => answer.batchItemFailures).sort((a, b) => a.length - b.length)).toEqual([[], [{ itemIdentifier: 'msg-0' }]]);
-    expect((await rpc('get_task_result', { task_id: taskId })).result).toEqual({ status: 'success', response_text: 'echo: twice #sleep=300' });
+    expect((await rpc('get_task_result', { task_id: taskId })).result).toEqual(echoSuccess('twice #sleep=300'));
     expect((await worker(sqsEvent(message!.body), lambdaContext(60_000, 'execution-worker'))).batchItemFailures).toEqual([]);
     // Any other failure of the whole batch is still an invocation error (the function's Errors alarm).
     await expect(worker(sqsEvent('not json'), lambdaContext(60_000, 'execution-worker'))).rejects.toThrow(/All records failed/);
@@ -206,7 +208,7 @@ describe('lambdas/execution: function URL → worker queue → worker', () => {
     }
     expect((await working).batchItemFailures).toEqual([]);
 
-    expect(final).toEqual({ status: 'success', response_text: `echo: ${params.text}` });
+    expect(final).toEqual(echoSuccess(params.text));
     expect(pieces.length).toBeGreaterThanOrEqual(2);
     expect((final.response_text as string).startsWith(pieces.join(''))).toBe(true);
     const item = (await tableItems()).find((entry) => entry.task_id?.S === taskId);
@@ -235,7 +237,7 @@ describe('lambdas/execution: function URL → worker queue → worker', () => {
     expect(written.length).toBe(events.length);
     const taskId = events[0].result.task_id as string;
     const last = events.at(-1);
-    expect(last).toEqual({ jsonrpc: '2.0', result: { status: 'success', response_text: `echo: ${params.text}` }, id: 'sse-1' });
+    expect(last).toEqual({ jsonrpc: '2.0', result: echoSuccess(params.text), id: 'sse-1' });
     const progress = events.slice(0, -1);
     let cursor = 0;
     for (const event of progress) {

@@ -11,6 +11,7 @@ import { TaskService, type TaskHandoff } from '../../src/execution/task-service'
 import { createLogger } from '../../src/observability/logger';
 import { createTable, startLocalDynamoDb, type LocalDynamoDb } from '../support/dynalite';
 import { manualClock } from '../support/manual-clock';
+import { echoSuccess } from '../support/echo-usage';
 
 /** Params too large for a handoff message: kept in the task store, the message points at them. */
 
@@ -175,7 +176,7 @@ describe('handoff messages', () => {
     expect(JSON.parse(bodies[0]!)).toEqual({ task_id: accepted.task_id, params: { text: 'small #sleep=100', channel: 'C1' } });
     expect(put).not.toHaveBeenCalled();
     await runHandoffMessage(worker, bodies[0]!);
-    expect(await front.getTaskResult(accepted.task_id)).toEqual({ status: 'success', response_text: 'echo: small #sleep=100' });
+    expect(await front.getTaskResult(accepted.task_id)).toEqual(echoSuccess('small #sleep=100'));
   });
 
   it.each(stores)('%s: large params are kept in the store, the message points at them, the worker runs them and erases them', async (_name, makeStore) => {
@@ -221,7 +222,7 @@ describe('handoff messages', () => {
 
     expect(seen.map((params) => params.text)).toEqual(['old inline #sleep=100', 'old by ref #sleep=100']);
     expect(seen.some((params) => 'bot_token' in params)).toBe(false);
-    expect(await front.getTaskResult(inline.task_id)).toEqual({ status: 'success', response_text: 'echo: old inline #sleep=100' });
+    expect(await front.getTaskResult(inline.task_id)).toEqual(echoSuccess('old inline #sleep=100'));
   });
 
   it('the message just under the limit travels inline, just over it goes by reference', async () => {

@@ -2,6 +2,7 @@ import { EchoExecutor } from '../../src/execution/executors/echo-executor';
 import { MemoryTaskStore } from '../../src/execution/stores/memory-task-store';
 import { TaskService, type TaskHandoff } from '../../src/execution/task-service';
 import { createLogger } from '../../src/observability/logger';
+import { echoSuccess } from '../support/echo-usage';
 
 describe('TaskService handoff (Lambda function URL host → worker)', () => {
   it('stops the local attempt at the budget, hands the task off, and the worker finishes it', async () => {
@@ -26,7 +27,7 @@ describe('TaskService handoff (Lambda function URL host → worker)', () => {
     expect(handed).toEqual([{ taskId, params: { text: 'later #sleep=100', channel: 'C1' }, expiresAt: (await store.get(taskId))!.expires_at }]);
 
     await worker.runHandedOff(handed[0]!.taskId, handed[0]!.params);
-    expect(await front.getTaskResult(handed[0]!.taskId)).toEqual({ status: 'success', response_text: 'echo: later #sleep=100' });
+    expect(await front.getTaskResult(handed[0]!.taskId)).toEqual(echoSuccess('later #sleep=100'));
 
     // A redelivered handoff for a finished task does not run it again.
     let reruns = 0;

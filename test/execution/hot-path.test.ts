@@ -11,6 +11,7 @@ import { TaskControl, TaskLog } from '../../src/execution/task-control';
 import { paramsHashOf } from '../../src/execution/params-fingerprint';
 import { TaskService } from '../../src/execution/task-service';
 import type { Log } from '../../src/observability/logger';
+import { echoSuccess } from '../support/echo-usage';
 
 /**
  * What the execution runtime's hot path skips must not change what it does: the params hash is the
@@ -129,13 +130,13 @@ describe('a task that finishes within its request', () => {
           )),
         );
       }
-      for (const [i, answer] of answers.entries()) expect(JSON.parse(answer!)).toEqual({ jsonrpc: '2.0', result: { status: 'success', response_text: `echo: t${i}` }, id: `r${i}` });
+      for (const [i, answer] of answers.entries()) expect(JSON.parse(answer!)).toEqual({ jsonrpc: '2.0', result: echoSuccess(`t${i}`), id: `r${i}` });
       // One timer for the budget queue and one for the timeout queue, not two per task.
       expect(timers.mock.calls.length - before).toBeLessThanOrEqual(2);
       expect(controllers).not.toHaveBeenCalled();
       expect(signalsRead).toBe(0);
       const repeat = await runtime.dispatch(JSON.stringify({ jsonrpc: '2.0', method: 'execute_task', params: { text: 't7' }, id: 'r7' }));
-      expect(JSON.parse(repeat!).result).toEqual({ status: 'success', response_text: 'echo: t7' });
+      expect(JSON.parse(repeat!).result).toEqual(echoSuccess('t7'));
       const conflict = await runtime.dispatch(JSON.stringify({ jsonrpc: '2.0', method: 'execute_task', params: { text: 'other' }, id: 'r7' }));
       expect(JSON.parse(conflict!).error.code).toBe(-32005);
     } finally {

@@ -5,6 +5,7 @@ import { EchoExecutor } from '../../src/execution/executors/echo-executor';
 import { RpcError } from '../../src/execution/rpc-error';
 import { eventually, post } from '../support/http';
 import { startExecutionRuntime, type RunningRuntime } from '../support/execution-runtime';
+import { echoSuccess } from '../support/echo-usage';
 
 /** Sends one JSON-RPC body and returns the HTTP status and parsed JSON (if any). */
 async function rpc(target: RunningRuntime, body: unknown) {
@@ -178,7 +179,7 @@ describe('execution runtime over HTTP: sync, accepted, polling, repeats, cancell
 
   it('answers with the final result when the task finishes within the sync budget', async () => {
     const res = await rpc(target, call('execute_task', { text: 'quick', channel: 'C1' }, 's1'));
-    expect(res.body).toEqual({ jsonrpc: '2.0', result: { status: 'success', response_text: 'echo: quick' }, id: 's1' });
+    expect(res.body).toEqual({ jsonrpc: '2.0', result: echoSuccess('quick'), id: 's1' });
   });
 
   it('answers accepted past the budget, then get_task_result moves to success', async () => {
@@ -191,7 +192,7 @@ describe('execution runtime over HTTP: sync, accepted, polling, repeats, cancell
       const res = await rpc(target, call('get_task_result', { task_id: taskId }, 'p2'));
       return res.body.result?.status === 'success' ? res.body.result : undefined;
     });
-    expect(done).toEqual({ status: 'success', response_text: 'echo: slow #sleep=400' });
+    expect(done).toEqual(echoSuccess('slow #sleep=400'));
   });
 
   it('a repeated id does not run the executor again, whether done or pending', async () => {
@@ -250,7 +251,7 @@ describe('execution runtime over HTTP: sync, accepted, polling, repeats, cancell
     const taskId = accepted.body.result.task_id;
     await eventually(async () => ((await rpc(target, call('get_task_result', { task_id: taskId }))).body.result?.status === 'success' ? true : undefined));
     const res = await rpc(target, call('cancel_task', { task_id: taskId }, 'y2'));
-    expect(res.body.result).toEqual({ status: 'success', response_text: 'echo: short #sleep=150' });
+    expect(res.body.result).toEqual(echoSuccess('short #sleep=150'));
   });
 });
 

@@ -4,6 +4,7 @@ import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import { loadExecutionConfig } from '../../src/execution/config';
 import { handleFunctionUrlEvent } from '../../src/execution/hosts/lambda-url-handler';
 import { createExecutionRuntime } from '../../src/execution/runtime';
+import { echoSuccess } from '../support/echo-usage';
 
 const runtime = createExecutionRuntime({ config: loadExecutionConfig({ MAX_BODY_BYTES: '200' }) });
 
@@ -27,7 +28,7 @@ describe('handleFunctionUrlEvent', () => {
     for (const base64 of [false, true]) {
       const result = await handleFunctionUrlEvent(runtime, urlEvent('POST', execute, base64));
       expect(result.statusCode).toBe(200);
-      expect(JSON.parse(result.body as string)).toEqual({ jsonrpc: '2.0', result: { status: 'success', response_text: 'echo: hi' }, id: 'u1' });
+      expect(JSON.parse(result.body as string)).toEqual({ jsonrpc: '2.0', result: echoSuccess('hi'), id: 'u1' });
     }
   });
 
@@ -60,7 +61,7 @@ describe('handleFunctionUrlEvent', () => {
     const events = (await text(result.body as Readable)).split('\n\n').filter(Boolean);
     expect(events.every((event) => event.startsWith('data: '))).toBe(true);
     const answers = events.map((event) => JSON.parse(event.slice('data: '.length)));
-    expect(answers.at(-1)).toEqual({ jsonrpc: '2.0', result: { status: 'success', response_text: 'echo: one two three #stream=20' }, id: 's1' });
+    expect(answers.at(-1)).toEqual({ jsonrpc: '2.0', result: echoSuccess('one two three #stream=20'), id: 's1' });
     const streamed = answers.slice(0, -1).map((answer) => answer.result.text).join('');
     expect(streamed.startsWith('echo: ')).toBe(true);
     expect('echo: one two three #stream=20'.startsWith(streamed)).toBe(true);
@@ -70,7 +71,7 @@ describe('handleFunctionUrlEvent', () => {
     const sse = { accept: 'text/event-stream, application/json' };
     const plain = await handleFunctionUrlEvent(runtime, urlEvent('POST', execute, false, '/', sse));
     expect(plain).toMatchObject({ statusCode: 200, headers: { 'Content-Type': 'application/json' } });
-    expect(JSON.parse(plain.body as string)).toEqual({ jsonrpc: '2.0', result: { status: 'success', response_text: 'echo: hi' }, id: 'u1' });
+    expect(JSON.parse(plain.body as string)).toEqual({ jsonrpc: '2.0', result: echoSuccess('hi'), id: 'u1' });
     const refused = await handleFunctionUrlEvent(runtime, urlEvent('POST', JSON.stringify({ jsonrpc: '2.0', method: 'get_task_result', params: { task_id: 'task-none', stream: true }, id: 'u2' }), false, '/', sse));
     expect(JSON.parse(refused.body as string)).toMatchObject({ error: { code: -32002 }, id: 'u2' });
     const notification = await handleFunctionUrlEvent(runtime, urlEvent('POST', JSON.stringify({ jsonrpc: '2.0', method: 'execute_task', params: { text: 'n', stream: true } }), false, '/', sse));

@@ -6,6 +6,7 @@ import { MemoryTaskStore } from '../../src/execution/stores/memory-task-store';
 import { TaskService } from '../../src/execution/task-service';
 import { createLogger } from '../../src/observability/logger';
 import { manualClock } from '../support/manual-clock';
+import { echoSuccess } from '../support/echo-usage';
 
 /**
  * The memory store keeps each task's params hash (worked out once, when `execute_task` arrives)
@@ -45,7 +46,7 @@ describe('MemoryTaskStore with params hashes', () => {
     const store = new MemoryTaskStore();
     const tasks = service(store);
     const first = await tasks.executeTask({ ...params }, 'id-1');
-    expect(first).toEqual({ status: 'success', response_text: expect.stringMatching(/^echo: /) });
+    expect(first).toEqual({ status: 'success', response_text: expect.stringMatching(/^echo: /), usage: expect.objectContaining({ model: 'echo' }) });
     const reordered = Object.fromEntries(Object.entries(params).reverse()) as ExecuteTaskParams;
     expect(await tasks.executeTask(reordered, 'id-1')).toEqual(first);
     await expect(tasks.executeTask({ ...params, text: 'something else' }, 'id-1')).rejects.toMatchObject({ code: ErrorCode.RequestIdConflict });
@@ -70,7 +71,7 @@ describe('MemoryTaskStore with params hashes', () => {
     await tasks.executeTask({ ...plain }, 'old');
     clock.advance(61_000);
     expect(await store.getByRequest(store.requestKeyOf('old'))).toBeUndefined();
-    expect(await tasks.executeTask({ ...plain, text: 'a new task' }, 'old')).toEqual({ status: 'success', response_text: 'echo: a new task' });
+    expect(await tasks.executeTask({ ...plain, text: 'a new task' }, 'old')).toEqual(echoSuccess('a new task'));
   });
 });
 

@@ -13,6 +13,7 @@ import { createLogger } from '../../src/observability/logger';
 import { createTable, startLocalDynamoDb, type LocalDynamoDb } from '../support/dynalite';
 import { eventually, post } from '../support/http';
 import { startExecutionRuntime, type RunningRuntime } from '../support/execution-runtime';
+import { echoSuccess, echoUsage } from '../support/echo-usage';
 
 /**
  * A repeated `execute_task` id is the same task only with the same params (in any key order),
@@ -46,7 +47,7 @@ describe('repeated execute_task ids over HTTP', () => {
     const shuffled = { extra: { a: [2, { c: 3, d: 4 }], b: 1 }, attachments: [{ data: 'YWJj', mimetype: 'text/plain', size: 3, name: 'a.txt' }], thread_ts: '1.2', channel: 'C1', text: 'hello' };
     const first = await rpc(target, call('execute_task', params, 'same-1'));
     const second = await rpc(target, call('execute_task', shuffled, 'same-1'));
-    expect(first.result).toEqual({ status: 'success', response_text: expect.stringMatching(/^echo: hello\nattachment: a\.txt text\/plain 3 bytes sha256=/) });
+    expect(first.result).toEqual({ status: 'success', response_text: expect.stringMatching(/^echo: hello\nattachment: a\.txt text\/plain 3 bytes sha256=/), usage: { input_tokens: 1, output_tokens: 8, model: 'echo' } });
     expect(second).toEqual(first);
     expect(runs).toBe(1);
   });
@@ -62,7 +63,8 @@ describe('repeated execute_task ids over HTTP', () => {
         attachments: [{ name: 'a.txt', mimetype: 'text/plain', size: 3, data: 'YWJj' }],
       }, 'ctx-1'),
     );
-    expect(first.result).toEqual({ status: 'success', response_text: 'echo: ctx' });
+    // The first run's answer, usage included: its thread's one word counted as input, not the retry's.
+    expect(first.result).toEqual({ ...echoSuccess('ctx'), usage: echoUsage('ctx', 'echo: ctx', ['earlier']) });
     expect(retry).toEqual(first);
     expect(runs).toBe(1);
   });
@@ -245,7 +247,7 @@ describe('TaskService: repeated ids across two processes, per store', () => {
       const result = await second.getTaskResult(taskId);
       return result.status === 'success' ? result : undefined;
     });
-    expect(done).toEqual({ status: 'success', response_text: 'echo: shared #sleep=100' });
+    expect(done).toEqual(echoSuccess('shared #sleep=100'));
     expect(await second.executeTask({ channel: 'C1', text: 'shared #sleep=100', thread_ts: '1.1' }, id)).toEqual(done);
   });
 

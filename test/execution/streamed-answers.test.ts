@@ -2,6 +2,7 @@ import { ErrorCode } from '../../src/contract';
 import { KEEP_ALIVE, SseFrames, acceptsEventStream } from '../../src/execution/hosts/sse';
 import { startExecutionRuntime, type RunningRuntime } from '../support/execution-runtime';
 import { eventually } from '../support/http';
+import { echoSuccess } from '../support/echo-usage';
 
 /**
  * Streamed answers (docs/contract.md, "Streamed answers") over the HTTP host, on loopback: an
@@ -97,7 +98,7 @@ describe('execute_task with stream: true and Accept: text/event-stream', () => {
     expect(response.headers.get('cache-control')).toBe('no-cache');
     expect(statusAtFirstText).toBe('working');
     const last = events.at(-1)!;
-    expect(last).toEqual({ jsonrpc: '2.0', result: { status: 'success', response_text: `echo: ${text}` }, id });
+    expect(last).toEqual({ jsonrpc: '2.0', result: echoSuccess(text), id });
     const progress = events.slice(0, -1);
     expect(progress.length).toBeGreaterThanOrEqual(2);
     const streamed = expectProgress(progress, id, events[0]!.result!.task_id);
@@ -131,7 +132,7 @@ describe('execute_task with stream: true and Accept: text/event-stream', () => {
     const rest = await allEvents(await post(request('get_task_result', { task_id: held.task_id, cursor: held.cursor, stream: true }, pollId), SSE));
     const after = expectProgress(rest.slice(0, -1), pollId, held.task_id, Number(held.cursor));
     expect(held).toEqual({ status: 'accepted', task_id: expect.stringMatching(/^task-/), cursor: String(before.length) });
-    expect(rest.at(-1)).toEqual({ jsonrpc: '2.0', result: { status: 'success', response_text: `echo: ${WORDS} again #stream=50` }, id: pollId });
+    expect(rest.at(-1)).toEqual({ jsonrpc: '2.0', result: echoSuccess(`${WORDS} again #stream=50`), id: pollId });
     expect(`echo: ${WORDS} again #stream=50`.startsWith(before + after)).toBe(true);
   });
 
@@ -162,7 +163,7 @@ describe('execute_task with stream: true and Accept: text/event-stream', () => {
       const record = await agent.runtime.store.get(taskId);
       return record?.status === 'success' ? record : undefined;
     }, 10_000);
-    expect(done.result).toEqual({ status: 'success', response_text: `echo: ${text}` });
+    expect(done.result).toEqual(echoSuccess(text));
   });
 
   it('a task that fails or is cancelled ends its stream with its error', async () => {
@@ -189,11 +190,11 @@ describe('execute_task with stream: true and Accept: text/event-stream', () => {
     const repeated = await allEvents(await post(request('execute_task', { ...params, hold_ms: 5_000 }, id), SSE));
     for await (const _ of firstStream);
     expect(repeated[0]!.result).toMatchObject({ status: 'working', task_id: first.result!.task_id, text: expect.stringMatching(/^echo: /) });
-    expect(repeated.at(-1)!.result).toEqual({ status: 'success', response_text: `echo: ${params.text}` });
+    expect(repeated.at(-1)!.result).toEqual(echoSuccess(params.text));
 
     const ended = await post(request('execute_task', params, id), SSE);
     expect(ended.headers.get('content-type')).toBe('application/json');
-    expect(await ended.json()).toEqual({ jsonrpc: '2.0', result: { status: 'success', response_text: `echo: ${params.text}` }, id });
+    expect(await ended.json()).toEqual({ jsonrpc: '2.0', result: echoSuccess(params.text), id });
   });
 });
 
@@ -207,9 +208,9 @@ describe('plain JSON where no stream can be', () => {
   it('with Accept: text/event-stream but without stream: true, or as a batch or a notification, the answer is the plain one', async () => {
     const single = await post(request('execute_task', { text: 'no stream asked' }), SSE);
     expect(single.headers.get('content-type')).toBe('application/json');
-    expect(((await single.json()) as Answer).result).toEqual({ status: 'success', response_text: 'echo: no stream asked' });
+    expect(((await single.json()) as Answer).result).toEqual(echoSuccess('no stream asked'));
     const batch = await post(`[${request('execute_task', { text: 'in a batch', stream: true }, 'b1')}]`, SSE);
-    expect(await batch.json()).toEqual([{ jsonrpc: '2.0', result: { status: 'success', response_text: 'echo: in a batch' }, id: 'b1' }]);
+    expect(await batch.json()).toEqual([{ jsonrpc: '2.0', result: echoSuccess('in a batch'), id: 'b1' }]);
     const notification = await post(JSON.stringify({ jsonrpc: '2.0', method: 'execute_task', params: { text: 'told', stream: true } }), SSE);
     expect(notification.status).toBe(204);
   });
@@ -250,12 +251,12 @@ describe('the in-process stream (runtime.dispatchStream)', () => {
     const { runtime } = agent;
     const bodies: Answer[] = [];
     for await (const body of runtime.dispatchStream(request('execute_task', { text: 'in process #stream=20', stream: true }, 'i1'))) bodies.push(JSON.parse(body) as Answer);
-    expect(bodies.at(-1)).toEqual({ jsonrpc: '2.0', result: { status: 'success', response_text: 'echo: in process #stream=20' }, id: 'i1' });
+    expect(bodies.at(-1)).toEqual({ jsonrpc: '2.0', result: echoSuccess('in process #stream=20'), id: 'i1' });
     expect(expectProgress(bodies.slice(0, -1), 'i1', bodies[0]!.result!.task_id).length).toBeGreaterThan(0);
 
     const plain: string[] = [];
     for await (const body of runtime.dispatchStream(request('execute_task', { text: 'plain' }, 'i2'))) plain.push(body);
-    expect(plain.map((body) => JSON.parse(body))).toEqual([{ jsonrpc: '2.0', result: { status: 'success', response_text: 'echo: plain' }, id: 'i2' }]);
+    expect(plain.map((body) => JSON.parse(body))).toEqual([{ jsonrpc: '2.0', result: echoSuccess('plain'), id: 'i2' }]);
 
     const none: string[] = [];
     for await (const body of runtime.dispatchStream(JSON.stringify({ jsonrpc: '2.0', method: 'execute_task', params: { text: 'told', stream: true } }))) none.push(body);

@@ -5,6 +5,7 @@ import type { Executor, ExecutorContext, ExecutorOutput } from '../../src/execut
 import { RpcError } from '../../src/execution/rpc-error';
 import { createExecutionRuntime, type ExecutionRuntime } from '../../src/execution/runtime';
 import { paramsHashOf } from '../../src/execution/params-fingerprint';
+import { echoSuccess } from '../support/echo-usage';
 
 /**
  * Streaming through the runtime with the memory store (docs/contract.md, "Streaming"): an
@@ -78,7 +79,7 @@ describe('execute_task with stream: true (memory store)', () => {
     // Act
     const { result } = await rpc(runtime, 'execute_task', { text: 'quick', stream: true });
     // Assess
-    expect(result).toEqual({ status: 'success', response_text: 'echo: quick' });
+    expect(result).toEqual(echoSuccess('quick'));
   });
 
   it('a task with no text yet at the sync budget is accepted with a cursor and no text; polls without new text give the cursor alone', async () => {
@@ -105,7 +106,7 @@ describe('execute_task with stream: true (memory store)', () => {
     const { result } = await rpc(runtime, 'execute_task', { text: '#sleep=150 slow' });
     const pending = await rpc(runtime, 'get_task_result', { task_id: result!.task_id });
     // Assess
-    expect(quick.result).toEqual({ status: 'success', response_text: 'echo: many words here' });
+    expect(quick.result).toEqual(echoSuccess('many words here'));
     expect(result).toEqual({ status: 'accepted', task_id: expect.any(String) });
     expect(pending.result).toEqual({ status: 'working', task_id: result!.task_id });
   });
@@ -118,7 +119,7 @@ describe('execute_task with stream: true (memory store)', () => {
     // Act
     const answer = await rpc(runtime, 'get_task_result', { task_id: result!.task_id, cursor: '7' });
     // Assess
-    expect(answer.result).toEqual({ status: 'success', response_text: 'echo: x y z' });
+    expect(answer.result).toEqual(echoSuccess('x y z'));
   });
 
   it.each([

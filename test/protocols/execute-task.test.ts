@@ -30,7 +30,7 @@ class ModelLikeExecutor implements Executor {
     if (params.text.includes('#rejected')) throw new RpcError(ErrorCode.ModelRejected, 'The model rejected the request', { retryable: false });
     if (params.text.includes('#fail')) throw new RpcError(-32000, 'The echo executor was asked to fail');
     if (params.text.includes('#crash')) throw new Error('crashed on purpose');
-    if (params.text.includes('#extra')) return { response_text: `echo: ${params.text}`, model_id: 'test-model', usage: { input_tokens: 3 } };
+    if (params.text.includes('#extra')) return { response_text: `echo: ${params.text}`, model_id: 'test-model', usage: { input_tokens: 3, output_tokens: 4, cache_read_tokens: 2, model: 'test-model' } };
     return { response_text: `echo: ${params.text}` };
   }
 }
@@ -71,12 +71,12 @@ describe.each(wires)('ExecuteTaskProtocol against the execution runtime over %s'
 
   const start = (text: string, requestId = randomUUID()) => protocol.start({ requestId, params: { text, channel: 'C1' } }, callContext(transport, requestId));
 
-  it('answers a quick task with its text, and keeps the other result fields as extra', async () => {
+  it('answers a quick task with its text and usage, and keeps the other result fields as extra', async () => {
     // Act
     const outcome = await start('hello #extra');
 
     // Assess
-    expect(outcome).toEqual({ kind: 'success', text: 'echo: hello #extra', extra: { model_id: 'test-model', usage: { input_tokens: 3 } } });
+    expect(outcome).toEqual({ kind: 'success', text: 'echo: hello #extra', extra: { model_id: 'test-model' }, usage: { input_tokens: 3, output_tokens: 4, cache_read_tokens: 2, model: 'test-model' } });
   });
 
   it('sends execute_task with the caller request id as JSON-RPC id and session key', async () => {
@@ -291,7 +291,8 @@ describe('ExecuteTaskProtocol streaming (docs/contract.md, "Streaming")', () => 
         }
       }
       // Assess
-      expect(outcome).toEqual({ kind: 'success', text: `echo: ${text}`, extra: {} });
+      // Echo's usage (a token a word) came through the task store with the answer.
+      expect(outcome).toEqual({ kind: 'success', text: `echo: ${text}`, extra: {}, usage: { input_tokens: 9, output_tokens: 10, model: 'echo' } });
       expect(`echo: ${text}`.startsWith(partials.join(''))).toBe(true);
       expect(partials.filter(Boolean).length).toBeGreaterThanOrEqual(3);
       expect(sentCursors.every((cursor) => typeof cursor === 'string')).toBe(true);
@@ -360,6 +361,23 @@ describe('ExecuteTaskProtocol streaming (docs/contract.md, "Streaming")', () => 
       const outcome = await protocol.poll({ taskId: 't-1', cursor: '5' }, callContext(transport, 'p'));
       // Assess
       expect(outcome).toEqual({ kind: 'success', text: 'Hello, world', extra: { model_id: 'm' } });
+    });
+
+    it('reads the usage of a final answer, and drops a malformed one without failing the answer', async () => {
+      // Prepare
+      const { transport } = scripted([
+        { status: 'success', response_text: 'counted', usage: { input_tokens: 12, output_tokens: 5, cache_write_tokens: 7, model: 'm', total_tokens: 24 } },
+        { status: 'success', response_text: 'miscounted', usage: { input_tokens: -1, output_tokens: 'five' } },
+        { status: 'success', response_text: 'not counted' },
+      ]);
+      // Act
+      const counted = await protocol.poll({ taskId: 't-1' }, callContext(transport, 'p'));
+      const miscounted = await protocol.poll({ taskId: 't-2' }, callContext(transport, 'p'));
+      const uncounted = await protocol.poll({ taskId: 't-3' }, callContext(transport, 'p'));
+      // Assess: only the contract's fields are kept; an unknown one is no fault
+      expect(counted).toEqual({ kind: 'success', text: 'counted', extra: {}, usage: { input_tokens: 12, output_tokens: 5, cache_write_tokens: 7, model: 'm' } });
+      expect(miscounted).toEqual({ kind: 'success', text: 'miscounted', extra: {}, usageDropped: expect.stringMatching(/input_tokens: input_tokens must not be negative; output_tokens: output_tokens must be a number of tokens/) });
+      expect(uncounted).toEqual({ kind: 'success', text: 'not counted', extra: {} });
     });
 
     it('refuses a pending answer whose text or cursor is not a string as protocol:malformed', async () => {

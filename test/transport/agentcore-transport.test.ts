@@ -7,6 +7,7 @@ import { TransportError } from '../../src/transport/transport';
 import { eventually } from '../support/http';
 import { startExecutionRuntime, type RunningRuntime } from '../support/execution-runtime';
 import { caught, closedPortUrl, executeTask, getTaskResult, json, startTestServer, type TestServer } from './fixtures';
+import { echoSuccess } from '../support/echo-usage';
 
 const ARN = 'arn:aws:bedrock-agentcore:us-east-1:123456789012:runtime/slack_zone_exec-AbCdEf1234';
 const CRASHING_ARN = 'arn:aws:bedrock-agentcore:us-east-1:123456789012:runtime/crashing-AbCdEf1234';
@@ -74,7 +75,7 @@ describe('AgentCoreTransport → real SDK client → AgentCore emulator → exec
     // Act
     const body = await transport.send(executeTask('hello', 'req-1'), { sessionKey: taskKey });
     // Assess
-    expect(JSON.parse(body!)).toEqual({ jsonrpc: '2.0', id: 'req-1', result: { status: 'success', response_text: 'echo: hello' } });
+    expect(JSON.parse(body!)).toEqual({ jsonrpc: '2.0', id: 'req-1', result: echoSuccess('hello') });
     expect(emulator.invocations).toEqual([
       expect.objectContaining({ runtimeArn: ARN, qualifier: undefined, status: 200, signingService: 'bedrock-agentcore', signingRegion: 'us-east-1' }),
     ]);

@@ -4,6 +4,7 @@ import { HttpsTransport, type HttpsTransportOptions } from '../../src/transport/
 import { TransportError } from '../../src/transport/transport';
 import { startExecutionRuntime, type RunningRuntime } from '../support/execution-runtime';
 import { caught, closedPortUrl, executeTask, json, recordingSleep, startTestServer, type TestServer } from './fixtures';
+import { echoSuccess } from '../support/echo-usage';
 
 const key = { sessionKey: 'a1b2c3d4-0000-4000-8000-000000000001' };
 
@@ -20,7 +21,7 @@ describe('HttpsTransport → a real execution runtime on loopback', () => {
     // Act
     const body = await transport.send(executeTask('hello', 'req-1'), key);
     // Assess
-    expect(JSON.parse(body!)).toEqual({ jsonrpc: '2.0', id: 'req-1', result: { status: 'success', response_text: 'echo: hello' } });
+    expect(JSON.parse(body!)).toEqual({ jsonrpc: '2.0', id: 'req-1', result: echoSuccess('hello') });
   });
 
   it('answers undefined for a notification (HTTP 204)', async () => {

@@ -5,8 +5,9 @@ import {
   type ContentBlock,
   type ConverseStreamOutput,
   type Message,
+  type TokenUsage,
 } from '@aws-sdk/client-bedrock-runtime';
-import { ErrorCode, type ExecuteTaskParams } from '../../contract';
+import { ErrorCode, type ExecuteTaskParams, type Usage } from '../../contract';
 import { RpcError } from '../rpc-error';
 import { converseMessages } from './converse-input';
 import type { Executor, ExecutorContext, ExecutorOutput } from './executor';
@@ -102,7 +103,7 @@ export class BedrockExecutor implements Executor {
         response_text: text,
         model_id: modelId,
         stop_reason: response.stopReason,
-        usage: { input_tokens: response.usage?.inputTokens, output_tokens: response.usage?.outputTokens },
+        ...usageField(response.usage, modelId),
       };
     } catch (error) {
       if (signal.aborted) throw error;
@@ -127,7 +128,7 @@ export class BedrockExecutor implements Executor {
     let text = '';
     let textBlock: number | undefined;
     let stopReason: string | undefined;
-    let usage: { inputTokens?: number; outputTokens?: number } | undefined;
+    let usage: TokenUsage | undefined;
     for await (const event of response.stream ?? []) {
       signal.throwIfAborted();
       for (const member of STREAM_EXCEPTION_MEMBERS) {
@@ -150,9 +151,26 @@ export class BedrockExecutor implements Executor {
       response_text: text,
       model_id: input.modelId,
       stop_reason: stopReason,
-      usage: { input_tokens: usage?.inputTokens, output_tokens: usage?.outputTokens },
+      ...usageField(usage, input.modelId),
     };
   }
+}
+
+/**
+ * The contract's `usage` (docs/contract.md, "Usage") of Converse's token counts, with the model
+ * the executor asked; none when Bedrock gave no counts (a stream cut before its metadata event).
+ */
+export function usageField(counts: TokenUsage | undefined, modelId: string): { usage?: Usage } {
+  if (!counts || !isCount(counts.inputTokens) || !isCount(counts.outputTokens)) return {};
+  const usage: Usage = { input_tokens: counts.inputTokens, output_tokens: counts.outputTokens };
+  if (isCount(counts.cacheReadInputTokens)) usage.cache_read_tokens = counts.cacheReadInputTokens;
+  if (isCount(counts.cacheWriteInputTokens)) usage.cache_write_tokens = counts.cacheWriteInputTokens;
+  usage.model = modelId;
+  return { usage };
+}
+
+function isCount(value: number | undefined): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 }
 
 function textOf(content: ContentBlock[] | undefined): string {

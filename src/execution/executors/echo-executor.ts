@@ -23,6 +23,11 @@ import type { Executor, ExecutorContext, ExecutorOutput } from './executor';
  * when streaming (`ECHO_STREAM_MS` or `#stream=<ms>`: each word with the whitespace after it, then
  * a pause, abortable by the task's signal), else all at once; the context and attachment lines
  * follow at the end, one piece each. The pieces always add up to `response_text`.
+ *
+ * Its `usage` (docs/contract.md, "Usage") counts one token per whitespace-separated word: of its
+ * input, the text and the thread's earlier messages (what a model would read; attachments are not
+ * counted), and of its output, `response_text`; the model is `echo`. Counts a person can check by
+ * eye, so budgets and usage reports can be tried locally without a model.
  */
 export class EchoExecutor implements Executor {
   readonly name = 'echo';
@@ -66,8 +71,35 @@ export class EchoExecutor implements Executor {
       }
       for (const line of lines) onText(`\n${line}`);
     }
-    return { response_text: lines.length > 0 ? [echo, ...lines].join('\n') : echo };
+    const responseText = lines.length > 0 ? [echo, ...lines].join('\n') : echo;
+    return { response_text: responseText, usage: { input_tokens: inputWords(params), output_tokens: countWords(responseText), model: 'echo' } };
   }
+}
+
+/** The words a model would read of a task: its text and the thread's earlier messages. */
+function inputWords(params: ExecuteTaskParams): number {
+  let count = countWords(params.text);
+  for (const message of params.messages ?? []) count += countWords(message.text);
+  return count;
+}
+
+/** How many whitespace-separated words a text has: one pass over its characters, nothing allocated (the echo runs on the hot path). */
+export function countWords(text: string): number {
+  let count = 0;
+  let inWord = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const space = isSpace(text.charCodeAt(i));
+    if (!space && !inWord) count += 1;
+    inWord = !space;
+  }
+  return count;
+}
+
+/** The characters `\s` matches that a text may hold: ASCII whitespace, NBSP, the Unicode spaces and line separators, BOM. */
+function isSpace(code: number): boolean {
+  if (code <= 0x20) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
+  if (code < 0xa0) return false;
+  return code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff;
 }
 
 /** The words of a text, each with the whitespace after it (leading whitespace alone first): they add up to the text. */

@@ -1,8 +1,11 @@
 import type { Log } from '../../observability/logger';
-import type { ExecuteTaskParams } from '../../contract';
+import type { ExecuteTaskParams, Usage } from '../../contract';
 
-/** What an executor produces: the answer text plus any extra fields for the success result. */
-export type ExecutorOutput = { response_text: string } & Record<string, unknown>;
+/**
+ * What an executor produces: the answer text plus any extra fields for the success result;
+ * `usage`, what the answer cost in tokens (docs/contract.md, "Usage"), when it knows.
+ */
+export type ExecutorOutput = { response_text: string; usage?: Usage } & Record<string, unknown>;
 
 export type ExecutorContext = {
   taskId: string;
