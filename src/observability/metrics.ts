@@ -69,6 +69,15 @@ export class PipelineMetrics {
     this.single({ stage, outcome: kind, ...(code !== undefined ? { code: String(code) } : {}) }, 'Outcomes', 1, MetricUnit.Count);
   }
 
+  /**
+   * What an answer cost in tokens, by agent (docs/contract.md, "Usage"): `InputTokens` (input
+   * outside the prompt cache) and `OutputTokens`. Only for an agent that reports usage.
+   */
+  tokens(agent: string, usage: { input_tokens: number; output_tokens: number }): void {
+    this.single({ agent }, 'InputTokens', usage.input_tokens, MetricUnit.Count);
+    this.single({ agent }, 'OutputTokens', usage.output_tokens, MetricUnit.Count);
+  }
+
   latency(hop: Hop, milliseconds: number): void {
     this.single({ hop }, 'HopLatency', milliseconds, MetricUnit.Milliseconds);
   }

@@ -6,6 +6,7 @@ import type { ExecutionAgent } from '../protocols/execution-agent';
 import type { Queue } from '../queue/queue';
 import type { PollSchedule } from './poll-schedule';
 import type { PollMessage, ReplyMessage } from './queue-messages';
+import type { Settled, SettledTask } from './settle-outcome';
 import type { ThreadWork } from './thread-work';
 import type { LiveReplyService } from './live-reply';
 import type { Tracer } from './trace';
@@ -45,6 +46,11 @@ export type FollowUpOptions = {
   work?: ThreadWork;
   log: Log;
   metrics?: PipelineMetrics;
+  /**
+   * Told of each task once it is settled, with what its answer cost (settle-outcome.ts, `Settled`):
+   * where usage records and budgets attach. Both functions settle tasks, so both pass it on.
+   */
+  onSettled?: (task: SettledTask, settled: Settled) => void | Promise<void>;
   trace?: Tracer;
   clock?: Clock;
 };

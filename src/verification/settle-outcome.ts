@@ -1,4 +1,5 @@
 import type { Clock } from '../clock';
+import type { Usage } from '../contract';
 import type { Log, LogExtra } from '../observability/logger';
 import type { Failure, Outcome } from '../protocols/outcome';
 import type { DeliveryHandler } from '../queue/queue';
@@ -20,10 +21,26 @@ import type { Tracer } from './trace';
 /** What a task or poll message says of its task: the thread to reply in, the request, when it came in. */
 export type SettledTask = SlackThread & { request_id: string; received_at: number; /** The agent it went to (absent: the default). */ agent?: string };
 
+/**
+ * What a settlement did with the task's end: answered, failed, or nothing (the user had stopped
+ * it), with the agent that ran it and what its answer cost when the agent said (docs/contract.md,
+ * "Usage") — counted even for a stopped task, whose tokens were spent all the same. The seam for
+ * usage records and budgets: `SettlementOptions.onSettled` gets one per settled task.
+ */
+export type Settled = { ended: 'answered' | 'failed' | 'stopped'; agent?: string; usage?: Usage };
+
 /** An outcome that ends the task. */
 export type FinalOutcome = Extract<Outcome, { kind: 'success' }> | Failure;
 
-export type SettlementOptions = Pick<FollowUpOptions, 'replies' | 'messages' | 'metrics' | 'maxReceiveCount' | 'log' | 'work'> & Partial<Pick<FollowUpOptions, 'agent' | 'agents'>> & { trace: Tracer; clock: Clock };
+export type SettlementOptions = Pick<FollowUpOptions, 'replies' | 'messages' | 'metrics' | 'maxReceiveCount' | 'log' | 'work'> & Partial<Pick<FollowUpOptions, 'agent' | 'agents'>> & {
+  trace: Tracer;
+  clock: Clock;
+  /**
+   * Told of each task once it is settled (its reply queued): where records and budgets take the
+   * usage. A failure here is logged, never the task's: the reply has gone, and a retry would send it twice.
+   */
+  onSettled?: (task: SettledTask, settled: Settled) => void | Promise<void>;
+};
 
 export type Settlement = {
   /** Counts one call to the agent (`execute_task` or `get_task_result`): how long it took, what came of it; per agent when `agent` is given. */
@@ -31,7 +48,8 @@ export type Settlement = {
   /**
    * success → the answer, with the notes about what the task went without under it (an answer with
    * nothing visible → the safe apology); failure → the safe text for its category, logged and traced
-   * with its code. `details` go into the log line.
+   * with its code. `details` go into the log line, with the answer's `usage`; the usage is also
+   * counted (InputTokens, OutputTokens by agent), and one the agent sent malformed is logged and dropped.
    */
   settle(task: SettledTask, outcome: FinalOutcome, how: { log: Log; notes?: readonly string[]; details?: LogExtra }): Promise<void>;
   /** Queues one reply in the task's thread. */
@@ -72,19 +90,36 @@ export function createSettlement(options: SettlementOptions): Settlement {
     },
 
     async settle(task, outcome, how) {
+      const agent = task.agent ?? options.agent?.name;
+      const usage = outcome.kind === 'success' ? outcome.usage : undefined;
+      if (outcome.kind === 'success') {
+        if (outcome.usageDropped) how.log.warn('the agent sent a usage that is not one; the answer stands, its usage is dropped', { usage_problem: outcome.usageDropped.slice(0, 500) });
+        if (usage) options.metrics?.tokens(agent ?? 'default', usage);
+      }
+      const usageField = usage ? { usage } : {};
+      const settled = async (ended: Settled['ended']): Promise<void> => {
+        if (!options.onSettled) return;
+        try {
+          await options.onSettled(task, { ended, ...(agent !== undefined ? { agent } : {}), ...usageField });
+        } catch (error) {
+          how.log.warn('a settled task could not be recorded', { ended, error: error as Error });
+        }
+      };
       // A task the user stopped has had its one final message (the Stop's): nothing more.
       if (options.work && (await options.work.isStopped(task.request_id))) {
-        how.log.info('the task ended after it was stopped; no reply', { outcome: outcome.kind });
-        return;
+        how.log.info('the task ended after it was stopped; no reply', { outcome: outcome.kind, ...usageField });
+        return settled('stopped');
       }
       if (outcome.kind === 'success') {
-        how.log.info('task answered', { ...how.details });
+        how.log.info('task answered', { ...how.details, ...usageField });
         const answer = answerReply(outcome.text, options.messages);
-        return reply(task, answer.kind, answer.kind === 'answer' ? withNotes(answer.text, how.notes) : answer.text);
+        await reply(task, answer.kind, answer.kind === 'answer' ? withNotes(answer.text, how.notes) : answer.text);
+        return settled('answered');
       }
       how.log.warn('task failed', { category: outcome.category, code: outcome.code, error_message: outcome.message, ...how.details });
       trace({ requestId: task.request_id, hop: 'failed', at: clock.now(), detail: { code: outcome.code } });
-      return reply(task, 'error', options.messages[userMessageForFailure(outcome.category)]);
+      await reply(task, 'error', options.messages[userMessageForFailure(outcome.category)]);
+      return settled('failed');
     },
 
     reply,
