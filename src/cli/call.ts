@@ -73,7 +73,7 @@ its time, then the reply.`,
 };
 
 /** The local runtime `zone serve` and `zone start` listen on. */
-const LOCAL_RUNTIME_URL = 'http://127.0.0.1:8080/invocations';
+export const LOCAL_RUNTIME_URL = 'http://127.0.0.1:8080/invocations';
 
 type CallFlags = { transport?: string; protocol?: string; url?: string; arn?: string };
 

@@ -6,9 +6,10 @@ import { sayCommand } from './say';
 import { serveCommand } from './serve';
 import { startCommand } from './start';
 import { conformanceCommand } from './conformance';
+import { agentsCommand } from './agents';
 
 /** The `zone` command: one entry point for running, trying and checking both zones. */
-const commands: Command[] = [startCommand, sayCommand, feedbackCommand, demoCommand, serveCommand, callCommand, conformanceCommand];
+const commands: Command[] = [startCommand, sayCommand, feedbackCommand, demoCommand, serveCommand, callCommand, agentsCommand, conformanceCommand];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

@@ -7,6 +7,7 @@ import type { ExecutionRuntime } from '../execution/runtime';
 import { createLogger, type Log } from '../observability/logger';
 import { agentSettingsFrom, buildExecutionAgents, type AgentSettings, type ExecutionAgents } from '../protocols/agent-config';
 import type { ExecutionAgent } from '../protocols/execution-agent';
+import type { AgentRoutes } from '../protocols/agent-routes';
 import { createSlackWebClient, WebApiSlackReplies, type SlackReplies } from '../slack/slack-replies';
 import type { TransportDeps } from '../transport/factory';
 import { startAgentCoreEmulator, type AgentCoreEmulator, type EmulatedSessions } from './agentcore-emulator';
@@ -164,7 +165,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     const surface = createLocalAgentSurface({ ingressUrl: () => ingressUrl, signingSecret, ...(env.SLACK_BOT_USER_ID ? { botUserId: env.SLACK_BOT_USER_ID } : {}), ...(consoleReplies ? { consoleReplies } : {}), pipeline, traces });
     const verification = createServer((req, res) => {
-      routeVerification(req, res, { pipeline, traces, consoleReplies, say, surface, base: () => verificationBase }).catch((error: unknown) => {
+      routeVerification(req, res, { pipeline, traces, consoleReplies, say, surface, agents: agents.routes, base: () => verificationBase }).catch((error: unknown) => {
         log.error('local ingress failure', { error: error as Error });
         if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
       });
@@ -202,6 +203,8 @@ type Routes = {
   consoleReplies?: ConsoleSlackReplies;
   say: LocalStack['say'];
   surface: LocalAgentSurface;
+  /** Where each agent answers: the playground offers their channels. */
+  agents: AgentRoutes;
   /** This server's own origin (files are served from it). */
   base: () => string;
 };
@@ -268,6 +271,8 @@ async function routeVerification(req: IncomingMessage, res: ServerResponse, rout
       surface: workspace?.surface ?? [],
       stops: routes.surface.stops.all(),
       feedback,
+      // The agents and where each answers: the playground picks a channel to show routing.
+      agents: routes.agents.agents.map((agent) => ({ ...agent, default: agent.name === routes.agents.defaultAgent })),
     });
   }
   if (await routes.surface.route(req, res, url.pathname)) return;

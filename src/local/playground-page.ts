@@ -63,6 +63,7 @@ export const PLAYGROUND_HTML = `<!doctype html>
     <button type="submit">Send</button>
   </form>
   <div class="compose-extra">
+    <label title="The channel the message is said in: a channel an agent answers in routes it there">in <select id="channel"><option value="">#local</option></select></label>
     <label>📎 <input id="files" type="file" multiple></label>
     <span id="thread-bar" hidden>in thread <code id="thread-ts"></code>
       <label><input id="follow-up" type="checkbox"> without a mention</label>
@@ -77,6 +78,8 @@ export const PLAYGROUND_HTML = `<!doctype html>
 const requests = [];
 const box = document.getElementById('requests');
 let thread = null;
+/** The channel of the thread being replied in: a reply stays in its thread's channel. */
+let threadChannel = null;
 /** What is typed into each open "what went wrong" form, by its trigger id (a re-render keeps it). */
 const drafts = {};
 let shown = '';
@@ -90,8 +93,10 @@ async function postJson(path, body) {
 /** Follow a request a while after something was done to it (a Stop, a click, a form). */
 function watch(r, ms) { r.watchUntil = Math.max(r.watchUntil || 0, Date.now() + ms); }
 
-function setThread(ts) {
+function setThread(ts, channel) {
   thread = ts;
+  threadChannel = ts ? channel || null : null;
+  document.getElementById('channel').disabled = Boolean(ts);
   document.getElementById('thread-bar').hidden = !ts;
   document.getElementById('thread-ts').textContent = ts || '';
   if (!ts) document.getElementById('follow-up').checked = false;
@@ -100,7 +105,7 @@ function setThread(ts) {
 document.getElementById('leave-thread').addEventListener('click', () => setThread(null));
 box.addEventListener('click', async (event) => {
   const button = event.target.closest('[data-thread]');
-  if (button) setThread(button.getAttribute('data-thread'));
+  if (button) setThread(button.getAttribute('data-thread'), button.getAttribute('data-channel'));
   const r = requestOf(event.target);
   const stop = event.target.closest('[data-stop]');
   if (stop && r) {
@@ -194,7 +199,9 @@ document.getElementById('say').addEventListener('submit', async (event) => {
   if (!text && !files.length) return;
   input.value = '';
   picker.value = '';
+  const channel = thread ? threadChannel : document.getElementById('channel').value || null;
   const body = { text, files };
+  if (channel) body.channel = channel;
   if (thread) {
     body.thread_ts = thread;
     body.follow_up = document.getElementById('follow-up').checked;
@@ -204,7 +211,7 @@ document.getElementById('say').addEventListener('submit', async (event) => {
   if (!response.ok) {
     requests.unshift({ text, files: [], eventId: '', error: sent.error || ('HTTP ' + response.status), trace: null });
   } else {
-    requests.unshift({ text, files: files.map((f) => f.name), eventId: sent.event_id, threadTs: sent.thread_ts, ack: sent.status, trace: null });
+    requests.unshift({ text, files: files.map((f) => f.name), eventId: sent.event_id, threadTs: sent.thread_ts, channel, ack: sent.status, trace: null });
   }
   render();
 });
@@ -229,8 +236,8 @@ function describe(event) {
   const d = event.detail || {};
   switch (event.hop) {
     case 'ingress': return 'Slack event verified (' + (d.event_id || '') + ')';
-    case 'queued': return 'task queued';
-    case 'execute-sent': return 'execute_task sent · transport ' + d.transport + ' · protocol ' + d.protocol + (d.context_messages ? ' · ' + d.context_messages + ' earlier messages' : '') + (d.attachments ? ' · ' + d.attachments + ' files' : '') + ' · request id <code>' + event.requestId + '</code>';
+    case 'queued': return 'task queued' + (d.agent ? ' for agent <strong>' + escapeHtml(d.agent) + '</strong> (by ' + escapeHtml(d.routed_by) + ')' : '');
+    case 'execute-sent': return 'execute_task sent · transport ' + d.transport + ' · protocol ' + d.protocol + (d.context_messages ? ' · ' + d.context_messages + ' earlier messages' : '') + (d.attachments ? ' · ' + d.attachments + ' files' : '') + ' · request id <code>' + event.requestId + '</code>' + (d.agent ? ' · agent ' + escapeHtml(d.agent) : '');
     case 'accepted': return 'accepted · task <code>' + d.task_id + '</code>' + (d.hold_ms !== undefined ? ' · its stream held up to ' + d.hold_ms + ' ms' : ' · next poll in ' + d.next_poll_s + ' s');
     case 'poll': return 'poll #' + d.attempt + ' → ' + d.outcome + (d.state ? ' (' + d.state + ')' : '') + (d.held_ms !== undefined ? ' · stream held ' + d.held_ms + ' ms' : '');
     case 'failed': return 'failed (code ' + d.code + ')';
@@ -296,7 +303,7 @@ function render() {
       (replies.length ? replies.map((p) => '<div class="reply' + (p.streaming ? ' streaming' : '') + '">' + escapeHtml(p.text) + (p.streaming ? ' ▍' : '') + '</div>' + feedbackHtml(p)).join('') : '<div class="waiting">' + (r.trace && r.trace.status ? '⏳ assistant ' + escapeHtml(r.trace.status) : 'waiting for the reply…') + '</div>') +
       surfaceHtml(r) +
       (r.note ? '<div class="ephemeral">' + escapeHtml(r.note) + '</div>' : '') +
-      (r.threadTs ? '<button type="button" class="link" data-thread="' + escapeHtml(r.threadTs) + '">↳ reply in thread</button>' : '') +
+      (r.threadTs ? '<button type="button" class="link" data-thread="' + escapeHtml(r.threadTs) + '" data-channel="' + escapeHtml(r.channel || '') + '">↳ reply in thread</button>' : '') +
       '</div><div><table class="trace"><tbody>' + rows + '</tbody></table></div></div>';
   }).join('');
   // Unchanged, nothing is redrawn: a form being typed into keeps its caret.
@@ -323,6 +330,19 @@ async function refresh() {
   if (open.length) render();
 }
 setInterval(refresh, 250);
+
+// The channels the configured agents answer in, to pick from: routing by channel, made visible.
+(async () => {
+  const state = await (await fetch('/api/state')).json();
+  const select = document.getElementById('channel');
+  const agents = state.agents || [];
+  const fallback = agents.find((a) => a.default);
+  if (fallback) select.options[0].textContent = '#local → ' + fallback.name;
+  for (const agent of agents) {
+    for (const channel of agent.channels) select.add(new Option(channel + ' → ' + agent.name, channel));
+  }
+  if (agents.some((a) => a.prefix)) document.getElementById('text').placeholder += ' · ' + agents.filter((a) => a.prefix).map((a) => a.prefix + ': …').join(' · ');
+})().catch(() => undefined);
 </script>
 </body>
 </html>

@@ -33,6 +33,7 @@ const SH_COMMANDS: Record<string, string> = {
   // `&` puts it in the background; here it is a child process, stopped at the end.
   'npx zone serve &': 'npx zone serve',
   'TRANSPORT=in-process npx zone call --text "hello"': 'TRANSPORT=in-process npx zone call --text "hello"',
+  'npx zone agents': 'npx zone agents',
 };
 
 /**
@@ -85,6 +86,8 @@ const ZONE_TABLE: Record<string, string> = {
   // async cases 600 ms, still longer than that runtime's 150 ms sync budget, so the same cases
   // (accepted, polling, cancel) run the same code, in ~2 s rather than ~20 s.
   'zone conformance <url>': 'npx zone conformance <url> --slow-ms 600',
+  // Run with EXECUTION_URL = the running `zone serve`; --slow-ms 600 as for `zone conformance`.
+  'zone agents [check]': 'npx zone agents check --slow-ms 600',
 };
 
 /** `NAME=value ` assignments in front of a command, as sh reads them. */
@@ -423,12 +426,26 @@ describe('the README commands, through npm', () => {
       expect(code).toBe(0);
     });
 
+    it('npx zone agents check (EXECUTION_URL = that runtime) checks the one agent: its core cases pass, exit 0', async () => {
+      const { code, output } = await runCommand(ZONE_TABLE['zone agents [check]']!, { EXECUTION_URL: `http://${address}/invocations` });
+      expect(output).toMatch(/^default\s+execute-task\s+https\s+.*core: \d+ passed, 0 failed.*PASS$/m);
+      expect(output).toMatch(/^all 1 agents pass$/m);
+      expect(code).toBe(0);
+    });
+
     it('npx zone conformance <url> passes every case and exits 0', async () => {
       const { code, output } = await runCommand(ZONE_TABLE['zone conformance <url>']!.replace('<url>', `http://${address}/invocations`));
       expect(output).toMatch(/^case\s+expectation\s+result\s+ms$/m);
       expect(output).toMatch(/\b(\d+) cases: \1 passed, 0 failed\b/);
       expect(code).toBe(0);
     });
+  });
+
+  it('npx zone agents lists the one agent of a fresh terminal: the local runtime, the default, over https', async () => {
+    const { code, output } = await runCommand(shCommand('npx zone agents'));
+    expect(output).toMatch(/^1 execution agent$/m);
+    expect(output).toMatch(/^default\s+default\s+\(the app\)\s+execute-task\s+https\s+http:\/\/127\.0\.0\.1:8080\/invocations/m);
+    expect(code).toBe(0);
   });
 
   it('TRANSPORT=in-process npx zone call --text "hello" runs the runtime in its own process and prints the reply', async () => {

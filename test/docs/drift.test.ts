@@ -556,6 +556,8 @@ describe('the Slack app manifest and the code', () => {
     }
     return answered.sort();
   };
+  /** Posting as an execution agent (its displayName and icon: `username`, `icon_emoji`): chat:write.customize. */
+  const customizesAuthor = () => SOURCES.some((s) => s.path.startsWith('src/slack/') && /\bicon_emoji\b/.test(s.text) && /\busername\b/.test(s.text));
   /** The invoker downloads shared files (url_private_download) with the bot token: files:read. */
   const downloadsFiles = () => SOURCES.some((s) => s.path.startsWith('src/verification/') && /\.downloadFile\(/.test(s.text));
 
@@ -569,7 +571,7 @@ describe('the Slack app manifest and the code', () => {
     const methods = methodsCalled();
     expect(methods.filter((method) => !METHOD_SCOPES[method])).toEqual([]);
     const eventScopes = (await eventsAnswered()).flatMap((event) => (EVENTS[event]!.scope ? [EVENTS[event]!.scope!] : []));
-    const needed = new Set([...methods.flatMap((method) => METHOD_SCOPES[method]!), ...eventScopes, ...(downloadsFiles() ? ['files:read'] : [])]);
+    const needed = new Set([...methods.flatMap((method) => METHOD_SCOPES[method]!), ...eventScopes, ...(downloadsFiles() ? ['files:read'] : []), ...(customizesAuthor() ? ['chat:write.customize'] : [])]);
     expect(listUnder('bot')).toEqual([...needed].sort());
   });
 

@@ -181,6 +181,24 @@ describe('routing between execution agents, end to end', () => {
     expect(authors.every((author) => author.username === 'SRE Bot')).toBe(true);
   });
 
+  it('the playground lists the agents and their channels, and a message said there in a routed channel reaches its agent', async () => {
+    const state = (await (await fetch(`${stack.playgroundUrl}api/state`)).json()) as { agents: Array<{ name: string; channels: string[]; prefix?: string; default: boolean }> };
+    expect(state.agents).toEqual([
+      { name: 'general', channels: [], default: true },
+      { name: 'legal', channels: [LEGAL_CHANNEL], prefix: 'legal', default: false },
+      { name: 'sre', channels: [INCIDENTS_CHANNEL], prefix: 'sre', default: false },
+    ]);
+
+    const said = await fetch(`${stack.playgroundUrl}api/say`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'from the playground', channel: INCIDENTS_CHANNEL }) });
+    expect(said.status).toBe(200);
+    await stack.pipeline.whenIdle({ timeoutMs: 20_000 });
+    expect(sreTexts()).toEqual(['from the playground']);
+    expect(generalTexts()).toEqual([]);
+
+    const refused = await fetch(`${stack.playgroundUrl}api/say`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'x', channel: '#incidents' }) });
+    expect(refused.status).toBe(400);
+  });
+
   it.each([
     ['a channel claimed by two agents', (list: Array<Record<string, unknown>>) => [list[0], list[1], { ...list[2], channels: [LEGAL_CHANNEL] }], /EXECUTION_AGENTS\[2\]\.channels: channel C0LEGAL is claimed by agents "legal" and "sre"/],
     ['two defaults', (list: Array<Record<string, unknown>>) => [list[0], { ...list[1], default: true }, list[2]], /exactly one agent must have "default": true \(found 2: "general", "legal"\)/],
