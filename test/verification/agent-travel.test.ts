@@ -8,8 +8,10 @@ import { createProtocol } from '../../src/protocols/factory';
 import { InProcessTransport } from '../../src/transport/in-process';
 import { createAgentInvoker } from '../../src/verification/agent-invoker';
 import { createAsyncResult } from '../../src/verification/async-result';
+import { MemoryRecords } from '../../src/verification/stores/memory-records';
+import { createThreadWork } from '../../src/verification/thread-work';
 import { DEFAULT_USER_MESSAGES } from '../../src/verification/user-messages';
-import { delivery, endScriptedTasks, followUpParts, pollMessage, scriptedExecutor, taskMessage, type FollowUpParts } from '../support/follow-up';
+import { delivery, endScriptedTasks, followUpParts, pollMessage, scriptedExecutor, taskMessage, THREAD, type FollowUpParts } from '../support/follow-up';
 import { eventually } from '../support/http';
 
 /**
@@ -106,5 +108,28 @@ describe('the agent travels with the task', () => {
     ]);
     expect(parts.sentPolls()).toEqual([]);
     expect(parts.hops.filter((hop) => hop.hop === 'execute-sent')).toEqual([]);
+  });
+
+  it("a Stop cancels the thread's task through the agent it went to, and that agent is the thread's agent from then on", async () => {
+    const parts = followUpParts();
+    const slow = scriptedExecutor();
+    const { runtime } = withLegal(parts, slow);
+    const work = createThreadWork(new MemoryRecords(parts.clock), parts.clock);
+    parts.options.work = work;
+    const invoke = createAgentInvoker(parts.options);
+
+    await invoke(delivery(taskMessage('a long one', { agent: 'legal' })), {});
+    const [poll] = parts.sentPolls();
+    expect(await work.agentOf(THREAD)).toBe('legal');
+
+    await invoke(delivery({ ...THREAD, kind: 'stop', event_id: 'EvStop', user_id: 'U1', stopped_at: parts.clock.now() }), {});
+
+    // Cancelled where it runs: the legal runtime says so (the default runtime never had the task).
+    const cancelled = await eventually(async () => {
+      const outcome = await new ExecutionAgent('look', createProtocol('execute-task'), new InProcessTransport(runtime.dispatch)).poll(poll!.message.handle, { requestId: 'look' });
+      return outcome.kind === 'failure' ? outcome : undefined;
+    });
+    expect(cancelled.category).toBe('cancelled');
+    expect(parts.sentReplies()).toEqual([expect.objectContaining({ kind: 'stopped', agent: 'legal' })]);
   });
 });
