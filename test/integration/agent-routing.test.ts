@@ -108,6 +108,9 @@ const legalTexts = () =>
       return message.parts.map((part) => part.text ?? '').join('');
     });
 
+/** What each agent was asked, in order: one look at all three, so "only that agent" is one assertion. */
+const asked = () => ({ general: generalTexts(), legal: legalTexts(), sre: sreTexts() });
+
 /** Who each message the app created in the thread was posted as (chat.postMessage, chat.startStream). */
 function authorsIn(threadTs: string): Array<{ method: string; username?: unknown; icon_emoji?: unknown }> {
   return slack.requests
@@ -122,9 +125,7 @@ describe('routing between execution agents, end to end', () => {
   it('a message in a routed channel reaches only its agent, and the answer is posted under its display name and icon', async () => {
     const ts = await mention(LEGAL_CHANNEL, 'may we ship this clause?');
 
-    expect(legalTexts()).toEqual(['may we ship this clause?']);
-    expect(generalTexts()).toEqual([]);
-    expect(sreTexts()).toEqual([]);
+    expect(asked()).toEqual({ general: [], legal: ['may we ship this clause?'], sre: [] });
     expect(answerIn(ts)).toBe('a2a echo: may we ship this clause?');
     const authors = authorsIn(ts);
     expect(authors.length).toBeGreaterThan(0);
@@ -134,9 +135,7 @@ describe('routing between execution agents, end to end', () => {
   it('a message elsewhere reaches the default agent, posted as the app itself', async () => {
     const ts = await mention(GENERAL_CHANNEL, 'hello');
 
-    expect(generalTexts()).toEqual(['hello']);
-    expect(legalTexts()).toEqual([]);
-    expect(sreTexts()).toEqual([]);
+    expect(asked()).toEqual({ general: ['hello'], legal: [], sre: [] });
     expect(answerIn(ts)).toBe('echo: hello');
     expect(authorsIn(ts)).toEqual([{ method: 'chat.postMessage', username: undefined, icon_emoji: undefined }]);
   });
@@ -144,9 +143,7 @@ describe('routing between execution agents, end to end', () => {
   it('a prefixed message reaches the named agent, wherever it is, without the prefix', async () => {
     const ts = await mention(LEGAL_CHANNEL, 'SRE:  the disk is full');
 
-    expect(sreTexts()).toEqual(['the disk is full']);
-    expect(legalTexts()).toEqual([]);
-    expect(generalTexts()).toEqual([]);
+    expect(asked()).toEqual({ general: [], legal: [], sre: ['the disk is full'] });
     expect(answerIn(ts)).toBe('echo: the disk is full');
     expect(authorsIn(ts)).toEqual([expect.objectContaining({ username: 'SRE Bot', icon_emoji: ':fire:' })]);
   });
@@ -155,15 +152,12 @@ describe('routing between execution agents, end to end', () => {
     const parent = await mention(GENERAL_CHANNEL, 'legal: is this contract fine?');
     await mention(GENERAL_CHANNEL, 'and the second clause?', parent);
 
-    expect(legalTexts()).toEqual(['is this contract fine?', 'and the second clause?']);
-    expect(generalTexts()).toEqual([]);
+    expect(asked()).toEqual({ general: [], legal: ['is this contract fine?', 'and the second clause?'], sre: [] });
 
     // Another agent named by prefix takes the thread from here on.
     await mention(GENERAL_CHANNEL, 'sre: is the server up?', parent);
     await mention(GENERAL_CHANNEL, 'and the database?', parent);
-    expect(sreTexts()).toEqual(['is the server up?', 'and the database?']);
-    expect(legalTexts()).toHaveLength(2);
-    expect(generalTexts()).toEqual([]);
+    expect(asked()).toEqual({ general: [], legal: ['is this contract fine?', 'and the second clause?'], sre: ['is the server up?', 'and the database?'] });
   });
 
   it('the polls of an accepted task reach the agent that accepted it, and only that agent', async () => {
@@ -192,8 +186,7 @@ describe('routing between execution agents, end to end', () => {
     const said = await fetch(`${stack.playgroundUrl}api/say`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'from the playground', channel: INCIDENTS_CHANNEL }) });
     expect(said.status).toBe(200);
     await stack.pipeline.whenIdle({ timeoutMs: 20_000 });
-    expect(sreTexts()).toEqual(['from the playground']);
-    expect(generalTexts()).toEqual([]);
+    expect(asked()).toEqual({ general: [], legal: [], sre: ['from the playground'] });
 
     const refused = await fetch(`${stack.playgroundUrl}api/say`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'x', channel: '#incidents' }) });
     expect(refused.status).toBe(400);
