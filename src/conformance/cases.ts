@@ -7,6 +7,7 @@ import {
   GetTaskResultResultSchema,
   Method,
   PendingResultSchema,
+  UsageSchema,
   cancelTaskRequest,
   executeTaskRequest,
   getTaskResultRequest,
@@ -118,14 +119,14 @@ function errorCase(described: Described, code: number, body: (id: JsonRpcId) => 
 const requestOf = (method: string, params: unknown) => (id: JsonRpcId) => ({ jsonrpc: '2.0', method, params, id });
 
 /** Polls get_task_result until the task succeeds, checking every answer on the way. */
-async function pollUntilSuccess(ctx: CaseContext, taskId: string): Promise<{ polls: number; seen: string[]; responseText: string }> {
+async function pollUntilSuccess(ctx: CaseContext, taskId: string): Promise<{ polls: number; seen: string[]; responseText: string; result: Record<string, unknown> }> {
   const deadline = performance.now() + ctx.settings.pollTimeoutMs;
   const seen: string[] = [];
   for (let polls = 1; ; polls++) {
     const id = newRequestId();
     const result = expectResult(await sendRequest(ctx, getTaskResultRequest(taskId, id)), GetTaskResultResultSchema, id, 'a get_task_result result (accepted, working or success)');
     if (seen.at(-1) !== result.status) seen.push(result.status);
-    if (result.status === 'success') return { polls, seen, responseText: result.response_text };
+    if (result.status === 'success') return { polls, seen, responseText: result.response_text, result };
     if (result.task_id !== taskId) fail(`expected result.task_id ${show(taskId)} while pending, got ${show(result.task_id)}`);
     if (performance.now() > deadline) fail(`expected success within ${ctx.settings.pollTimeoutMs} ms, the task was still ${result.status} after ${polls} polls`);
     await sleep(ctx.settings.pollIntervalMs, undefined, { signal: ctx.signal });
@@ -665,4 +666,21 @@ export const CASES: readonly ConformanceCase[] = [
     ErrorCode.TaskNotFound,
     (id) => cancelTaskRequest(`conformance-unknown-${newRequestId()}`, id),
   ),
+  {
+    id: 'execute_task.usage',
+    level: 'usage',
+    expectation: 'the final success carries usage: input_tokens and output_tokens (cache counts, model optional), as documented',
+    why: 'the verification zone counts tokens per user, channel and agent for reports and budgets; a usage it cannot read is dropped, and the agent goes uncounted',
+    required: true,
+    async run(ctx) {
+      const id = newRequestId();
+      const answer = expectResult(await sendRequest(ctx, executeTaskRequest({ text: 'conformance check: how many tokens was this?' }, id)), ExecuteTaskResultSchema, id, 'an execute_task result (success or accepted)');
+      const final: Record<string, unknown> = answer.status === 'success' ? answer : (await pollUntilSuccess(ctx, answer.task_id)).result;
+      if (final.usage === undefined) fail('expected usage in the final result: an agent that declares the usage level reports what each answer cost');
+      const usage = UsageSchema.safeParse(final.usage);
+      if (!usage.success) fail(`expected usage as docs/contract.md "Usage" defines it, got ${show(final.usage)}: ${usage.error.issues.map((issue) => `${issue.path.join('.') || 'usage'}: ${issue.message}`).join('; ')}`);
+      const { input_tokens, output_tokens, model } = usage.data;
+      return `${input_tokens} in, ${output_tokens} out${model ? ` (${model})` : ''}${answer.status === 'success' ? '' : ', once polled'}`;
+    },
+  },
 ];

@@ -302,7 +302,7 @@ describe('zone conformance and an agent written to an earlier contract (levels)'
     const { code, output } = await runZone(['conformance', agent.url, ...FAST]);
     // Assess
     expect(output).toContain(`agent card: no agent card at ${agent.baseUrl}/.well-known/agent-card.json (HTTP 404)`);
-    expect(output).toContain('levels checked: core (every execution agent)\nnot declared, skipped: thread-context, attachments, context, streaming, cancel');
+    expect(output).toContain('levels checked: core (every execution agent)\nnot declared, skipped: thread-context, attachments, context, streaming, cancel, usage');
     for (const c of casesOf('core')) expect(row(output, c.id)).toMatch(/\spass\s+\d+$/);
     for (const c of CASES.filter((c) => c.level !== 'core')) expect(output).not.toMatch(new RegExp(`^${c.id.replace(/\./g, '\\.')}\\s`, 'm'));
     expect(levelLine(output, 'core')).toBe(`core            PASS  ${casesOf('core').length} passed`);
@@ -348,7 +348,7 @@ describe('zone conformance and an agent written to an earlier contract (levels)'
     const unknown = await runZone(['conformance', agent.url, '--level', 'core,telepathy']);
     const undeclared = await runZone(['conformance', agent.url, '--only', 'error.invalid-params.messages']);
     // Assess
-    expect(unknown.output).toContain('--level takes core, thread-context, attachments, context, streaming, cancel or all, not "telepathy"');
+    expect(unknown.output).toContain('--level takes core, thread-context, attachments, context, streaming, cancel, usage or all, not "telepathy"');
     expect(unknown.code).toBe(2);
     expect(undeclared.output).toContain('no case of the levels checked (core) starts with error.invalid-params.messages; add --level thread-context');
     expect(undeclared.code).toBe(2);
