@@ -58,6 +58,11 @@ const accountId = z.string().regex(/^\d{12}$/, 'must be a 12-digit AWS account i
 const region = z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must be an AWS region such as us-east-1');
 const roleName = z.string().regex(/^[\w+=,.@-]{1,64}$/, 'must be an IAM role name (1–64 characters of [\\w+=,.@-])');
 const transport = z.enum(TRANSPORTS);
+const vpcId = z.string().regex(/^vpc-[0-9a-f]{8,17}$/, 'must be a VPC id (vpc-…)');
+
+/** `standard`: the defaults; `strict`: KMS, a year of logs, API Gateway logging and tracing, VPCs (docs/deploy.md, "Governed accounts"). */
+export const GOVERNANCE_LEVELS = ['standard', 'strict'] as const;
+export type GovernanceLevel = (typeof GOVERNANCE_LEVELS)[number];
 
 /** CloudWatch Logs only accepts these retention periods. */
 const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653] as const;
@@ -85,6 +90,8 @@ export const ContextSchema = z
     executionFunctionArn: z.string().regex(/^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[\w-]+$/, 'must be a Lambda function ARN').optional(),
     executionProtocol: z.enum(PROTOCOL_NAMES).default(CONTEXT_DEFAULTS.executionProtocol),
     a2aVersion: z.enum(['1.0', '0.3']).optional(),
+    /** The ExecutionZone's AgentCore runtime allow-lists A2A-Version: an A2A 1.0 agent is hosted there. */
+    a2aVersionHeader: bool.default(false),
 
     /** https, two accounts: the function URL admits the two caller roles; false admits their whole account. */
     pinVerificationRoles: bool.default(true),
@@ -143,6 +150,15 @@ export const ContextSchema = z
       })
       .default(CONTEXT_DEFAULTS.logRetentionDays),
     alarmEmail: z.email().optional(),
+
+    /** `strict`: every AWS Control Tower proactive control the app can satisfy passes (cdk/governance.ts). */
+    governance: z.enum(GOVERNANCE_LEVELS).default('standard'),
+    /** strict: this customer-managed key instead of one created per zone. */
+    kmsKeyArn: z.string().regex(/^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/, 'must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)').optional(),
+    /** strict: an existing VPC (looked up at synthesis, which needs credentials once) instead of one created per zone. */
+    vpcId: vpcId.optional(),
+    executionVpcId: vpcId.optional(),
+    verificationVpcId: vpcId.optional(),
   })
   .superRefine((c, ctx) => {
     const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
@@ -165,6 +181,9 @@ export const ContextSchema = z
       if (auth === 'sigv4' && !c.executionFunctionArn) {
         issue('executionFunctionArn', 'is required for a SigV4-signed executionUrl: the invoker may call exactly that function URL, so its function must be named');
       }
+    }
+    if (c.governance !== 'strict') {
+      for (const key of ['kmsKeyArn', 'vpcId', 'executionVpcId', 'verificationVpcId'] as const) if (c[key]) issue(key, 'is used only with governance=strict');
     }
     // A Lambda worker must finish a handed-off task within its 15-minute limit (plus margin).
     const hosts = c.executionHosts ?? [c.transport];

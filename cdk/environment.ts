@@ -115,6 +115,7 @@ export const ENVIRONMENT_ROUTES: Readonly<Record<string, EnvironmentRoute>> = {
   EXECUTION_MAX_RETRY_AFTER_MS: verification,
   EXECUTION_MAX_RESPONSE_BYTES: verification,
   STREAM_HOLD_S: verification,
+  STREAM_QUIET_S: verification,
 
   // Execution zone (src/execution/config.ts and its hosts).
   EXECUTOR: cdk(),

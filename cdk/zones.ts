@@ -1,7 +1,10 @@
-import { Annotations, type App, Duration, Tags, Validations } from 'aws-cdk-lib';
+import { CfnGuardValidator } from '@cdklabs/cdk-validator-cfnguard';
+import { Annotations, type App, Duration, type Stack, Tags, Validations } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { type DeploymentConfig, deploymentConfigFrom } from './config';
+import { acknowledgeControl, type ControlTowerRule, STANDARD_ACKNOWLEDGEMENTS } from './constructs/nag-acknowledgements';
+import type { EndpointService, StrictGovernanceProps } from './constructs/zone-governance';
 import { ExecutionZoneStack } from './stacks/execution-zone-stack';
 import { VerificationZoneStack } from './stacks/verification-zone-stack';
 
@@ -17,11 +20,19 @@ export type Zones = {
  * The whole app from its context: the two zone stacks and the cdk-nag AwsSolutions checks, which
  * run when the app synthesizes and fail it on any unacknowledged finding. cdk/bin/app.ts calls
  * this; the tests call it with their own context, so they check what `cdk synth` builds.
+ *
+ * The AWS Control Tower proactive controls (cfn-guard rules from @cdklabs/cdk-validator-cfnguard)
+ * run on every synthesis too: a control a template fails and nobody acknowledged fails it.
+ * `governance=strict` meets them (cdk/constructs/zone-governance.ts); the default acknowledges the
+ * ones it leaves to strict, per stack (STANDARD_ACKNOWLEDGEMENTS).
  */
 export function buildZones(app: App): Zones {
   const config = deploymentConfigFrom(app.node);
   const c = config.context;
-  const logRetention = c.logRetentionDays as RetentionDays;
+  const strict = c.governance === 'strict';
+  // strict keeps logs at least a year (CT.CLOUDWATCH.PR.2): a longer logRetentionDays is kept.
+  const logRetention = (strict ? Math.max(c.logRetentionDays, RetentionDays.ONE_YEAR) : c.logRetentionDays) as RetentionDays;
+  const governanceOf = governancePlanner(config, logRetention);
   const stackName = (id: string) => (c.appName === 'slack-zone-bridge' ? id : `${c.appName}-${id}`);
   Tags.of(app).add('app', c.appName);
 
@@ -43,6 +54,8 @@ export function buildZones(app: App): Zones {
           logRetention,
           ...(c.alarmEmail ? { alarmEmail: c.alarmEmail } : {}),
           ...(c.executionEnvironment ? { extraEnvironment: c.executionEnvironment } : {}),
+          ...(c.a2aVersionHeader ? { a2aVersionHeader: true } : {}),
+          ...(strict ? { governance: governanceOf('execution') } : {}),
           ...(config.crossAccount && config.callerRoleNames
             ? { crossAccountCallers: { account: config.verificationEnv.account!, roleNames: config.callerRoleNames, pinRoles: c.pinVerificationRoles } }
             : {}),
@@ -61,7 +74,7 @@ export function buildZones(app: App): Zones {
       'slack-zone-bridge:VerificationZonePending',
       `VerificationZone is not synthesized: the zones are in different accounts or regions, so it needs the execution zone's address. Deploy ExecutionZone, then pass ${target.missing} (docs/deploy.md, "Two accounts").${pinnedRoles}`,
     );
-    Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
+    addChecks(app, strict, [execution]);
     return { config, ...(execution ? { execution } : {}) };
   }
 
@@ -95,8 +108,56 @@ export function buildZones(app: App): Zones {
     api: { rateLimit: c.apiRateLimit, burstLimit: c.apiBurstLimit, waf: c.waf, wafRateLimit: c.wafRateLimit },
     logRetention,
     ...(c.alarmEmail ? { alarmEmail: c.alarmEmail } : {}),
+    ...(strict ? { governance: governanceOf('verification') } : {}),
   });
 
-  Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
+  addChecks(app, strict, [execution, verification]);
   return { config, ...(execution ? { execution } : {}), verification };
+}
+
+/** cdk-nag's AwsSolutions and the Control Tower controls; the default acknowledges what it leaves to strict. */
+function addChecks(app: App, strict: boolean, stacks: readonly (Stack | undefined)[]): void {
+  if (!strict) {
+    for (const stack of stacks) {
+      if (!stack) continue;
+      for (const [rule, reason] of Object.entries(STANDARD_ACKNOWLEDGEMENTS)) acknowledgeControl(stack, rule as ControlTowerRule, reason);
+    }
+  }
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }), new CfnGuardValidator({ controlTowerRulesEnabled: true }));
+}
+
+/**
+ * governance=strict, per zone: the key and VPC context, and the endpoints each zone needs.
+ *
+ * - verification: SQS (its queues), Secrets Manager (the Slack secrets), CloudWatch Logs, and
+ *   AgentCore when it calls a runtime; Slack and a function URL go through the NAT gateway.
+ * - execution: CloudWatch Logs, Bedrock runtime (the model), AgentCore (the runtime's own calls,
+ *   e.g. its workload identity), SQS with the https host (its worker queue).
+ * - Both: a DynamoDB gateway endpoint (free).
+ *
+ * Two zones in one VPC (the same vpcId, account and region) share its endpoints: private DNS
+ * allows one endpoint per service a VPC, so the execution zone (deployed first) creates those both
+ * need and the verification zone none; its functions reach DynamoDB through the NAT gateway unless
+ * the execution zone's gateway route serves their subnets too.
+ */
+function governancePlanner(config: DeploymentConfig, logRetention: RetentionDays): (zone: 'execution' | 'verification') => Omit<StrictGovernanceProps, 'zone'> {
+  const c = config.context;
+  const hosts = config.executionHosts;
+  const needs: Record<'execution' | 'verification', EndpointService[]> = {
+    execution: ['logs', 'bedrock-runtime', ...(hosts.includes('agentcore') ? (['bedrock-agentcore'] as const) : []), ...(hosts.includes('https') ? (['sqs'] as const) : [])],
+    verification: ['sqs', 'secretsmanager', 'logs', ...(config.transport === 'agentcore' ? (['bedrock-agentcore'] as const) : [])],
+  };
+  const vpcIds = { execution: c.executionVpcId ?? c.vpcId, verification: c.verificationVpcId ?? c.vpcId };
+  const sameEnv = config.executionEnv.account === config.verificationEnv.account && config.executionEnv.region === config.verificationEnv.region;
+  const shared = hosts.length > 0 && sameEnv && vpcIds.execution !== undefined && vpcIds.execution === vpcIds.verification;
+  return (zone) => {
+    const interfaceEndpoints = shared ? (zone === 'execution' ? [...new Set([...needs.execution, ...needs.verification])] : []) : needs[zone];
+    return {
+      ...(c.kmsKeyArn ? { kmsKeyArn: c.kmsKeyArn } : {}),
+      ...(vpcIds[zone] ? { vpcId: vpcIds[zone] } : {}),
+      interfaceEndpoints,
+      dynamodbGateway: !(shared && zone === 'verification'),
+      logRetention,
+    };
+  };
 }

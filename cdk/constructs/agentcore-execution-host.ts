@@ -1,13 +1,19 @@
 import { Duration, Stack } from 'aws-cdk-lib';
-import { CfnResourcePolicy, ProtocolType, Runtime } from 'aws-cdk-lib/aws-bedrockagentcore';
+import { CfnResourcePolicy, ProtocolType, Runtime, RuntimeNetworkConfiguration } from 'aws-cdk-lib/aws-bedrockagentcore';
 import { AccountPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { A2A_VERSION_HEADER } from '../../src/protocols/a2a-dialects';
 import { agentCoreCodeArtifact } from './agentcore-code-bundle';
 import { acknowledgeWildcards } from './nag-acknowledgements';
 import type { OperationsAlarms } from './operations-alarms';
+import type { ResourceGovernance } from './zone-governance';
 
-/** Request headers the verification zone's protocols send that the hosted agent may need. */
+/**
+ * Request headers the verification zone's protocols send that a hosted A2A 1.0 agent needs
+ * (context a2aVersionHeader). Not allow-listed by default: the reference runtime needs none, and
+ * CloudFormation's published schema for the runtime has accepted only `Authorization` and
+ * `X-Amzn-Bedrock-AgentCore-Runtime-Custom-…` names (docs/operations.md, "A2A agents behind AgentCore").
+ */
 export const AGENT_REQUEST_HEADERS = [A2A_VERSION_HEADER] as const;
 
 /** The endpoint an unqualified InvokeAgentRuntime reaches; AgentCore creates it with the runtime. */
@@ -26,12 +32,16 @@ export interface AgentCoreExecutionHostProps {
   /** @default 8 hours (AgentCore's default and maximum on microVMs) */
   readonly maxLifetime?: Duration;
   readonly alarms: OperationsAlarms;
+  /** Allow-list AGENT_REQUEST_HEADERS (an A2A 1.0 agent is hosted here). @default false */
+  readonly allowA2aVersionHeader?: boolean;
+  /** governance=strict: the runtime runs in the zone's VPC (network mode VPC). */
+  readonly governance?: ResourceGovernance;
 }
 
 /**
  * The execution zone on Amazon Bedrock AgentCore Runtime: the runtime host (src/execution/hosts/
  * agentcore-main.ts) deployed from code as NODE_22, HTTP protocol, IAM (SigV4) inbound auth, public
- * network. Callers in the same account need only an identity policy; `allowCallersFromAccount`
+ * network (or the zone's VPC under governance=strict). Callers in the same account need only an identity policy; `allowCallersFromAccount`
  * adds the resource policies a caller in another account needs as well.
  */
 export class AgentCoreExecutionHost extends Construct {
@@ -52,8 +62,17 @@ export class AgentCoreExecutionHost extends Construct {
       },
       // AgentCore passes the agent only the request headers a runtime allow-lists: A2A-Version lets
       // an A2A 1.0 agent hosted here answer the verification zone's a2a protocol (docs/operations.md,
-      // "A2A agents behind AgentCore"). The reference runtime ignores it.
-      requestHeaderConfiguration: { allowlistedHeaders: [...AGENT_REQUEST_HEADERS] },
+      // "A2A agents behind AgentCore"). The reference runtime needs none.
+      ...(props.allowA2aVersionHeader ? { requestHeaderConfiguration: { allowlistedHeaders: [...AGENT_REQUEST_HEADERS] } } : {}),
+      ...(props.governance
+        ? {
+            networkConfiguration: RuntimeNetworkConfiguration.usingVpc(this, {
+              vpc: props.governance.vpc,
+              vpcSubnets: props.governance.subnets,
+              securityGroups: [props.governance.securityGroup],
+            }),
+          }
+        : {}),
       lifecycleConfiguration: {
         idleRuntimeSessionTimeout: props.idleRuntimeSessionTimeout ?? Duration.minutes(15),
         maxLifetime: props.maxLifetime ?? Duration.hours(8),

@@ -6,6 +6,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { ExecutionConfigSchema } from '../../src/execution/config';
 import type { OperationsAlarms } from './operations-alarms';
+import type { StrictGovernance } from './zone-governance';
 import { QueueWithDlq } from './queue-with-dlq';
 import { ZoneFunction } from './zone-function';
 
@@ -16,6 +17,8 @@ export interface FunctionUrlExecutionHostProps {
   readonly taskTimeout: Duration;
   readonly logRetention: RetentionDays;
   readonly alarms: OperationsAlarms;
+  /** governance=strict: the worker in the zone's VPC, queues and logs encrypted with its key. */
+  readonly governance?: StrictGovernance;
 }
 
 /** Receives of a handed-off task before it moves to the worker DLQ. */
@@ -59,6 +62,7 @@ export class FunctionUrlExecutionHost extends Construct {
       maxReceiveCount: WORKER_MAX_RECEIVE_COUNT,
       alarms: props.alarms,
       purpose: 'Execution worker (handed-off tasks)',
+      ...(props.governance ? { encryptionKey: props.governance.key } : {}),
     });
     this.handler = new ZoneFunction(this, 'UrlHandler', {
       entry: 'lambdas/execution/function-url.ts',
@@ -68,6 +72,13 @@ export class FunctionUrlExecutionHost extends Construct {
       environment: { ...props.environment, WORKER_QUEUE_URL: this.workerQueue.queue.queueUrl },
       logRetention: props.logRetention,
       alarms: props.alarms,
+      ...(props.governance
+        ? {
+            governance: props.governance,
+            outsideVpcBecause:
+              'The function URL streams its answers (InvokeMode RESPONSE_STREAM), which Lambda does not support for a function in a VPC; the worker, which runs the tasks, is in the VPC. Use transport=agentcore to keep the whole execution zone in the VPC.',
+          }
+        : {}),
     });
     this.workerQueue.queue.grantSendMessages(this.handler.role);
     this.url = this.handler.fn.addFunctionUrl({ authType: FunctionUrlAuthType.AWS_IAM, invokeMode: InvokeMode.RESPONSE_STREAM });
@@ -80,6 +91,7 @@ export class FunctionUrlExecutionHost extends Construct {
       environment: props.environment,
       logRetention: props.logRetention,
       alarms: props.alarms,
+      ...(props.governance ? { governance: props.governance } : {}),
     });
     this.worker.fn.addEventSource(new SqsEventSource(this.workerQueue.queue, { batchSize: 1, reportBatchItemFailures: true }));
   }

@@ -1,5 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import { Queue, QueueEncryption, RedrivePermission } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { OperationsAlarms } from './operations-alarms';
 
@@ -14,11 +15,13 @@ export interface QueueWithDlqProps {
   readonly purpose: string;
   /** @default 4 days (SQS default) */
   readonly retentionPeriod?: Duration;
+  /** Encrypt both queues with this customer-managed key (governance=strict). @default SQS-managed encryption */
+  readonly encryptionKey?: IKey;
 }
 
 /**
- * A standard queue with its dead-letter queue: TLS-only, SQS-managed encryption, and an alarm
- * when anything lands in the DLQ. The DLQ keeps messages for 14 days, the longest SQS allows, so
+ * A standard queue with its dead-letter queue: TLS-only, SQS-managed encryption (or a
+ * customer-managed key), and an alarm when anything lands in the DLQ. The DLQ keeps messages for 14 days, the longest SQS allows, so
  * an operator has time to inspect and redrive them.
  */
 export class QueueWithDlq extends Construct {
@@ -32,13 +35,21 @@ export class QueueWithDlq extends Construct {
       throw new Error(`${this.node.path}: maxReceiveCount must be an integer in 1..1000 (got ${props.maxReceiveCount})`);
     }
     this.maxReceiveCount = props.maxReceiveCount;
+    const encryption = props.encryptionKey
+      ? { encryption: QueueEncryption.KMS, encryptionMasterKey: props.encryptionKey }
+      : { encryption: QueueEncryption.SQS_MANAGED };
     this.deadLetterQueue = new Queue(this, 'Dlq', {
-      encryption: QueueEncryption.SQS_MANAGED,
+      ...encryption,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
+      // Written out, this is what SQS does when it is absent (any queue of the account may use it as
+      // its DLQ); naming only the source queue would make the two queues refer to each other. Written
+      // out, it also marks the queue as a DLQ for Control Tower's CT.SQS.PR.1, which asks every other
+      // queue for a DLQ of its own.
+      redriveAllowPolicy: { redrivePermission: RedrivePermission.ALLOW_ALL },
     });
     this.queue = new Queue(this, 'Queue', {
-      encryption: QueueEncryption.SQS_MANAGED,
+      ...encryption,
       enforceSSL: true,
       visibilityTimeout: props.visibilityTimeout,
       ...(props.retentionPeriod ? { retentionPeriod: props.retentionPeriod } : {}),

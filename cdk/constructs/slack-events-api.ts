@@ -1,4 +1,4 @@
-import { RemovalPolicy } from 'aws-cdk-lib';
+import { RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import {
   AccessLogFormat,
   EndpointType,
@@ -11,10 +11,11 @@ import {
   RestApi,
   type Method,
 } from 'aws-cdk-lib/aws-apigateway';
-import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { CfnPermission, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { acknowledge } from './nag-acknowledgements';
+import { acknowledge, acknowledgeControl } from './nag-acknowledgements';
+import type { StrictGovernance } from './zone-governance';
 
 export interface SlackEventsApiProps {
   /** The slack-events function. */
@@ -26,6 +27,11 @@ export interface SlackEventsApiProps {
   readonly logRetention: RetentionDays;
   /** A WAF web ACL protects the stage (the default; nag's APIG3 is then met, not acknowledged). */
   readonly webAclAttached: boolean;
+  /**
+   * governance=strict: logs encrypted with the zone's key, execution logging (errors) and X-Ray
+   * tracing on the stage, and the account's API Gateway CloudWatch role, which logging needs.
+   */
+  readonly governance?: StrictGovernance;
 }
 
 /** The Slack signing headers every Slack request carries (docs.slack.dev, "Verifying requests"). */
@@ -44,20 +50,30 @@ export class SlackEventsApi extends Construct {
   public readonly api: RestApi;
   public readonly method: Method;
   public readonly accessLogs: LogGroup;
+  /** governance=strict: the stage's execution log group. */
+  public readonly executionLogs?: LogGroup;
 
   constructor(scope: Construct, id: string, props: SlackEventsApiProps) {
     super(scope, id);
-    this.accessLogs = new LogGroup(this, 'AccessLogs', { retention: props.logRetention, removalPolicy: RemovalPolicy.RETAIN });
+    const governance = props.governance;
+    this.accessLogs = governance
+      ? governance.logGroup(this, 'AccessLogs')
+      : new LogGroup(this, 'AccessLogs', { retention: props.logRetention, removalPolicy: RemovalPolicy.RETAIN });
     this.api = new RestApi(this, 'Api', {
       description: 'Slack Events API request URL for the Slack zone bridge',
       endpointTypes: [EndpointType.REGIONAL],
-      cloudWatchRole: false,
+      // Execution logging needs the account's API Gateway CloudWatch role (AWS::ApiGateway::Account,
+      // one per account and region): strict sets it, kept when the stack is deleted (CDK's default),
+      // since other APIs of the account may log through it by then.
+      cloudWatchRole: Boolean(governance),
       deployOptions: {
         stageName: 'prod',
         throttlingRateLimit: props.rateLimit,
         throttlingBurstLimit: props.burstLimit,
         metricsEnabled: true,
-        loggingLevel: MethodLoggingLevel.OFF,
+        // Errors only, never the bodies (dataTrace): the bodies hold user messages.
+        loggingLevel: governance ? MethodLoggingLevel.ERROR : MethodLoggingLevel.OFF,
+        tracingEnabled: Boolean(governance),
         dataTraceEnabled: false,
         accessLogDestination: new LogGroupLogDestination(this.accessLogs),
         accessLogFormat: AccessLogFormat.jsonWithStandardFields({
@@ -93,19 +109,55 @@ export class SlackEventsApi extends Construct {
         requestParameters: Object.fromEntries(SLACK_SIGNATURE_HEADERS.map((header) => [`method.request.header.${header}`, true])),
       });
 
+    this.requireSourceAccount();
+    if (governance) {
+      // API Gateway creates its execution log group on first use, unencrypted and kept forever;
+      // created here first, it has the key and the retention (the stage waits for it).
+      const executionLogs = governance.logGroup(this, 'ExecutionLogs', { logGroupName: `API-Gateway-Execution-Logs_${this.api.restApiId}/prod` });
+      this.api.deploymentStage.node.addDependency(executionLogs);
+      this.executionLogs = executionLogs;
+      const role = this.api.node.tryFindChild('CloudWatchRole');
+      if (role) {
+        acknowledge(
+          role,
+          'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+          'AmazonAPIGatewayPushToCloudWatchLogs is the policy AWS documents for the account-wide API Gateway logging role; it holds only CloudWatch Logs actions.',
+        );
+      }
+    }
     acknowledge(this.method, 'AwsSolutions-APIG4', 'Slack cannot present AWS or Cognito credentials. Every request is authenticated by its Slack signature (HMAC-SHA256 over the raw body with the signing secret), which slack-events verifies before doing anything; unsigned requests are refused at the gateway.');
     acknowledge(this.method, 'AwsSolutions-COG4', 'Slack cannot obtain Cognito tokens; requests are authenticated by their Slack signature (see APIG4).');
-    acknowledge(
-      this.api.deploymentStage,
-      'AwsSolutions-APIG6',
-      'Execution logging needs the account-wide API Gateway CloudWatch role (AWS::ApiGateway::Account), a singleton this app should not own. The stage has access logs and metrics, and slack-events logs every decision it makes.',
-    );
+    if (!governance) {
+      acknowledge(
+        this.api.deploymentStage,
+        'AwsSolutions-APIG6',
+        'Execution logging needs the account-wide API Gateway CloudWatch role (AWS::ApiGateway::Account), a singleton this app should not own (governance=strict sets it). The stage has access logs and metrics, and slack-events logs every decision it makes.',
+      );
+    }
     if (!props.webAclAttached) {
       acknowledge(
         this.api.deploymentStage,
         'AwsSolutions-APIG3',
         'This deployment turned the web ACL off (context waf=false; it is on by default). Every request must still carry a valid Slack signature, unsigned ones are refused by API Gateway, the stage is throttled, and slack-events rate-limits per user; only per-IP blocking in front of API Gateway is lost.',
       );
+    }
+  }
+
+  /**
+   * API Gateway may invoke slack-events for this API's method only (SourceArn), and only from this
+   * account (SourceAccount, which AWS advises against confused deputies). Control Tower's
+   * CT.LAMBDA.PR.2 reads SourceAccount when it is a literal; the SourceArn is an Fn::Join it cannot
+   * read. An environment-agnostic synthesis has no literal account (a deployment always has one, from
+   * the CLI's credentials), so there the control is acknowledged instead.
+   */
+  private requireSourceAccount(): void {
+    const account = Stack.of(this).account;
+    for (const child of this.method.node.findAll()) {
+      if (!(child instanceof CfnPermission) || child.principal !== 'apigateway.amazonaws.com') continue;
+      child.sourceAccount = account;
+      if (Token.isUnresolved(account)) {
+        acknowledgeControl(child, 'ct-lambda-pr-2', 'The permission names its API method (SourceArn) and account (SourceAccount), but the account is the AWS::AccountId pseudo parameter in an environment-agnostic synthesis, and the rule reads only literals; a deployment has the literal account.');
+      }
     }
   }
 

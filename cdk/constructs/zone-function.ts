@@ -1,13 +1,14 @@
 import * as path from 'node:path';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { PROJECT_ROOT } from '../project-root';
-import { acknowledge } from './nag-acknowledgements';
+import { acknowledge, acknowledgeControl, acknowledgeWildcards } from './nag-acknowledgements';
 import type { OperationsAlarms } from './operations-alarms';
+import type { ResourceGovernance, StrictGovernance } from './zone-governance';
 
 export interface ZoneFunctionProps {
   /** Handler file relative to the repository root, exporting `handler`, e.g. `lambdas/verification/slack-events.ts`. */
@@ -25,6 +26,13 @@ export interface ZoneFunctionProps {
    * @default - a generated name
    */
   readonly roleName?: string;
+  /** governance=strict: the zone's key (log group) and VPC (the function). */
+  readonly governance?: StrictGovernance;
+  /**
+   * governance=strict, but the function must stay outside the VPC: why (acknowledges CT.LAMBDA.PR.3
+   * for it). Its log group still uses the key.
+   */
+  readonly outsideVpcBecause?: string;
 }
 
 /**
@@ -52,7 +60,20 @@ export class ZoneFunction extends Construct {
       description: props.description,
       ...(props.roleName ? { roleName: props.roleName } : {}),
     });
-    this.logGroup = new LogGroup(this, 'Logs', { retention: props.logRetention, removalPolicy: RemovalPolicy.RETAIN });
+    const governance = props.governance;
+    this.logGroup = governance ? governance.logGroup(this, 'Logs') : new LogGroup(this, 'Logs', { retention: props.logRetention, removalPolicy: RemovalPolicy.RETAIN });
+    const network: ResourceGovernance | undefined = governance && !props.outsideVpcBecause ? governance : undefined;
+    if (network) {
+      // Lambda creates the function's network interfaces with its role (what the managed policy
+      // AWSLambdaVPCAccessExecutionRole grants, without its logs:* on every group). EC2 authorizes
+      // these actions on no narrower resource.
+      this.role.addToPrincipalPolicy(
+        new PolicyStatement({
+          actions: ['ec2:CreateNetworkInterface', 'ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets', 'ec2:DeleteNetworkInterface', 'ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses'],
+          resources: ['*'],
+        }),
+      );
+    }
     this.fn = new NodejsFunction(this, 'Function', {
       entry: path.join(PROJECT_ROOT, props.entry),
       handler: 'handler',
@@ -63,6 +84,7 @@ export class ZoneFunction extends Construct {
       timeout: props.timeout,
       role: this.role,
       logGroup: this.logGroup,
+      ...(network ? { vpc: network.vpc, vpcSubnets: network.subnets, securityGroups: [network.securityGroup] } : {}),
       depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
       projectRoot: PROJECT_ROOT,
       environment: {
@@ -83,6 +105,12 @@ export class ZoneFunction extends Construct {
       },
     });
     this.logGroup.grantWrite(this.role);
+    if (network) {
+      acknowledgeWildcards(this.role, [
+        { pattern: /^Resource::\*$/, reason: 'Lambda creates and deletes the function\'s VPC network interfaces with its role; EC2 authorizes these actions only on all resources (the managed policy AWSLambdaVPCAccessExecutionRole grants the same).' },
+      ]);
+    }
+    if (governance && props.outsideVpcBecause) acknowledgeControl(this.fn, 'ct-lambda-pr-3', props.outsideVpcBecause);
     props.alarms.functionErrors(this, 'ErrorsAlarm', this.fn, props.description);
     acknowledge(
       this.fn,

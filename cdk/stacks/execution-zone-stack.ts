@@ -10,6 +10,7 @@ import { FunctionUrlExecutionHost } from '../constructs/function-url-execution-h
 import { acknowledgeWildcards } from '../constructs/nag-acknowledgements';
 import { OperationsAlarms } from '../constructs/operations-alarms';
 import { TtlTable } from '../constructs/ttl-table';
+import { KMS_GRANT_WILDCARDS, StrictGovernance, type StrictGovernanceProps } from '../constructs/zone-governance';
 
 export interface ExecutionCallers {
   /** The verification zone's account. */
@@ -51,6 +52,10 @@ export interface ExecutionZoneStackProps extends StackProps {
    * their own (cdk/environment.ts), already checked by cdk/config.ts.
    */
   readonly extraEnvironment?: Readonly<Record<string, string>>;
+  /** The AgentCore runtime allow-lists A2A-Version (an A2A 1.0 agent is hosted there). @default false */
+  readonly a2aVersionHeader?: boolean;
+  /** governance=strict: the zone's KMS key and VPC (cdk/constructs/zone-governance.ts). */
+  readonly governance?: Omit<StrictGovernanceProps, 'zone'>;
 }
 
 /**
@@ -65,13 +70,16 @@ export class ExecutionZoneStack extends Stack {
   public readonly https?: FunctionUrlExecutionHost;
   /** What a verification zone in the same account and region reads (as stack references). */
   public readonly linked: LinkedExecution;
+  public readonly governance?: StrictGovernance;
 
   constructor(scope: Construct, id: string, props: ExecutionZoneStackProps) {
     super(scope, id, props);
     if (props.hosts.length === 0) throw new Error('ExecutionZone needs at least one host (agentcore or https)');
     this.alarms = new OperationsAlarms(this, 'Alarms', { ...(props.alarmEmail ? { email: props.alarmEmail } : {}) });
+    const governance = props.governance ? new StrictGovernance(this, 'Governance', { ...props.governance, zone: 'execution' }) : undefined;
+    this.governance = governance;
     // Task results must outlive a deletion of the stack by mistake; TTL expires them anyway.
-    this.taskTable = new TtlTable(this, 'TaskTable', { partitionKey: 'task_id', removalPolicy: RemovalPolicy.RETAIN });
+    this.taskTable = new TtlTable(this, 'TaskTable', { partitionKey: 'task_id', removalPolicy: RemovalPolicy.RETAIN, ...(governance ? { encryptionKey: governance.key } : {}) });
     const model = new BedrockModelAccess(props.bedrockModelId, props.bedrockModelRegions);
 
     const environment: Record<string, string> = {
@@ -100,6 +108,8 @@ export class ExecutionZoneStack extends Stack {
       const host = new AgentCoreExecutionHost(this, 'AgentCore', {
         environment,
         alarms: this.alarms,
+        ...(props.a2aVersionHeader ? { allowA2aVersionHeader: true } : {}),
+        ...(governance ? { governance } : {}),
         ...(props.agentcoreIdleTimeout ? { idleRuntimeSessionTimeout: props.agentcoreIdleTimeout } : {}),
         ...(props.agentcoreMaxLifetime ? { maxLifetime: props.agentcoreMaxLifetime } : {}),
       });
@@ -117,6 +127,7 @@ export class ExecutionZoneStack extends Stack {
         taskTimeout: props.taskTimeout,
         logRetention: props.logRetention,
         alarms: this.alarms,
+        ...(governance ? { governance } : {}),
       });
       for (const runner of host.taskRunners) runTasks(runner.role);
       if (callers) {
@@ -131,7 +142,7 @@ export class ExecutionZoneStack extends Stack {
       new CfnOutput(this, 'WorkerDlqArn', { value: host.workerQueue.deadLetterQueue.queueArn, description: 'Execution worker DLQ (aws sqs start-message-move-task --source-arn)' });
     }
     this.linked = linked;
-    acknowledgeWildcards(this, model.expectedWildcards);
+    acknowledgeWildcards(this, [...model.expectedWildcards, ...(governance ? KMS_GRANT_WILDCARDS : [])]);
 
     new CfnOutput(this, 'TaskTableName', { value: this.taskTable.table.tableName, description: 'Task table (retained on stack deletion)' });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'SNS topic every execution-zone alarm notifies' });

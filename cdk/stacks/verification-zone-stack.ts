@@ -15,6 +15,8 @@ import { SlackEventsApi } from '../constructs/slack-events-api';
 import { SlackWebAcl } from '../constructs/slack-web-acl';
 import { TtlTable } from '../constructs/ttl-table';
 import { ZoneFunction } from '../constructs/zone-function';
+import { KMS_GRANT_WILDCARDS, StrictGovernance, type StrictGovernanceProps } from '../constructs/zone-governance';
+import { acknowledgeWildcards } from '../constructs/nag-acknowledgements';
 
 export interface SlackSettings {
   /** Use existing secrets of these names instead of creating them. */
@@ -70,6 +72,8 @@ export interface VerificationZoneStackProps extends StackProps {
    * own (cdk/environment.ts), already checked by cdk/config.ts.
    */
   readonly extraEnvironment?: Readonly<Record<string, string>>;
+  /** governance=strict: the zone's KMS key and VPC (cdk/constructs/zone-governance.ts). */
+  readonly governance?: Omit<StrictGovernanceProps, 'zone'>;
 }
 
 /** Receives per queue before the DLQ by default; the functions read the same numbers to reply on the last one. */
@@ -107,15 +111,20 @@ export class VerificationZoneStack extends Stack {
   public readonly execution: ExecutionAccess;
   public readonly api: SlackEventsApi;
   public readonly webAcl?: SlackWebAcl;
+  public readonly governance?: StrictGovernance;
 
   constructor(scope: Construct, id: string, props: VerificationZoneStackProps) {
     super(scope, id, props);
     const logRetention = props.logRetention;
+    const governance = props.governance ? new StrictGovernance(this, 'Governance', { ...props.governance, zone: 'verification' }) : undefined;
+    this.governance = governance;
+    const key = governance ? { encryptionKey: governance.key } : {};
+    const inVpc = governance ? { governance } : {};
     this.alarms = new OperationsAlarms(this, 'Alarms', { ...(props.alarmEmail ? { email: props.alarmEmail } : {}) });
     // Slack API failures, replies lost and messages abandoned, from the functions' own metrics.
     new PipelineAlarms(this, 'PipelineAlarms', { alarms: this.alarms });
     // Event claims, rate counters and reply idempotency: all short-lived, nothing to keep.
-    this.stateTable = new TtlTable(this, 'StateTable', { partitionKey: 'pk', removalPolicy: RemovalPolicy.DESTROY });
+    this.stateTable = new TtlTable(this, 'StateTable', { partitionKey: 'pk', removalPolicy: RemovalPolicy.DESTROY, ...key });
     this.signingSecret = operatorSecret(this, 'SigningSecret', {
       description: 'Slack signing secret (Slack app → Basic Information → App Credentials)',
       ...(props.slack.signingSecretName ? { existingName: props.slack.signingSecretName } : {}),
@@ -127,7 +136,7 @@ export class VerificationZoneStack extends Stack {
 
     const receives: Record<PipelineQueue, number> = { ...MAX_RECEIVE_COUNT, ...props.maxReceiveCount };
     const queue = (id: string, name: PipelineQueue, purpose: string) =>
-      new QueueWithDlq(this, id, { visibilityTimeout: Duration.seconds(visibilityTimeoutSeconds(name)), maxReceiveCount: receives[name], alarms: this.alarms, purpose });
+      new QueueWithDlq(this, id, { visibilityTimeout: Duration.seconds(visibilityTimeoutSeconds(name)), maxReceiveCount: receives[name], alarms: this.alarms, purpose, ...key });
     this.tasks = queue('Tasks', 'tasks', 'Tasks (agent-invoker)');
     this.polls = queue('Polls', 'polls', 'Polls (async-result)');
     this.replies = queue('Replies', 'replies', 'Replies (slack-poster)');
@@ -163,6 +172,7 @@ export class VerificationZoneStack extends Stack {
       memorySize: 512,
       logRetention,
       alarms: this.alarms,
+      ...inVpc,
       environment: defined({
         SLACK_SIGNING_SECRET_ARN: secretId(this.signingSecret),
         STATE_TABLE_NAME: this.stateTable.table.tableName,
@@ -186,6 +196,7 @@ export class VerificationZoneStack extends Stack {
       memorySize: 1024,
       logRetention,
       alarms: this.alarms,
+      ...inVpc,
       ...(props.callerRoleNames ? { roleName: props.callerRoleNames.invoker } : {}),
       environment: defined({
         ...this.execution.environment,
@@ -208,6 +219,7 @@ export class VerificationZoneStack extends Stack {
       timeout: TIMEOUT.poller,
       logRetention,
       alarms: this.alarms,
+      ...inVpc,
       ...(props.callerRoleNames ? { roleName: props.callerRoleNames.poller } : {}),
       environment: defined({
         ...this.execution.environment,
@@ -227,6 +239,7 @@ export class VerificationZoneStack extends Stack {
       timeout: TIMEOUT.poster,
       logRetention,
       alarms: this.alarms,
+      ...inVpc,
       environment: defined({
         SLACK_BOT_TOKEN_ARN: secretId(this.botToken),
         STATE_TABLE_NAME: this.stateTable.table.tableName,
@@ -271,7 +284,9 @@ export class VerificationZoneStack extends Stack {
       burstLimit: props.api.burstLimit,
       logRetention,
       webAclAttached: props.api.waf,
+      ...inVpc,
     });
+    if (governance) acknowledgeWildcards(this, KMS_GRANT_WILDCARDS);
     if (props.api.waf) this.webAcl = new SlackWebAcl(this, 'WebAcl', { stageArn: this.api.api.deploymentStage.stageArn, rateLimit: props.api.wafRateLimit });
 
     new CfnOutput(this, 'SlackRequestUrl', { value: this.api.requestUrl, description: 'Request URL for the Slack app (Event Subscriptions)' });

@@ -173,14 +173,14 @@ export class TaskService {
   async executeTaskStreamed(params: ExecuteTaskParams, requestId: JsonRpcId, hold: StreamHold): Promise<StreamedAnswer> {
     const streaming = { ...params, stream: true };
     return this.admit<StreamedAnswer>(streaming, requestId, {
-      repeat: (record) => (PENDING_STATUSES.includes(record.status) ? { events: readTaskText(this.textSource, record.task_id, 0, hold) } : { result: endedAnswer(record) }),
+      repeat: (record) => (PENDING_STATUSES.includes(record.status) ? { events: readTaskText(this.textSource, record.task_id, 0, hold, { announce: true }) } : { result: endedAnswer(record) }),
       start: async (taskId, expiresAt, log) => {
         // The run's own answer ends the stream as soon as it is a success or an error (a hand-off that failed, too); `accepted` is no end.
         const first = this.start(taskId, streaming, expiresAt, log, true).then(
           (answer): StreamEvent | undefined => (answer.status === 'success' ? { result: answer } : undefined),
           (error: unknown): StreamEvent => ({ error }),
         );
-        return { events: readTaskText(this.textSource, taskId, 0, hold, first) };
+        return { events: readTaskText(this.textSource, taskId, 0, hold, { first, announce: true }) };
       },
     });
   }

@@ -36,19 +36,32 @@ export type TaskTextSource = {
 export const STREAM_COALESCE_MS = 100;
 
 /**
+ * How long a new task's stream waits for text (or the task's end) before it names the task with
+ * an empty `working`: an answer that comes at once streams as it did, and a quiet one is named
+ * long before a caller gives up on its quiet (seconds).
+ */
+export const STREAM_ANNOUNCE_MS = 250;
+
+/**
  * The responses of a streamed answer, from character `from` of the task's text: a `working`
- * response with the text produced since the previous one and the cursor after it (never empty
- * text), then exactly one last response — the task's end (`success`, or its error), or, at
- * `hold.endsAt`, `accepted` with the cursor the caller polls from. `first` is the run's own
- * answer, when this process runs the task: a `success` or an error in it ends the stream at once.
+ * response with the text produced since the previous one and the cursor after it, then exactly
+ * one last response — the task's end (`success`, or its error), or, at `hold.endsAt`, `accepted`
+ * with the cursor the caller polls from. `first` is the run's own answer, when this process runs
+ * the task: a `success` or an error in it ends the stream at once. With `announce` (a new task:
+ * the caller does not know its id yet), a task that has sent nothing STREAM_ANNOUNCE_MS into the
+ * stream opens it with a `working` response without text — its id and cursor —, so a caller that
+ * holds a quiet task can let the stream go and poll (docs/contract.md, "Streamed answers");
+ * otherwise no response has empty text.
  */
 export async function* readTaskText(
   source: TaskTextSource,
   taskId: string,
   from: number,
   hold: StreamHold,
-  first?: Promise<StreamEvent | undefined>,
+  options: { first?: Promise<StreamEvent | undefined>; announce?: boolean } = {},
 ): AsyncGenerator<StreamEvent, void, undefined> {
+  const { first } = options;
+  let announceAt = options.announce === true ? performance.now() + STREAM_ANNOUNCE_MS : undefined;
   const bell = new Bell();
   let ended: StreamEvent | undefined;
   void first?.then((event) => {
@@ -74,11 +87,16 @@ export async function* readTaskText(
         const text = kept.slice(cursor);
         cursor = kept.length;
         lastSent = performance.now();
+        announceAt = undefined;
         yield { result: { status: 'working', task_id: taskId, text, cursor: String(cursor) } };
       }
       const left = hold.endsAt - performance.now();
       if (left <= 0) return yield { result: { status: 'accepted', task_id: taskId, cursor: String(cursor) } };
-      await bell.wait(Math.min(source.pollMs(taskId), left));
+      if (announceAt !== undefined && performance.now() >= announceAt) {
+        announceAt = undefined;
+        yield { result: { status: 'working', task_id: taskId, cursor: String(cursor) } };
+      }
+      await bell.wait(Math.min(source.pollMs(taskId), left, announceAt === undefined ? Infinity : Math.max(0, announceAt - performance.now())));
       // Text gathers for a moment after an event rather than go out a word at a time; the task's end is never held back.
       for (let gather = gatherLeft(lastSent, hold); gather > 0 && !ended && !hold.signal?.aborted; gather = gatherLeft(lastSent, hold)) {
         bell.clear();

@@ -81,7 +81,9 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
   // signal's timeout stays real.)
   const clock = scaledClock(timeScale);
   const context: FunctionContext = { config, log: options.log ?? createLogger('verification'), trace, clock: systemClock };
-  const followUps: FunctionContext = { ...context, clock };
+  // A hop is traced as it happens; the follow-ups stamp it on their scaled clock, so the trace
+  // (the playground's, the demo's) takes real time instead: one timeline with the replies.
+  const followUps: FunctionContext = { ...context, clock, trace: (event) => trace({ ...event, at: systemClock.now() }) };
   const claims = new MemoryClaimStore({ clock });
 
   const dlq = (name: string) => new MemoryQueue<unknown>({ name, timeScale });

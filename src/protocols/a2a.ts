@@ -188,6 +188,8 @@ class StreamedTask {
   private readonly artifacts = new Map<string, string[]>();
   /** What was shown: `shown` and `shownDigest`, as in a handle. */
   private shown: Record<string, string> = { [SHOWN]: '0' };
+  /** Whether a step has named the task yet. */
+  private announced = false;
 
   constructor(private readonly dialect: A2aDialect) {}
 
@@ -230,7 +232,10 @@ class StreamedTask {
     if (!this.taskId) return undefined;
     const { shown, partial } = streamedSoFar(this.text(), { taskId: this.taskId, ...this.shown });
     this.shown = shown;
-    return partial ? textStep(partial, this.handle!) : undefined;
+    // The task's id goes out once even before any text: a caller that reads a quiet task may let go and poll.
+    if (!partial && this.announced) return undefined;
+    this.announced = true;
+    return textStep(partial ?? '', this.handle!);
   }
 
   private know(event: { taskId?: string; contextId?: string }): void {

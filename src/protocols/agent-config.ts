@@ -194,7 +194,7 @@ export function buildExecutionAgents(settings: AgentsSettings, deps: TransportDe
   for (const agent of settings.agents) {
     const transport = createTransport(agent.transport, deps);
     const streamHoldMs = agent.stream ? agent.transport.streamHoldS * 1000 : 0;
-    byName.set(agent.name, new ExecutionAgent(agent.name, createProtocol(agent.protocol, protocolOptionsFor(agent, transport)), transport, { streamHoldMs }));
+    byName.set(agent.name, new ExecutionAgent(agent.name, createProtocol(agent.protocol, protocolOptionsFor(agent, transport)), transport, { streamHoldMs, streamQuietMs: agent.transport.streamQuietS * 1000 }));
   }
   const chosen = byName.get(settings.defaultAgent);
   if (!chosen) throw new ConfigError(`the default agent ${JSON.stringify(settings.defaultAgent)} is not configured`);

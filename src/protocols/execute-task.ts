@@ -123,8 +123,11 @@ async function* streamedSteps(sent: JsonRpcRequest<unknown>, call: CallContext, 
         yield outcome;
         return;
       }
+      const known = handle !== undefined;
       ({ handle, state } = outcome);
-      if (outcome.partial) yield textStep(outcome.partial, handle);
+      // The first pending answer names the task even without text: a caller that reads a quiet
+      // task may let the stream go and poll (src/verification/stream-hold.ts).
+      if (outcome.partial || !known) yield textStep(outcome.partial ?? '', handle);
     }
   } catch (error) {
     // Cut off, gone quiet, or past the caller's limit once the task is known: it runs on, and

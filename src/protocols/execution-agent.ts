@@ -1,10 +1,12 @@
 import type { ExecuteTaskParams } from '../contract';
-/** The hold of an agent built without one (tests, the bench); configuration passes STREAM_HOLD_S. */
-const DIRECT_HOLD_MS = 30_000;
+import { DEFAULT_STREAM_HOLD_S, DEFAULT_STREAM_QUIET_S } from '../transport/config';
 import type { Transport, TransportKind } from '../transport/transport';
 import { failure, pending, textStep, type Outcome, type PendingHandle, type StreamStep } from './outcome';
 import type { CallContext, ExecutionProtocol, ProtocolName, StreamHold } from './protocol';
 import { transportFailure } from './transport-failure';
+
+/** The hold of an agent built without one (tests, the bench): the configured default. */
+const DIRECT_HOLD_MS = DEFAULT_STREAM_HOLD_S * 1_000;
 
 export type AgentCallOptions = {
   /** The task's request id: reused on every retry. */
@@ -32,10 +34,12 @@ export type ExecutionAgentOptions = {
   /**
    * How long a streamed read holds by default, in ms (STREAM_HOLD_S, an EXECUTION_AGENTS entry's
    * `streamHoldS`); 0 — or the entry's `"stream": false` — reads no streams: `streams` is false
-   * and the streaming calls are plain ones. Built from configuration it is STREAM_HOLD_S (0, off, by
-   * default); an agent built directly without it holds 30 s.
+   * and the streaming calls are plain ones. Built from configuration it is STREAM_HOLD_S; an agent
+   * built directly without it holds as long as the setting's default (30 s).
    */
   streamHoldMs?: number;
+  /** How long a held stream may go without text before it is let go to polling, in ms (STREAM_QUIET_S; default 10 s). */
+  streamQuietMs?: number;
 };
 
 /**
@@ -46,6 +50,8 @@ export type ExecutionAgentOptions = {
 export class ExecutionAgent {
   /** The configured hold of a streamed read, in ms; 0 when this agent is not read with streams. */
   readonly streamHoldMs: number;
+  /** How long a held stream may go without text (src/verification/stream-hold.ts), in ms. */
+  readonly streamQuietMs: number;
 
   constructor(
     readonly name: string,
@@ -54,6 +60,7 @@ export class ExecutionAgent {
     options: ExecutionAgentOptions = {},
   ) {
     this.streamHoldMs = Math.max(0, options.streamHoldMs ?? DIRECT_HOLD_MS);
+    this.streamQuietMs = Math.max(1, options.streamQuietMs ?? DEFAULT_STREAM_QUIET_S * 1_000);
   }
 
   /**
@@ -84,7 +91,8 @@ export class ExecutionAgent {
 
   /**
    * `start`, read as a stream: text steps (`{kind: 'text', text, handle}`, new text each, the
-   * handle enough to poll on from there) as the agent produces them, then exactly one Outcome,
+   * handle enough to poll on from there; the first may have no text: it names the task) as the
+   * agent produces them, then exactly one Outcome,
    * the last step. Never throws: a fault is the last step, a failure. In a read, text comes only
    * as text steps — the last step never carries `partial`. When the agent cannot stream (or
    * `streams` is false, or the hold is 0) the read is `start`'s outcome, its text as a text step.
@@ -139,7 +147,8 @@ export class ExecutionAgent {
           yield* lastSteps(step);
           return;
         }
-        if (step.text) yield step;
+        // A step without text names the task: the hold can let a quiet stream go and poll by it.
+        yield step;
       }
       yield failure('failed', 'agent:stream-unfinished', 'the streamed read ended without an outcome', false);
     } catch (error) {

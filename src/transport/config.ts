@@ -26,19 +26,25 @@ const count = (max: number) => z.coerce.number().int().min(1).max(max);
 const ms = () => z.coerce.number().int().min(0);
 const positive = () => z.coerce.number().int().min(1);
 
-/** How long a streamed read holds by default, in seconds (docs/contract.md, "Streaming"). */
 /**
- * Streamed reads are opt-in for now (`STREAM_HOLD_S=30` turns them on): a hold reads a task to its
- * end even when it produces no text, where polling would have released the function — the hold
- * that ends on a quiet stream (issue 26) is not built yet.
+ * How long a streamed read holds by default, in seconds (docs/contract.md, "Streamed answers";
+ * docs/architecture.md §2.5): 30 s of text as the model writes it, for about $0.00025 of a 512 MB
+ * function; a task that writes nothing for 10 s is let go to polling (src/verification/stream-hold.ts).
  */
-export const DEFAULT_STREAM_HOLD_S = 0;
+export const DEFAULT_STREAM_HOLD_S = 30;
 /**
  * The longest a caller reads one stream (`hold_ms`), in seconds: 0 reads none (every answer is
  * polled, as before streams), at most 900 (a Lambda's longest run; the caller keeps it inside its
  * own remaining time). Every transport has it: a stream is read over any of them.
  */
 const streamHoldS = () => z.coerce.number().int().min(0).max(900).default(DEFAULT_STREAM_HOLD_S);
+/**
+ * How long a held stream may go without new text before the caller lets it go to polling, in
+ * seconds (src/verification/stream-hold.ts): above a model's usual time to its first token, below
+ * what a task that thinks for minutes should cost in held function time. 1 to 900.
+ */
+export const DEFAULT_STREAM_QUIET_S = 10;
+const streamQuietS = () => z.coerce.number().int().min(1).max(900).default(DEFAULT_STREAM_QUIET_S);
 
 const AgentCoreConfigSchema = z
   .object({
@@ -53,6 +59,7 @@ const AgentCoreConfigSchema = z
     timeoutMs: positive().optional(),
     maxResponseBytes: positive().default(10 * 1024 * 1024),
     streamHoldS: streamHoldS(),
+    streamQuietS: streamQuietS(),
   })
   .strict();
 
@@ -73,6 +80,7 @@ const HttpsConfigSchema = z
     maxRetryAfterMs: ms().default(HTTPS_DEFAULTS.maxRetryAfterMs),
     maxResponseBytes: positive().default(HTTPS_DEFAULTS.maxResponseBytes),
     streamHoldS: streamHoldS(),
+    streamQuietS: streamQuietS(),
   })
   .strict()
   .superRefine((config, ctx) => {
@@ -81,7 +89,7 @@ const HttpsConfigSchema = z
     }
   });
 
-const InProcessConfigSchema = z.object({ kind: z.literal('in-process'), streamHoldS: streamHoldS() }).strict();
+const InProcessConfigSchema = z.object({ kind: z.literal('in-process'), streamHoldS: streamHoldS(), streamQuietS: streamQuietS() }).strict();
 
 export const TransportConfigSchema = z.discriminatedUnion('kind', [AgentCoreConfigSchema, HttpsConfigSchema, InProcessConfigSchema]);
 export type TransportConfig = z.infer<typeof TransportConfigSchema>;
@@ -95,6 +103,7 @@ export type TransportFields<K extends TransportKind> = Partial<Omit<Extract<Tran
 export type TransportValues = { kind?: TransportKind } & { [K in TransportKind]?: TransportFields<K> };
 
 const STREAM_HOLD_VARIABLE = 'STREAM_HOLD_S';
+const STREAM_QUIET_VARIABLE = 'STREAM_QUIET_S';
 
 /** The environment variable each option is read from, per transport. */
 export const ENV_VARIABLES: { [K in TransportKind]: { [F in keyof TransportFields<K>]-?: string } } = {
@@ -106,6 +115,7 @@ export const ENV_VARIABLES: { [K in TransportKind]: { [F in keyof TransportField
     timeoutMs: 'AGENTCORE_TIMEOUT_MS',
     maxResponseBytes: 'AGENTCORE_MAX_RESPONSE_BYTES',
     streamHoldS: STREAM_HOLD_VARIABLE,
+    streamQuietS: STREAM_QUIET_VARIABLE,
   },
   https: {
     url: 'EXECUTION_URL',
@@ -121,8 +131,9 @@ export const ENV_VARIABLES: { [K in TransportKind]: { [F in keyof TransportField
     maxRetryAfterMs: 'EXECUTION_MAX_RETRY_AFTER_MS',
     maxResponseBytes: 'EXECUTION_MAX_RESPONSE_BYTES',
     streamHoldS: STREAM_HOLD_VARIABLE,
+    streamQuietS: STREAM_QUIET_VARIABLE,
   },
-  'in-process': { streamHoldS: STREAM_HOLD_VARIABLE },
+  'in-process': { streamHoldS: STREAM_HOLD_VARIABLE, streamQuietS: STREAM_QUIET_VARIABLE },
 };
 export const TRANSPORT_VARIABLE = 'TRANSPORT';
 

@@ -16,7 +16,7 @@ import type { SecretSource } from '../secrets/secret-source';
 import type { TaskInputs } from './task-inputs';
 import { noTrace } from './trace';
 import type { Outcome } from '../protocols/outcome';
-import { delayAfterHold, holdMsFor, holdStream, type HoldEnd } from './stream-hold';
+import { delayAfterHold, FLUSH_RULES, holdMsFor, holdStream, type HoldEnd } from './stream-hold';
 
 export type AgentInvokerOptions = FollowUpOptions & {
   /** Called once a task is about to be sent (e.g. the 👀 reaction). Failures are logged, never fatal. */
@@ -143,6 +143,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
           trace({ requestId: task.request_id, hop: 'streamed', at: clock.now(), detail: { chars: before + delta.length } });
         },
         ...(options.work ? { stopped: () => options.work!.isStopped(task.request_id) } : {}),
+        rules: { ...FLUSH_RULES, quietMs: agent.streamQuietMs },
         // Known from the first text on: a Stop cancels the task with it.
         onHandle: async (handle) => {
           await options.work?.accepted({ request_id: task.request_id, user_id: task.user_id, thread, agent: agent.name, handle });

@@ -9,7 +9,7 @@ import { createSettlement } from './settle-outcome';
 import { liveTargetOf } from './live-reply';
 import { noTrace } from './trace';
 import type { Outcome, PendingHandle } from '../protocols/outcome';
-import { delayAfterHold, holdMsFor, holdStream, type HoldEnd } from './stream-hold';
+import { delayAfterHold, FLUSH_RULES, holdMsFor, holdStream, type HoldEnd } from './stream-hold';
 
 export type AsyncResultOptions = FollowUpOptions;
 
@@ -58,6 +58,7 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
           trace({ requestId: message.request_id, hop: 'streamed', at: clock.now(), detail: { chars: from + delta.length } });
         },
         ...(options.work ? { stopped: () => options.work!.isStopped(message.request_id) } : {}),
+        rules: { ...FLUSH_RULES, quietMs: agent.streamQuietMs },
         ...(signal ? { signal } : {}),
       });
 

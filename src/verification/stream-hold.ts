@@ -1,4 +1,4 @@
-import { failure, type Outcome, type PendingHandle, type StreamStep } from '../protocols/outcome';
+import { failure, pending, type Outcome, type PendingHandle, type StreamStep } from '../protocols/outcome';
 
 /**
  * Holding a task's stream (docs/architecture.md §2.5, "Across the zones"): agent-invoker and
@@ -13,8 +13,17 @@ import { failure, type Outcome, type PendingHandle, type StreamStep } from '../p
  * The hold ends with the stream's last step (success, failure, or pending at the hold's end — then
  * the buffer is flushed, so polling goes on exactly where the stream stopped), or when `stopped`
  * says the user pressed Stop (asked at most once every stopCheckMs): the request is aborted.
+ *
+ * A hold follows text while it flows, not a task that is thinking: once the stream has named the
+ * task, quietMs (STREAM_QUIET_S, 10 s by default) without new text (from the hold's start, or
+ * from the last text) lets the stream go
+ * — the request is aborted, the task runs on — and the hold ends pending, so polling follows the
+ * quiet task at its backoff and the poll that finds text flowing holds again. A task that never
+ * writes (a long tool call, a model slow to start) costs one quiet period of a function, not the
+ * whole hold. 10 s sits above a model's usual first-token time, so an answer that is coming is
+ * read from its first word.
  */
-export const FLUSH_RULES = { minWords: 3, minChars: 40, minGapMs: 250, maxGapMs: 1_000, stopCheckMs: 1_000 } as const;
+export const FLUSH_RULES = { minWords: 3, minChars: 40, minGapMs: 250, maxGapMs: 1_000, stopCheckMs: 1_000, quietMs: 10_000 } as const;
 export type FlushRules = { readonly [K in keyof typeof FLUSH_RULES]: number };
 
 /** Real time for the buffer (monotonic, as timers are); tests give a fake one. */
@@ -61,6 +70,8 @@ export type HoldEnd = {
   heldMs: number;
   /** Flushes made (appends asked of Slack). */
   flushes: number;
+  /** Whether the hold let a quiet stream go (quietMs without text) before its end. */
+  quiet: boolean;
 };
 
 /** A hold shorter than this is not worth a streamed read: the call is a plain one. */
@@ -97,6 +108,7 @@ export async function holdStream(open: (signal: AbortSignal) => AsyncIterable<St
   // ends at once is posted whole, with no live message first.
   let lastFlush = started;
   let lastStopCheck = started;
+  let lastText = started;
   let handle: PendingHandle | undefined;
   let texted = false;
   let flushes = 0;
@@ -119,7 +131,7 @@ export async function holdStream(open: (signal: AbortSignal) => AsyncIterable<St
     const enough = words(buffer) >= rules.minWords || buffer.length >= rules.minChars;
     return lastFlush + (enough ? rules.minGapMs : rules.maxGapMs);
   };
-  const end = (outcome: Outcome | undefined): HoldEnd => ({ outcome, received, handle, texted, heldMs: timer.now() - started, flushes });
+  const end = (outcome: Outcome | undefined, quiet = false): HoldEnd => ({ outcome, received, handle, texted, heldMs: timer.now() - started, flushes, quiet });
 
   try {
     for (;;) {
@@ -130,8 +142,13 @@ export async function holdStream(open: (signal: AbortSignal) => AsyncIterable<St
         // A failed read of the Stop mark is no Stop: the next check, or the settlement, sees it.
         if (await how.stopped().catch(() => false)) return end(undefined);
       }
+      if (handle && timer.now() - lastText >= rules.quietMs) {
+        // Quiet: let the stream go (aborted below) and poll from what was received.
+        await flush();
+        return end(pending(handle), true);
+      }
       next ??= iterator.next();
-      const wakeAt = Math.min(dueAt() ?? Infinity, how.stopped ? lastStopCheck + rules.stopCheckMs : Infinity);
+      const wakeAt = Math.min(dueAt() ?? Infinity, how.stopped ? lastStopCheck + rules.stopCheckMs : Infinity, handle ? lastText + rules.quietMs : Infinity);
       let result: IteratorResult<StreamStep> | 'wake';
       if (wakeAt === Infinity) result = await next;
       else {
@@ -152,6 +169,7 @@ export async function holdStream(open: (signal: AbortSignal) => AsyncIterable<St
         handle = step.handle;
         if (!step.text) continue;
         texted = true;
+        lastText = timer.now();
         buffer += step.text;
         received += step.text.length;
         continue;
@@ -189,9 +207,9 @@ export async function holdStream(open: (signal: AbortSignal) => AsyncIterable<St
  * hold ran (at least half) its length — the stream was cut by the hold, not by the agent, and the
  * next poll holds it again; `flowingSeconds` (STREAM_POLL_DELAY_S) when text flowed but the read
  * ended early (an agent that answers a stream with one plain answer must not be polled in a
- * tight loop); `quietSeconds` (the backoff) when no text came.
+ * tight loop); `quietSeconds` (the backoff) when no text came, or the hold let a quiet stream go.
  */
-export function delayAfterHold(held: Pick<HoldEnd, 'texted' | 'heldMs'>, holdMs: number, delays: { flowingSeconds: number; quietSeconds: number }): number {
-  if (!held.texted) return delays.quietSeconds;
+export function delayAfterHold(held: Pick<HoldEnd, 'texted' | 'heldMs' | 'quiet'>, holdMs: number, delays: { flowingSeconds: number; quietSeconds: number }): number {
+  if (!held.texted || held.quiet) return delays.quietSeconds;
   return held.heldMs >= holdMs / 2 ? 0 : delays.flowingSeconds;
 }

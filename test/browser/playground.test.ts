@@ -9,7 +9,7 @@ describe('the playground page in a real browser (Chromium, playwright-core)', ()
   let browser: Browser;
   beforeAll(async () => {
     stack = await startLocalStack({
-      env: { POWERTOOLS_LOG_LEVEL: 'SILENT', SYNC_BUDGET_MS: '300', POLL_FIRST_DELAY_S: '1', POLL_MAX_DELAY_S: '1' },
+      env: { POWERTOOLS_LOG_LEVEL: 'SILENT', SYNC_BUDGET_MS: '300', POLL_FIRST_DELAY_S: '1', POLL_MAX_DELAY_S: '1', STREAM_QUIET_S: '1' },
       verificationPort: 0,
       executionPort: 0,
       timeScale: 0.3,
@@ -37,7 +37,7 @@ describe('the playground page in a real browser (Chromium, playwright-core)', ()
     expect(await request.locator('.state').innerText()).toBe('done');
   });
 
-  it('shows a long task move through accepted and polls before its reply', async () => {
+  it('shows a long quiet task held, let go after STREAM_QUIET_S, and polled before its reply', async () => {
     const page = await browser.newPage();
     await page.goto(stack.playgroundUrl);
     await page.fill('#text', 'slow one #sleep=2500');

@@ -93,6 +93,18 @@ describe('parseDeploymentConfig', () => {
   });
 });
 
+describe('governance', () => {
+  it('is standard unless asked; strict takes a key ARN and VPC ids, and only strict does', () => {
+    expect(parseDeploymentConfig({}).context).toEqual(expect.objectContaining({ governance: 'standard', a2aVersionHeader: false }));
+    const strict = parseDeploymentConfig({ governance: 'strict', kmsKeyArn: 'arn:aws:kms:us-east-1:111111111111:key/1234abcd-12ab-34cd-56ef-1234567890ab', vpcId: 'vpc-0123456789abcdef0' });
+    expect(strict.context).toEqual(expect.objectContaining({ governance: 'strict', vpcId: 'vpc-0123456789abcdef0' }));
+    // Silently ignoring them would deploy an ungoverned app to an operator who thinks otherwise.
+    expect(() => parseDeploymentConfig({ vpcId: 'vpc-0123456789abcdef0' })).toThrow(/vpcId: is used only with governance=strict/);
+    expect(() => parseDeploymentConfig({ governance: 'strict', kmsKeyArn: 'alias/mine', executionVpcId: 'subnet-1' })).toThrow(/kmsKeyArn: must be a KMS key ARN.*executionVpcId: must be a VPC id/);
+    expect(() => parseDeploymentConfig({ governance: 'lenient' })).toThrow(DeploymentConfigError);
+  });
+});
+
 describe('modelTargetOf', () => {
   it('reads a model id, a geography inference profile and a global profile', () => {
     expect(modelTargetOf('anthropic.claude-3-5-haiku-20241022-v1:0')).toEqual({ kind: 'foundation-model', modelId: 'anthropic.claude-3-5-haiku-20241022-v1:0' });

@@ -544,6 +544,16 @@ describe('zone conformance and streamed answers (execute_task.sse)', () => {
     }
   });
 
+  it('a stream that opens by naming its task without text passes (a quiet task a caller may let go of)', async () => {
+    const agent = await startSseAgent((id) => event(id, { status: 'working', task_id: 't1', cursor: '0' }) + event(id, { status: 'working', task_id: 't1', text: 'echo: ', cursor: '6' }) + event(id, { status: 'success', response_text: 'echo: hi' }));
+    try {
+      const report = await check({ kind: 'https', url: agent.url }, { only: ['execute_task.sse'], levels: ['streaming'] });
+      expect(resultOf(report, 'execute_task.sse')).toMatchObject({ status: 'pass', detail: '3 events in 1 streamed answer; 1 pieces of text, 6 of 8 characters before success' });
+    } finally {
+      await agent.close();
+    }
+  });
+
   it('keep-alive comments and other SSE fields are read past', async () => {
     const agent = await startSseAgent((id) => `: hello\n\nid: 1\n${event(id, { status: 'working', task_id: 't1', text: 'echo: ', cursor: '6' })}: keep-alive\n\n${event(id, { status: 'success', response_text: 'echo: hi' })}`);
     try {
@@ -555,8 +565,10 @@ describe('zone conformance and streamed answers (execute_task.sse)', () => {
   });
 
   it.each<[string, (id: unknown) => string, RegExp]>([
-    ['text without a cursor', (id) => event(id, { status: 'working', task_id: 't1', text: 'echo: ' }) + event(id, { status: 'success', response_text: 'echo: hi' }), /^expected a cursor with the text of event 1 of 2, got text "echo: " without one/],
-    ['a progress event without text', (id) => event(id, { status: 'working', task_id: 't1', cursor: '0' }) + event(id, { status: 'success', response_text: 'echo: hi' }), /^expected text in event 1 of 2: /],
+    ['text without a cursor', (id) => event(id, { status: 'working', task_id: 't1', text: 'echo: ' }) + event(id, { status: 'success', response_text: 'echo: hi' }), /^expected a cursor with the text "echo: " of event 1 of 2: the caller could not go on from it/],
+    // The first event may name a quiet task without text; a later one must carry text.
+    ['a later progress event without text', (id) => event(id, { status: 'working', task_id: 't1', cursor: '0' }) + event(id, { status: 'working', task_id: 't1', cursor: '0' }) + event(id, { status: 'success', response_text: 'echo: hi' }), /^expected text in event 2 of 3: /],
+    ['an opening event without a cursor', (id) => event(id, { status: 'working', task_id: 't1' }) + event(id, { status: 'success', response_text: 'echo: hi' }), /^expected a cursor with event 1 of 2: /],
     ['a stream with no last response', (id) => event(id, { status: 'working', task_id: 't1', text: 'echo: ', cursor: '6' }), /^expected an execute_task result \(success or accepted\) as the last response, got .*"working"/],
     ['accepted without the cursor to poll from', (id) => event(id, { status: 'working', task_id: 't1', text: 'echo: ', cursor: '6' }) + event(id, { status: 'accepted', task_id: 't1' }), /^expected a cursor in the last response, "accepted": /],
     ['an event of two data lines', (id) => `data: {"jsonrpc":"2.0",\ndata: "result":{"status":"success","response_text":"hi"},"id":${JSON.stringify(id)}}\n\n`, /^expected server-sent events of one data line each, each ended by a blank line: an event had 2 data lines/],

@@ -34,6 +34,8 @@ beforeAll(async () => {
       STREAM_FIRST_TEXT_MS: '100',
       STREAM_POLL_DELAY_S: '1',
       POLL_FIRST_DELAY_S: '1',
+      // Streams are held by default; a task quiet for a second is let go to polling.
+      STREAM_QUIET_S: '1',
     },
     verificationPort: 0,
     executionPort: 0,
@@ -95,19 +97,19 @@ describe('agent sessions', () => {
   });
 
   it('a slow task that goes accepted and is polled keeps its session processing until the answer is out', async () => {
-    const { ts, requestId } = await ask('take your time #sleep=600', { channel: 'C0SLOW' });
+    const { ts, requestId } = await ask('take your time #sleep=2000', { channel: 'C0SLOW' });
 
     const hops = stack.traces.byRequestId(requestId)!.events.map((hop) => hop.hop);
     expect(hops).toContain('accepted');
     expect(hops.filter((hop) => hop === 'poll').length).toBeGreaterThanOrEqual(1);
-    expect(slack.sessionOf('C0SLOW', ts)).toEqual({ channel: 'C0SLOW', thread_ts: ts, status: 'active', history: ['processing', 'active'], title: 'take your time #sleep=600', initiator_user_id: ALICE });
+    expect(slack.sessionOf('C0SLOW', ts)).toEqual({ channel: 'C0SLOW', thread_ts: ts, status: 'active', history: ['processing', 'active'], title: 'take your time #sleep=2000', initiator_user_id: ALICE });
     // processing until the answer: the move to active came after the post.
     const moves = slack.requests.filter((request) => request.method === 'agents.sessions.setStatus').map((request) => request.body.status);
     expect(moves).toEqual(['processing', 'active']);
     const activeAt = slack.requests.findIndex((request) => request.method === 'agents.sessions.setStatus' && request.body.status === 'active');
     const postedAt = slack.requests.findIndex((request) => request.method === 'chat.postMessage');
     expect(postedAt).toBeLessThan(activeAt);
-    expect(slack.posts.map((post) => post.text)).toEqual(['echo: take your time #sleep=600']);
+    expect(slack.posts.map((post) => post.text)).toEqual(['echo: take your time #sleep=2000']);
   });
 });
 
@@ -186,7 +188,7 @@ describe('feedback', () => {
   });
 
   it('puts the buttons under a streamed answer too, when the stream ends', async () => {
-    const { requestId } = await ask('stream this answer to me word by word #stream=20', { channel: 'C0STREAM' });
+    const { requestId } = await ask('stream this answer to me word by word #stream=150', { channel: 'C0STREAM' });
     expect(slack.streams).toHaveLength(1);
     const [stream] = slack.streams;
     expect(stream!.state).toBe('stopped');

@@ -36,6 +36,8 @@ beforeAll(async () => {
     ...slackAppEnv(slack, SECRET),
     TRANSPORT: 'https',
     EXECUTION_URL: runtime.invocationsUrl,
+    // Streams are held by default (STREAM_HOLD_S 30); a quiet task is let go after a second here, not ten.
+    STREAM_QUIET_S: '1',
   });
 });
 afterAll(async () => {
@@ -106,9 +108,9 @@ describe('lambdas/verification/agent-invoker', () => {
     expect(sentTo('replies')).toEqual([expect.objectContaining({ request_id: good.request_id, kind: 'answer', text: 'echo: ping', channel: 'C1' })]);
   });
 
-  it('queues the first poll with a delay for an accepted task', async () => {
+  it('holds a slow task\'s stream, lets it go when it stays quiet, and queues the first poll with the backoff', async () => {
     const { handler } = await import('../../lambdas/verification/agent-invoker');
-    const slow = task('slow #sleep=1500');
+    const slow = task('slow #sleep=2500');
     const result = await handler(sqsEvent([slow]), lambdaContext());
     expect(result.batchItemFailures).toEqual([]);
     const polls = sqs.messages('polls');
@@ -160,10 +162,17 @@ describe('lambdas/verification/slack-poster with SLACK_BOT_TOKEN_ARN', () => {
 describe('lambdas/verification/agent-invoker with EXECUTION_SEND_BOT_TOKEN', () => {
   it('sends the bot token to the execution zone only when the operator opts in', async () => {
     const seen: unknown[] = [];
-    const received = runtime.runtime.service.executeTask.bind(runtime.runtime.service);
-    runtime.runtime.service.executeTask = async (params, id) => {
+    // The invoker reads a held stream (executeTaskStreamed); a plain call would be executeTask.
+    const service = runtime.runtime.service;
+    const received = service.executeTask.bind(service);
+    const receivedStreamed = service.executeTaskStreamed.bind(service);
+    service.executeTask = async (params, id) => {
       seen.push(params.bot_token);
       return received(params, id);
+    };
+    service.executeTaskStreamed = async (params, id, hold) => {
+      seen.push(params.bot_token);
+      return receivedStreamed(params, id, hold);
     };
     try {
       await jest.isolateModulesAsync(async () => {
@@ -178,7 +187,8 @@ describe('lambdas/verification/agent-invoker with EXECUTION_SEND_BOT_TOKEN', () 
       expect(seen).toEqual([undefined, slack.token]);
     } finally {
       delete process.env.EXECUTION_SEND_BOT_TOKEN;
-      runtime.runtime.service.executeTask = received;
+      service.executeTask = received;
+      service.executeTaskStreamed = receivedStreamed;
     }
   });
 });

@@ -18,7 +18,8 @@ async function replyTo(stack: LocalStack, text: string): Promise<string> {
   return reply!.text;
 }
 
-const quiet = { POWERTOOLS_LOG_LEVEL: 'SILENT', SYNC_BUDGET_MS: '200', POLL_FIRST_DELAY_S: '1' };
+// Streams are held (STREAM_HOLD_S 30 by default); a task quiet for a second is let go to polling.
+const quiet = { POWERTOOLS_LOG_LEVEL: 'SILENT', SYNC_BUDGET_MS: '200', POLL_FIRST_DELAY_S: '1', STREAM_QUIET_S: '1' };
 
 describe.each(['https', 'in-process', 'agentcore'])('local stack with TRANSPORT=%s', (transport) => {
   let stack: LocalStack;
@@ -27,12 +28,19 @@ describe.each(['https', 'in-process', 'agentcore'])('local stack with TRANSPORT=
   });
   afterAll(() => stack.stop());
 
-  it('answers a quick and an accepted task through the real ingress', async () => {
+  it('answers a quick task, a slow one on its held stream, and a quiet one by polling, through the real ingress', async () => {
     expect(stack.agent.transport).toBe(transport);
     expect(await replyTo(stack, 'hello')).toBe('echo: hello');
-    expect(await replyTo(stack, 'later #sleep=600')).toBe('echo: later #sleep=600');
-    const accepted = stack.traces.all().find((t) => t.events.some((e) => e.hop === 'accepted'));
-    expect(accepted?.events.map((e) => e.hop)).toEqual(expect.arrayContaining(['ingress', 'queued', 'execute-sent', 'accepted', 'poll', 'reply-queued', 'reply-posted']));
+    // Half a second of quiet: the hold reads it to its end, no poll.
+    expect(await replyTo(stack, 'held #sleep=600')).toBe('echo: held #sleep=600');
+    // Quiet for longer than STREAM_QUIET_S: the hold lets it go and polls follow it.
+    expect(await replyTo(stack, 'later #sleep=2500')).toBe('echo: later #sleep=2500');
+    const traces = stack.traces.all();
+    const held = traces.find((t) => t.events.some((e) => e.hop === 'reply-posted') && t.events.some((e) => e.hop === 'accepted') && !t.events.some((e) => e.hop === 'poll'));
+    const polled = traces.find((t) => t.events.some((e) => e.hop === 'poll'));
+    expect(held?.events.map((e) => e.hop)).toEqual(expect.arrayContaining(['ingress', 'queued', 'execute-sent', 'accepted', 'reply-queued', 'reply-posted']));
+    expect(polled?.events.map((e) => e.hop)).toEqual(expect.arrayContaining(['ingress', 'queued', 'execute-sent', 'accepted', 'poll', 'reply-queued', 'reply-posted']));
+    expect(traces.filter((t) => t.events.some((e) => e.hop === 'poll'))).toHaveLength(1);
   });
 
   it('generated a signing secret and refuses requests not signed with it', async () => {

@@ -51,10 +51,13 @@ describe.each<A2aVersion>(['1.0', '0.3'])('A2A %s, an @a2a-js/sdk agent that str
     const steps = await ask(text);
 
     expect(agent.requests.at(-1)!.body).toMatchObject({ method: streamMethod });
-    expect(steps.filter((step) => step.kind === 'text')).toHaveLength(streamedLines(text).length);
+    // The task is named first, before its text (a caller holding a quiet task may let go and poll), then one step per update.
+    expect(steps[0]).toMatchObject({ kind: 'text', text: '', handle: { taskId: expect.any(String), a2aVersion: version, contextId: expect.any(String), shown: '0' } });
+    expect(steps.filter((step) => step.kind === 'text' && step.text)).toHaveLength(streamedLines(text).length);
+    expect(steps.filter((step) => step.kind === 'text' && !step.text)).toHaveLength(1);
     expect(textOf(steps)).toBe(streamedAnswer(text));
     expect(steps.at(-1)).toMatchObject({ kind: 'success', text: streamedAnswer(text), extra: { state: 'completed' } });
-    expect(steps[0]).toMatchObject({ kind: 'text', handle: { taskId: expect.any(String), a2aVersion: version, contextId: expect.any(String), shown: String(streamedLines(text)[0]!.length) } });
+    expect(steps[1]).toMatchObject({ kind: 'text', handle: { taskId: expect.any(String), a2aVersion: version, contextId: expect.any(String), shown: String(streamedLines(text)[0]!.length) } });
   });
 
   it('an agent replacing its artifact with the whole text each time gives the same text steps', async () => {

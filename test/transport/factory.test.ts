@@ -23,7 +23,8 @@ describe('transportConfigFrom', () => {
       region: 'us-east-1',
       maxAttempts: 3,
       maxResponseBytes: 10 * 1024 * 1024,
-      streamHoldS: 0,
+      streamHoldS: 30,
+      streamQuietS: 10,
     });
   });
 
@@ -44,7 +45,8 @@ describe('transportConfigFrom', () => {
       maxDelayMs: 5000,
       maxRetryAfterMs: 10_000,
       maxResponseBytes: 10 * 1024 * 1024,
-      streamHoldS: 0,
+      streamHoldS: 30,
+      streamQuietS: 10,
     });
     expect(() => transportConfigFromEnv({ TRANSPORT: 'https' })).toThrow(/TRANSPORT=https needs EXECUTION_URL/);
   });
@@ -77,7 +79,7 @@ describe('transportConfigFrom', () => {
     expect(transportConfigFrom({ env, overrides: { https: { url: 'https://flag.example/' } } })).toMatchObject({ kind: 'https', url: 'https://flag.example/' });
     expect(transportConfigFrom({ env, defaults: { https: { url: 'https://default.example/' } } })).toMatchObject({ url: 'https://from-env.example/' });
     expect(transportConfigFrom({ env: {}, defaults: { kind: 'https', https: { url: 'http://127.0.0.1:1/' } } })).toMatchObject({ kind: 'https', url: 'http://127.0.0.1:1/' });
-    expect(transportConfigFrom({ env: { TRANSPORT: 'in-process' }, defaults: { kind: 'https' } })).toEqual({ kind: 'in-process', streamHoldS: 0 });
+    expect(transportConfigFrom({ env: { TRANSPORT: 'in-process' }, defaults: { kind: 'https' } })).toEqual({ kind: 'in-process', streamHoldS: 30, streamQuietS: 10 });
   });
 
   it('writes a configuration back as the environment a deployment sets, and reads it again unchanged', () => {
@@ -89,17 +91,24 @@ describe('transportConfigFrom', () => {
   });
 
   it('lists a variable for every option of every transport (a new option cannot be left unreadable)', () => {
-    expect(Object.keys(ENV_VARIABLES.https).sort()).toEqual(['auth', 'baseDelayMs', 'bearerSecretArn', 'bearerToken', 'maxAttempts', 'maxDelayMs', 'maxResponseBytes', 'maxRetryAfterMs', 'region', 'sigv4Service', 'streamHoldS', 'timeoutMs', 'url']);
-    expect(Object.keys(ENV_VARIABLES.agentcore).sort()).toEqual(['maxAttempts', 'maxResponseBytes', 'qualifier', 'region', 'runtimeArn', 'streamHoldS', 'timeoutMs']);
-    expect(Object.keys(ENV_VARIABLES['in-process'])).toEqual(['streamHoldS']);
+    expect(Object.keys(ENV_VARIABLES.https).sort()).toEqual(['auth', 'baseDelayMs', 'bearerSecretArn', 'bearerToken', 'maxAttempts', 'maxDelayMs', 'maxResponseBytes', 'maxRetryAfterMs', 'region', 'sigv4Service', 'streamHoldS', 'streamQuietS', 'timeoutMs', 'url']);
+    expect(Object.keys(ENV_VARIABLES.agentcore).sort()).toEqual(['maxAttempts', 'maxResponseBytes', 'qualifier', 'region', 'runtimeArn', 'streamHoldS', 'streamQuietS', 'timeoutMs']);
+    expect(Object.keys(ENV_VARIABLES['in-process'])).toEqual(['streamHoldS', 'streamQuietS']);
   });
 
-  it('reads the hold of streamed reads for every transport: STREAM_HOLD_S, default 0 (off), at most 900', () => {
-    expect(transportConfigFromEnv({ TRANSPORT: 'in-process', STREAM_HOLD_S: '0' })).toEqual({ kind: 'in-process', streamHoldS: 0 });
+  it('reads the hold of streamed reads for every transport: STREAM_HOLD_S, default 30, 0 for none, at most 900', () => {
+    expect(transportConfigFromEnv({ TRANSPORT: 'in-process', STREAM_HOLD_S: '0' })).toEqual({ kind: 'in-process', streamHoldS: 0, streamQuietS: 10 });
     expect(transportConfigFromEnv({ AGENTCORE_RUNTIME_ARN: ARN, STREAM_HOLD_S: '45' })).toMatchObject({ kind: 'agentcore', streamHoldS: 45 });
     expect(transportConfigFrom({ env: { STREAM_HOLD_S: '45' }, entry: { kind: 'https', fields: { url: 'https://x.example/', streamHoldS: 5 }, label: 'EXECUTION_AGENTS[0]' } })).toMatchObject({ streamHoldS: 5 });
     expect(() => transportConfigFromEnv({ TRANSPORT: 'https', EXECUTION_URL: 'https://x.example', STREAM_HOLD_S: '901' })).toThrow(/STREAM_HOLD_S/);
     expect(() => transportConfigFromEnv({ TRANSPORT: 'in-process', STREAM_HOLD_S: '-1' })).toThrow(/STREAM_HOLD_S/);
+  });
+
+  it('reads how long a held stream may be quiet: STREAM_QUIET_S, default 10, 1 to 900, per agent too', () => {
+    expect(transportConfigFromEnv({ TRANSPORT: 'in-process', STREAM_QUIET_S: '3' })).toEqual({ kind: 'in-process', streamHoldS: 30, streamQuietS: 3 });
+    expect(transportConfigFrom({ env: { STREAM_QUIET_S: '3' }, entry: { kind: 'https', fields: { url: 'https://x.example/', streamQuietS: 60 }, label: 'EXECUTION_AGENTS[0]' } })).toMatchObject({ streamQuietS: 60 });
+    expect(() => transportConfigFromEnv({ TRANSPORT: 'in-process', STREAM_QUIET_S: '0' })).toThrow(/STREAM_QUIET_S/);
+    expect(() => transportConfigFromEnv({ TRANSPORT: 'in-process', STREAM_QUIET_S: '901' })).toThrow(/STREAM_QUIET_S/);
   });
 });
 

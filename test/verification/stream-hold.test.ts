@@ -259,6 +259,45 @@ describe('exactly once across a hold that ends mid-text and the poll that goes o
   });
 });
 
+describe('holdStream: a quiet task is let go', () => {
+  it('lets a task that names itself and writes nothing go after quietMs: pending, the request aborted', async () => {
+    const sim = simulation();
+    const shown = recorder(sim);
+    const { open, state } = sim.stream([[50, textStep('', handle(0))], [60_000, success('late')]]);
+
+    const end = await sim.run(holdStream(open, { before: 0, show: shown.show, timer: sim.timer }));
+
+    expect(end).toMatchObject({ outcome: { kind: 'pending', handle: handle(0) }, quiet: true, texted: false, flushes: 0 });
+    expect(end.heldMs).toBe(FLUSH_RULES.quietMs);
+    expect(state.aborted).toBe(true);
+  });
+
+  it('shows what came, then lets go once the text stops for quietMs: polling goes on from the last cursor', async () => {
+    const sim = simulation();
+    const shown = recorder(sim);
+    const { open, state } = sim.stream(script([[100, 'thinking about it'], [400, ' now calling a tool']], [40_000, success('thinking about it now calling a tool: done')]));
+
+    const end = await sim.run(holdStream(open, { before: 0, show: shown.show, timer: sim.timer }));
+
+    expect(shown.flushes.map((flush) => flush.delta).join('')).toBe('thinking about it now calling a tool');
+    expect(end).toMatchObject({ outcome: { kind: 'pending', handle: handle(36) }, quiet: true, texted: true, received: 36 });
+    expect(end.heldMs).toBe(400 + FLUSH_RULES.quietMs);
+    expect(state.aborted).toBe(true);
+  });
+
+  it('keeps holding while text keeps coming, however long, and a stream that has not named its task is held to its end', async () => {
+    const sim = simulation();
+    const shown = recorder(sim);
+    const steady = Array.from({ length: 30 }, (_, i) => [(i + 1) * 1_000, ` w${i}`] as const);
+    const flowing = sim.stream(script(steady, [31_000, success('all')]));
+    expect(await sim.run(holdStream(flowing.open, { before: 0, show: shown.show, timer: sim.timer }))).toMatchObject({ outcome: { kind: 'success' }, quiet: false });
+
+    const silent = sim.stream([[25_000, success('no handle, no way to poll: read to the end')]]);
+    expect(await sim.run(holdStream(silent.open, { before: 0, show: shown.show, timer: sim.timer }))).toMatchObject({ outcome: { kind: 'success' }, quiet: false });
+    expect(silent.state.aborted).toBe(false);
+  });
+});
+
 describe('how long to hold, and the poll after a hold', () => {
   it('holds for the setting within the function’s time less the margin, or not at all under a second', () => {
     const now = 1_000_000;
@@ -271,8 +310,10 @@ describe('how long to hold, and the poll after a hold', () => {
 
   it('polls again at once after a whole hold with text, soon after a short one, and with the backoff after a quiet one', () => {
     const delays = { flowingSeconds: 2, quietSeconds: 6 };
-    expect(delayAfterHold({ texted: true, heldMs: 20_000 }, 20_000, delays)).toBe(0);
-    expect(delayAfterHold({ texted: true, heldMs: 50 }, 20_000, delays)).toBe(2);
-    expect(delayAfterHold({ texted: false, heldMs: 20_000 }, 20_000, delays)).toBe(6);
+    expect(delayAfterHold({ texted: true, heldMs: 20_000, quiet: false }, 20_000, delays)).toBe(0);
+    expect(delayAfterHold({ texted: true, heldMs: 50, quiet: false }, 20_000, delays)).toBe(2);
+    expect(delayAfterHold({ texted: false, heldMs: 20_000, quiet: false }, 20_000, delays)).toBe(6);
+    // Text came, then the stream went quiet and was let go: the backoff, not a poll at once into another quiet hold.
+    expect(delayAfterHold({ texted: true, heldMs: 15_000, quiet: true }, 20_000, delays)).toBe(6);
   });
 });

@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { CFN_GUARD_PLUGIN, CONTROL_TOWER_RULES } from '../../../cdk/constructs/nag-acknowledgements';
 import { buildZones, type Zones } from '../../../cdk/zones';
 
 /** cdk.json, as the CLI reads it: its context (defaults and feature flags) applies to every test app. */
@@ -24,6 +25,8 @@ export type Synthesized = {
   outdir: string;
   /** Unacknowledged AwsSolutions findings, errors and warnings alike (the app is nag-clean when empty). */
   nagFindings: { rule: string; severity: string | undefined; paths: string[] }[];
+  /** The Control Tower controls (cfn-guard) the synthesis reported: unacknowledged, and acknowledged with their reasons. */
+  controls: ControlFindings;
   cleanup(): void;
 };
 
@@ -53,6 +56,7 @@ export function synthesize(context: Record<string, unknown> = {}, options: { bun
       ...(zones.verification ? { verification: Template.fromStack(zones.verification) } : {}),
       outdir,
       nagFindings: nagFindingsOf(assembly.directory),
+      controls: controlFindingsOf(assembly.directory),
       cleanup: () => fs.rmSync(outdir, { recursive: true, force: true }),
     };
   } catch (error) {
@@ -78,6 +82,27 @@ function nagFindingsOf(assemblyDir: string): Synthesized['nagFindings'] {
     .filter((plugin) => plugin.pluginName === 'AwsSolutions')
     .flatMap((plugin) => plugin.violations)
     .map((v) => ({ rule: v.ruleName, severity: v.severity, paths: v.violatingResources.map((r) => r.constructPath ?? '') }));
+}
+
+export type ControlFinding = { control: string; paths: string[]; reason?: string };
+export type ControlFindings = { violations: ControlFinding[]; acknowledged: ControlFinding[] };
+
+/** A cfn-guard rule name as the control id the docs use (ct-sqs-pr-1), or the name when unmapped. */
+const controlIdOf = (ruleName: string) => Object.entries(CONTROL_TOWER_RULES).find(([, name]) => name === ruleName)?.[0] ?? ruleName;
+
+/** The cfn-guard plugin's part of the same report: what no one acknowledged, and what was, with why. */
+function controlFindingsOf(assemblyDir: string): ControlFindings {
+  const report = JSON.parse(fs.readFileSync(path.join(assemblyDir, 'validation-report.json'), 'utf8')) as {
+    pluginReports: { pluginName: string; violations: Violation[]; suppressedViolations?: (Violation & { reason?: string })[] }[];
+  };
+  type Violation = { ruleName: string; violatingConstructs?: { constructPath?: string }[] };
+  const plugin = report.pluginReports.find((p) => p.pluginName === CFN_GUARD_PLUGIN);
+  const finding = (v: Violation & { reason?: string }): ControlFinding => ({
+    control: controlIdOf(v.ruleName),
+    paths: (v.violatingConstructs ?? []).map((c) => c.constructPath ?? ''),
+    ...(v.reason ? { reason: v.reason } : {}),
+  });
+  return { violations: (plugin?.violations ?? []).map(finding), acknowledged: (plugin?.suppressedViolations ?? []).map(finding) };
 }
 
 /** Same-account deployment in a known environment (what most tests assert on). */

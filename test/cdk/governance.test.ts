@@ -1,0 +1,207 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { CONTROL_TOWER_RULES, STANDARD_ACKNOWLEDGEMENTS } from '../../cdk/constructs/nag-acknowledgements';
+import { CREATED_VPC_CIDR } from '../../cdk/constructs/zone-governance';
+import { onlyResource, SINGLE_ACCOUNT, synthesize, type ControlFindings, type Synthesized } from './support/synth';
+
+/**
+ * AWS Control Tower's proactive controls, as @cdklabs/cdk-validator-cfnguard runs them on every
+ * synthesis (its cfn-guard binary, offline), over the default, https and strict deployments; and
+ * what `governance=strict` builds to meet them. One synthesis per configuration, shared by its tests.
+ */
+
+const DEPLOY_MD = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'deploy.md'), 'utf8');
+const STANDARD_ACKS = Object.keys(STANDARD_ACKNOWLEDGEMENTS).sort();
+
+/** Acknowledged control ids per stack (the construct path's first segment). */
+function acknowledgedByStack(controls: ControlFindings): Record<string, string[]> {
+  const out: Record<string, Set<string>> = {};
+  for (const finding of controls.acknowledged) for (const p of finding.paths) (out[p.split('/')[0]!] ??= new Set()).add(finding.control);
+  return Object.fromEntries(Object.entries(out).map(([stack, ids]) => [stack, [...ids].sort()]));
+}
+
+const resourcesOf = (t: Template, type: string) => Object.entries(t.findResources(type)) as [string, { Properties: Record<string, any> }][];
+
+describe('governance=standard (the default, agentcore)', () => {
+  let synth: Synthesized;
+  beforeAll(() => {
+    synth = synthesize({ ...SINGLE_ACCOUNT });
+  });
+  afterAll(() => synth?.cleanup());
+
+  it('fails no control that is not acknowledged, and acknowledges exactly the ones strict meets', () => {
+    expect(synth.controls.violations).toEqual([]);
+    expect(acknowledgedByStack(synth.controls)).toEqual({
+      ExecutionZone: ['ct-dynamodb-pr-2'],
+      VerificationZone: ['ct-apigateway-pr-1', 'ct-apigateway-pr-2', 'ct-cloudwatch-pr-2', 'ct-cloudwatch-pr-3', 'ct-dynamodb-pr-2', 'ct-lambda-pr-3'],
+    });
+    for (const finding of synth.controls.acknowledged) expect(finding.reason).toMatch(/^CT\.[A-Z]+\.PR\.\d+: .{40,}/);
+  });
+
+  it('meets CT.SQS.PR.1 itself: every DLQ says it is one (RedriveAllowPolicy), every other queue has a DLQ', () => {
+    const queues = resourcesOf(synth.verification!, 'AWS::SQS::Queue');
+    const dlqs = queues.filter(([, q]) => q.Properties.RedriveAllowPolicy);
+    expect(dlqs).toHaveLength(3);
+    for (const [, dlq] of dlqs) expect(dlq.Properties.RedriveAllowPolicy).toEqual({ redrivePermission: 'allowAll' });
+    for (const [, queue] of queues.filter(([, q]) => !q.Properties.RedriveAllowPolicy)) expect(queue.Properties.RedrivePolicy.deadLetterTargetArn).toBeDefined();
+  });
+
+  it('meets CT.LAMBDA.PR.2 itself: API Gateway may invoke slack-events from this account (a literal) and this API only', () => {
+    const permission = onlyResource(synth.verification!, 'AWS::Lambda::Permission', { Principal: 'apigateway.amazonaws.com' });
+    expect(permission.resource.Properties.SourceAccount).toBe(SINGLE_ACCOUNT.executionAccountId);
+    expect(JSON.stringify(permission.resource.Properties.SourceArn)).toContain('/POST/slack/events');
+  });
+
+  it('allow-lists no request header on the runtime, so no published schema of AWS::BedrockAgentCore::Runtime can refuse it', () => {
+    const runtime = onlyResource(synth.execution!, 'AWS::BedrockAgentCore::Runtime');
+    expect(runtime.resource.Properties.RequestHeaderConfiguration).toBeUndefined();
+    expect(runtime.resource.Properties.NetworkConfiguration).toEqual({ NetworkMode: 'PUBLIC' });
+  });
+});
+
+describe('governance=standard, transport=https', () => {
+  let synth: Synthesized;
+  beforeAll(() => {
+    synth = synthesize({ ...SINGLE_ACCOUNT, transport: 'https' });
+  });
+  afterAll(() => synth?.cleanup());
+
+  it('fails no control that is not acknowledged; the execution functions are acknowledged for the same reasons', () => {
+    expect(synth.controls.violations).toEqual([]);
+    const byStack = acknowledgedByStack(synth.controls);
+    expect(byStack.ExecutionZone).toEqual(['ct-cloudwatch-pr-2', 'ct-cloudwatch-pr-3', 'ct-dynamodb-pr-2', 'ct-lambda-pr-3']);
+    for (const ids of Object.values(byStack)) for (const id of ids) expect(STANDARD_ACKS).toContain(id);
+  });
+});
+
+describe('governance=strict (agentcore, an A2A 1.0 agent hosted: a2aVersionHeader)', () => {
+  let synth: Synthesized;
+  let execution: Template;
+  let verification: Template;
+  beforeAll(() => {
+    synth = synthesize({ ...SINGLE_ACCOUNT, governance: 'strict', a2aVersionHeader: 'true' });
+    execution = synth.execution!;
+    verification = synth.verification!;
+  });
+  afterAll(() => synth?.cleanup());
+
+  it('passes every Control Tower control with nothing acknowledged, and stays cdk-nag clean', () => {
+    expect(synth.controls.violations).toEqual([]);
+    expect(synth.controls.acknowledged).toEqual([]);
+    expect(synth.nagFindings).toEqual([]);
+  });
+
+  it('encrypts every table, queue and log group with the zone\'s own customer-managed key, which CloudWatch Logs may use', () => {
+    for (const template of [execution, verification]) {
+      const key = onlyResource(template, 'AWS::KMS::Key', { EnableKeyRotation: true });
+      const keyArn = { 'Fn::GetAtt': [key.id, 'Arn'] };
+      const tables = resourcesOf(template, 'AWS::DynamoDB::Table');
+      expect(tables.length).toBeGreaterThan(0);
+      for (const [, table] of tables) expect(table.Properties.SSESpecification).toEqual({ SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: keyArn });
+      for (const [, queue] of resourcesOf(template, 'AWS::SQS::Queue')) expect(queue.Properties.KmsMasterKeyId).toEqual(keyArn);
+      const groups = resourcesOf(template, 'AWS::Logs::LogGroup');
+      expect(groups.length).toBeGreaterThan(0);
+      for (const [, group] of groups) {
+        expect(group.Properties.KmsKeyId).toEqual(keyArn);
+        expect(group.Properties.RetentionInDays).toBeGreaterThanOrEqual(365);
+      }
+      const logsStatement = key.resource.Properties.KeyPolicy.Statement.find((s: any) => s.Sid === 'CloudWatchLogsOfThisAccount');
+      expect(logsStatement.Principal).toEqual({ Service: 'logs.us-east-1.amazonaws.com' });
+      expect(logsStatement.Condition.ArnLike['kms:EncryptionContext:aws:logs:arn']).toBe(`arn:aws:logs:us-east-1:${SINGLE_ACCOUNT.executionAccountId}:log-group:*`);
+    }
+    // Queues the verification zone has, to be sure the loop above saw some.
+    expect(resourcesOf(verification, 'AWS::SQS::Queue')).toHaveLength(6);
+  });
+
+  it('puts every function in private subnets of the zone\'s VPC, and the AgentCore runtime in its VPC network mode', () => {
+    for (const template of [execution, verification]) {
+      const subnets = resourcesOf(template, 'AWS::EC2::Subnet');
+      const privateSubnets = subnets.filter(([, s]) => s.Properties.MapPublicIpOnLaunch === false && !s.Properties.Tags.some((t: any) => t.Key === 'aws-cdk:subnet-type' && t.Value === 'Public'));
+      for (const [, fn] of resourcesOf(template, 'AWS::Lambda::Function')) {
+        expect(fn.Properties.VpcConfig.SecurityGroupIds).toHaveLength(1);
+        for (const subnet of fn.Properties.VpcConfig.SubnetIds) expect(privateSubnets.map(([id]) => id)).toContain(subnet.Ref);
+      }
+    }
+    expect(resourcesOf(verification, 'AWS::Lambda::Function')).toHaveLength(4);
+    const runtime = onlyResource(execution, 'AWS::BedrockAgentCore::Runtime');
+    expect(runtime.resource.Properties.NetworkConfiguration).toEqual({
+      NetworkMode: 'VPC',
+      NetworkModeConfig: { SecurityGroups: [expect.anything()], Subnets: [expect.anything(), expect.anything()] },
+    });
+  });
+
+  it('gives the execution zone no way out: isolated subnets, no NAT or internet gateway, egress only to the endpoints', () => {
+    execution.resourceCountIs('AWS::EC2::NatGateway', 0);
+    execution.resourceCountIs('AWS::EC2::InternetGateway', 0);
+    for (const [, subnet] of resourcesOf(execution, 'AWS::EC2::Subnet')) expect(subnet.Properties.Tags).toContainEqual({ Key: 'aws-cdk:subnet-type', Value: 'Isolated' });
+    const functionsSg = onlyResource(execution, 'AWS::EC2::SecurityGroup', { GroupDescription: 'execution zone functions: HTTPS out only' });
+    const endpointsSg = onlyResource(execution, 'AWS::EC2::SecurityGroup', { GroupDescription: 'Interface endpoints: HTTPS from the VPC' });
+    // No inline egress (at most CDK's placeholder that allows nothing): every rule is one of the two below.
+    const inline = (functionsSg.resource.Properties.SecurityGroupEgress ?? []) as any[];
+    expect(inline.filter((rule) => rule.Description !== 'Disallow all traffic')).toEqual([]);
+    const egress = resourcesOf(execution, 'AWS::EC2::SecurityGroupEgress').filter(([, e]) => JSON.stringify(e.Properties.GroupId).includes(functionsSg.id));
+    expect(egress.map(([, e]) => e.Properties).map(({ GroupId, Description, ...rule }) => rule)).toEqual(
+      expect.arrayContaining([
+        { IpProtocol: 'tcp', FromPort: 443, ToPort: 443, DestinationSecurityGroupId: { 'Fn::GetAtt': [endpointsSg.id, 'GroupId'] } },
+        { IpProtocol: 'tcp', FromPort: 443, ToPort: 443, DestinationPrefixListId: expect.stringMatching(/^pl-/) },
+      ]),
+    );
+    expect(egress).toHaveLength(2);
+    // The runtime uses the same security group.
+    const runtime = onlyResource(execution, 'AWS::BedrockAgentCore::Runtime');
+    expect(runtime.resource.Properties.NetworkConfiguration.NetworkModeConfig.SecurityGroups).toEqual([{ 'Fn::GetAtt': [functionsSg.id, 'GroupId'] }]);
+  });
+
+  it('reaches AWS through endpoints: DynamoDB by gateway, the rest by interface with private DNS, open to the VPC only', () => {
+    const services = (t: Template) =>
+      resourcesOf(t, 'AWS::EC2::VPCEndpoint')
+        .map(([, e]) => `${e.Properties.VpcEndpointType}:${JSON.stringify(e.Properties.ServiceName).match(/\.([a-z-]+)"/)![1]}`)
+        .sort();
+    expect(services(execution)).toEqual(['Gateway:dynamodb', 'Interface:bedrock-agentcore', 'Interface:bedrock-runtime', 'Interface:logs']);
+    expect(services(verification)).toEqual(['Gateway:dynamodb', 'Interface:bedrock-agentcore', 'Interface:logs', 'Interface:secretsmanager', 'Interface:sqs']);
+    for (const t of [execution, verification]) {
+      for (const [, e] of resourcesOf(t, 'AWS::EC2::VPCEndpoint').filter(([, e]) => e.Properties.VpcEndpointType === 'Interface')) expect(e.Properties.PrivateDnsEnabled).toBe(true);
+      t.hasResourceProperties('AWS::EC2::SecurityGroup', {
+        GroupDescription: 'Interface endpoints: HTTPS from the VPC',
+        SecurityGroupIngress: [Match.objectLike({ CidrIp: CREATED_VPC_CIDR, FromPort: 443, ToPort: 443 })],
+      });
+    }
+  });
+
+  it('lets the verification zone out to Slack through one NAT gateway, HTTPS only, from private subnets', () => {
+    verification.resourceCountIs('AWS::EC2::NatGateway', 1);
+    const sg = onlyResource(verification, 'AWS::EC2::SecurityGroup', { GroupDescription: 'verification zone functions: HTTPS out only' });
+    expect(sg.resource.Properties.SecurityGroupEgress).toEqual([expect.objectContaining({ CidrIp: '0.0.0.0/0', IpProtocol: 'tcp', FromPort: 443, ToPort: 443 })]);
+    // Public subnets hold the NAT gateway only and give nothing a public IP by itself (CT.EC2.PR.11).
+    for (const [, subnet] of resourcesOf(verification, 'AWS::EC2::Subnet')) expect(subnet.Properties.MapPublicIpOnLaunch).toBe(false);
+  });
+
+  it('logs API Gateway execution errors (never bodies) and traces with X-Ray, into a log group made first with the key', () => {
+    verification.hasResourceProperties('AWS::ApiGateway::Stage', {
+      TracingEnabled: true,
+      MethodSettings: [Match.objectLike({ LoggingLevel: 'ERROR', DataTraceEnabled: false, HttpMethod: '*', ResourcePath: '/*' })],
+    });
+    verification.resourceCountIs('AWS::ApiGateway::Account', 1);
+    const group = resourcesOf(verification, 'AWS::Logs::LogGroup').find(([, g]) => JSON.stringify(g.Properties.LogGroupName ?? '').includes('API-Gateway-Execution-Logs_'));
+    expect(group).toBeDefined();
+    const stage = onlyResource(verification, 'AWS::ApiGateway::Stage');
+    expect(stage.resource.DependsOn).toContain(group![0]);
+  });
+
+  it('allow-lists A2A-Version on the runtime only because a2aVersionHeader says an A2A 1.0 agent is hosted there', () => {
+    const runtime = onlyResource(execution, 'AWS::BedrockAgentCore::Runtime');
+    expect(runtime.resource.Properties.RequestHeaderConfiguration).toEqual({ RequestHeaderAllowlist: ['A2A-Version'] });
+  });
+});
+
+describe('docs/deploy.md, "Governed accounts"', () => {
+  const section = DEPLOY_MD.slice(DEPLOY_MD.indexOf('## Governed accounts'));
+
+  it('lists every control the default acknowledges, by id, and says how strict meets it', () => {
+    expect(DEPLOY_MD).toContain('## Governed accounts');
+    const rows = section.split('\n').filter((line) => line.startsWith('| `ct-'));
+    expect(rows.map((row) => row.match(/^\| `(ct-[a-z0-9-]+)`/)![1]).sort()).toEqual(Object.keys(CONTROL_TOWER_RULES).sort());
+    for (const id of STANDARD_ACKS) expect(rows.find((row) => row.startsWith(`| \`${id}\``))).toMatch(/acknowledged/);
+  });
+});
