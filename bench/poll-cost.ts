@@ -1,4 +1,5 @@
 import { loadExecutionConfig } from '../src/execution/config';
+import { DEFAULT_STREAM_HOLD_S, DEFAULT_STREAM_QUIET_S } from '../src/transport/config';
 import { loadVerificationConfig, pollScheduleOf } from '../src/verification/config';
 import { pollDelaySeconds, pollTimeline, type PollSchedule } from '../src/verification/poll-schedule';
 import type { Summary } from './stats';
@@ -107,7 +108,9 @@ export type PollCostOptions = { warmRuns: number; workDir: string; assumedPollMs
 
 export async function runPollCost(options: PollCostOptions): Promise<PollCostResult> {
   const schedule = pollScheduleOf(loadVerificationConfig({}));
-  const syncBudgetMs = loadExecutionConfig({}).SYNC_BUDGET_MS;
+  // How long the invoker waits on a task that writes nothing: a held stream is let go after
+  // STREAM_QUIET_S (held streams are the default); a plain call answers `accepted` at the sync budget.
+  const syncBudgetMs = DEFAULT_STREAM_HOLD_S > 0 ? DEFAULT_STREAM_QUIET_S * 1000 : loadExecutionConfig({}).SYNC_BUDGET_MS;
   // Loaded here, not at the top: the arithmetic above stays importable without esbuild or fakes.
   const { measureWarmHandlers } = await import('./cold-start');
   const warm = await measureWarmHandlers(['async-result', 'agent-invoker'], options.warmRuns, options.workDir);

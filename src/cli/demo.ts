@@ -13,7 +13,7 @@ const SCENARIOS = [
 
 /**
  * A held stream is let go after this long without text (STREAM_QUIET_S): 1 s here rather than the
- * default 10, so the quiet task shows the hand-over to polling within the demo's few seconds.
+ * default 5, so the quiet task shows the hand-over to polling within the demo's few seconds.
  */
 const DEMO_QUIET_S = '1';
 

@@ -38,7 +38,7 @@ export type ExecutionAgentOptions = {
    * built directly without it holds as long as the setting's default (30 s).
    */
   streamHoldMs?: number;
-  /** How long a held stream may go without text before it is let go to polling, in ms (STREAM_QUIET_S; default 10 s). */
+  /** How long a held stream may go without text before it is let go to polling, in ms (STREAM_QUIET_S; default 5 s). */
   streamQuietMs?: number;
 };
 

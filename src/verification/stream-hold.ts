@@ -15,15 +15,15 @@ import { failure, pending, type Outcome, type PendingHandle, type StreamStep } f
  * says the user pressed Stop (asked at most once every stopCheckMs): the request is aborted.
  *
  * A hold follows text while it flows, not a task that is thinking: once the stream has named the
- * task, quietMs (STREAM_QUIET_S, 10 s by default) without new text (from the hold's start, or
+ * task, quietMs (STREAM_QUIET_S, 5 s by default) without new text (from the hold's start, or
  * from the last text) lets the stream go
  * — the request is aborted, the task runs on — and the hold ends pending, so polling follows the
  * quiet task at its backoff and the poll that finds text flowing holds again. A task that never
  * writes (a long tool call, a model slow to start) costs one quiet period of a function, not the
- * whole hold. 10 s sits above a model's usual first-token time, so an answer that is coming is
- * read from its first word.
+ * whole hold. 5 s is the runtime's sync budget (what the plain call held the invoker) and sits
+ * above most models' first-token time, so an answer that is coming is read from its first word.
  */
-export const FLUSH_RULES = { minWords: 3, minChars: 40, minGapMs: 250, maxGapMs: 1_000, stopCheckMs: 1_000, quietMs: 10_000 } as const;
+export const FLUSH_RULES = { minWords: 3, minChars: 40, minGapMs: 250, maxGapMs: 1_000, stopCheckMs: 1_000, quietMs: 5_000 } as const;
 export type FlushRules = { readonly [K in keyof typeof FLUSH_RULES]: number };
 
 /** Real time for the buffer (monotonic, as timers are); tests give a fake one. */

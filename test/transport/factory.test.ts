@@ -24,7 +24,7 @@ describe('transportConfigFrom', () => {
       maxAttempts: 3,
       maxResponseBytes: 10 * 1024 * 1024,
       streamHoldS: 30,
-      streamQuietS: 10,
+      streamQuietS: 5,
     });
   });
 
@@ -46,7 +46,7 @@ describe('transportConfigFrom', () => {
       maxRetryAfterMs: 10_000,
       maxResponseBytes: 10 * 1024 * 1024,
       streamHoldS: 30,
-      streamQuietS: 10,
+      streamQuietS: 5,
     });
     expect(() => transportConfigFromEnv({ TRANSPORT: 'https' })).toThrow(/TRANSPORT=https needs EXECUTION_URL/);
   });
@@ -79,7 +79,7 @@ describe('transportConfigFrom', () => {
     expect(transportConfigFrom({ env, overrides: { https: { url: 'https://flag.example/' } } })).toMatchObject({ kind: 'https', url: 'https://flag.example/' });
     expect(transportConfigFrom({ env, defaults: { https: { url: 'https://default.example/' } } })).toMatchObject({ url: 'https://from-env.example/' });
     expect(transportConfigFrom({ env: {}, defaults: { kind: 'https', https: { url: 'http://127.0.0.1:1/' } } })).toMatchObject({ kind: 'https', url: 'http://127.0.0.1:1/' });
-    expect(transportConfigFrom({ env: { TRANSPORT: 'in-process' }, defaults: { kind: 'https' } })).toEqual({ kind: 'in-process', streamHoldS: 30, streamQuietS: 10 });
+    expect(transportConfigFrom({ env: { TRANSPORT: 'in-process' }, defaults: { kind: 'https' } })).toEqual({ kind: 'in-process', streamHoldS: 30, streamQuietS: 5 });
   });
 
   it('writes a configuration back as the environment a deployment sets, and reads it again unchanged', () => {
@@ -97,14 +97,14 @@ describe('transportConfigFrom', () => {
   });
 
   it('reads the hold of streamed reads for every transport: STREAM_HOLD_S, default 30, 0 for none, at most 900', () => {
-    expect(transportConfigFromEnv({ TRANSPORT: 'in-process', STREAM_HOLD_S: '0' })).toEqual({ kind: 'in-process', streamHoldS: 0, streamQuietS: 10 });
+    expect(transportConfigFromEnv({ TRANSPORT: 'in-process', STREAM_HOLD_S: '0' })).toEqual({ kind: 'in-process', streamHoldS: 0, streamQuietS: 5 });
     expect(transportConfigFromEnv({ AGENTCORE_RUNTIME_ARN: ARN, STREAM_HOLD_S: '45' })).toMatchObject({ kind: 'agentcore', streamHoldS: 45 });
     expect(transportConfigFrom({ env: { STREAM_HOLD_S: '45' }, entry: { kind: 'https', fields: { url: 'https://x.example/', streamHoldS: 5 }, label: 'EXECUTION_AGENTS[0]' } })).toMatchObject({ streamHoldS: 5 });
     expect(() => transportConfigFromEnv({ TRANSPORT: 'https', EXECUTION_URL: 'https://x.example', STREAM_HOLD_S: '901' })).toThrow(/STREAM_HOLD_S/);
     expect(() => transportConfigFromEnv({ TRANSPORT: 'in-process', STREAM_HOLD_S: '-1' })).toThrow(/STREAM_HOLD_S/);
   });
 
-  it('reads how long a held stream may be quiet: STREAM_QUIET_S, default 10, 1 to 900, per agent too', () => {
+  it('reads how long a held stream may be quiet: STREAM_QUIET_S, default 5, 1 to 900, per agent too', () => {
     expect(transportConfigFromEnv({ TRANSPORT: 'in-process', STREAM_QUIET_S: '3' })).toEqual({ kind: 'in-process', streamHoldS: 30, streamQuietS: 3 });
     expect(transportConfigFrom({ env: { STREAM_QUIET_S: '3' }, entry: { kind: 'https', fields: { url: 'https://x.example/', streamQuietS: 60 }, label: 'EXECUTION_AGENTS[0]' } })).toMatchObject({ streamQuietS: 60 });
     expect(() => transportConfigFromEnv({ TRANSPORT: 'in-process', STREAM_QUIET_S: '0' })).toThrow(/STREAM_QUIET_S/);

@@ -151,7 +151,7 @@ describe('holdStream: the buffer', () => {
   it('a word that waits alone goes out within a second, without waiting for the next text', async () => {
     const sim = simulation();
     const shown = recorder(sim);
-    const { open } = sim.stream(script([[0, 'one'], [100, ' two']], [10_000, success('one two')]));
+    const { open } = sim.stream(script([[0, 'one'], [100, ' two']], [4_000, success('one two')]));
 
     await sim.run(holdStream(open, { before: 0, show: shown.show, timer: sim.timer }));
 
