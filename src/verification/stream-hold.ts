@@ -6,7 +6,11 @@ import { failure, pending, type Outcome, type PendingHandle, type StreamStep } f
  * text in Slack as it comes. Text is buffered so each append carries a few words and Slack's rate
  * limits hold: a flush when the buffer has FLUSH_RULES.minWords words (or minChars characters)
  * and minGapMs have passed since the last one, and at least once every maxGapMs while text is
- * waiting; the hold's start counts as the last flush. Each flush is `show(before, delta)`: the live reply
+ * waiting. The hold's start counts as the last flush, with the shorter firstGapMs: the first text
+ * shows a quarter second in, and an answer that ends within it is posted whole. minGapMs is
+ * 600 ms — at most 100 appends a minute for one answer, Slack's floor for chat.appendStream
+ * (Tier 4); chat.update, the fallback where Slack refuses a stream, is Tier 3 (50+ a minute), so
+ * a long answer there may meet a 429: its previews stop and the final answer replaces the message. Each flush is `show(before, delta)`: the live reply
  * applies it once, by character count, so a hold that ends mid-text and the poll that goes on
  * from its cursor never show a character twice.
  *
@@ -23,7 +27,7 @@ import { failure, pending, type Outcome, type PendingHandle, type StreamStep } f
  * whole hold. 5 s is the runtime's sync budget (what the plain call held the invoker) and sits
  * above most models' first-token time, so an answer that is coming is read from its first word.
  */
-export const FLUSH_RULES = { minWords: 3, minChars: 40, minGapMs: 250, maxGapMs: 1_000, stopCheckMs: 1_000, quietMs: 5_000 } as const;
+export const FLUSH_RULES = { minWords: 3, minChars: 40, firstGapMs: 250, minGapMs: 600, maxGapMs: 1_000, stopCheckMs: 1_000, quietMs: 5_000 } as const;
 export type FlushRules = { readonly [K in keyof typeof FLUSH_RULES]: number };
 
 /** Real time for the buffer (monotonic, as timers are); tests give a fake one. */
@@ -129,7 +133,7 @@ export async function holdStream(open: (signal: AbortSignal) => AsyncIterable<St
   const dueAt = (): number | undefined => {
     if (!buffer) return undefined;
     const enough = words(buffer) >= rules.minWords || buffer.length >= rules.minChars;
-    return lastFlush + (enough ? rules.minGapMs : rules.maxGapMs);
+    return lastFlush + (enough ? (flushes === 0 ? rules.firstGapMs : rules.minGapMs) : rules.maxGapMs);
   };
   const end = (outcome: Outcome | undefined, quiet = false): HoldEnd => ({ outcome, received, handle, texted, heldMs: timer.now() - started, flushes, quiet });
 

@@ -101,18 +101,18 @@ function recorder(sim: ReturnType<typeof simulation>) {
 }
 
 describe('holdStream: the buffer', () => {
-  it('appends a few words at a time, a quarter second apart at least (the hold’s start counts as an append)', async () => {
+  it('appends a few words at a time: the first a quarter second into the hold at least, the next 600 ms apart at least', async () => {
     const sim = simulation();
     const shown = recorder(sim);
-    const { open } = sim.stream(script([[300, 'Hello there friend'], [350, ' big'], [400, ' wide'], [450, ' world'], [700, ' and'], [720, ' more'], [740, ' words']], [900, success('…')]));
+    const { open } = sim.stream(script([[300, 'Hello there friend'], [350, ' big'], [400, ' wide'], [450, ' world'], [1_000, ' and'], [1_020, ' more'], [1_040, ' words']], [1_600, success('…')]));
 
     const end = await sim.run(holdStream(open, { before: 0, show: shown.show, timer: sim.timer }));
 
-    // Three words 300 ms in: at once; three more by 450 wait for 250 ms after that append; the next three at 800.
+    // Three words 300 ms in: at once (past the first 250 ms); three more by 450 wait for 600 ms after that append; the next three at 1,500.
     expect(shown.flushes).toEqual([
       { at: 300, before: 0, delta: 'Hello there friend' },
-      { at: 550, before: 18, delta: ' big wide world' },
-      { at: 800, before: 33, delta: ' and more words' },
+      { at: 900, before: 18, delta: ' big wide world' },
+      { at: 1_500, before: 33, delta: ' and more words' },
     ]);
     expect(end).toMatchObject({ outcome: { kind: 'success' }, received: 48, texted: true, flushes: 3 });
   });
@@ -128,7 +128,7 @@ describe('holdStream: the buffer', () => {
     expect(shown.flushes.map(({ at, delta }) => [at, delta])).toEqual([[310, `A${long}`]]);
   });
 
-  it('appends at least once a second while text trickles in, and never more often than every quarter second', async () => {
+  it('appends at least once a second while text trickles in, and never more often than minGapMs', async () => {
     const sim = simulation();
     const shown = recorder(sim);
     // One word every 400 ms: never three words within a quarter second.
