@@ -1,5 +1,10 @@
+import { randomUUID } from 'node:crypto';
+import { A2aProtocol } from '../../src/protocols/a2a';
 import { readA2aReply, readA2aStreamEvent } from '../../src/protocols/a2a-dialects';
 import { usageOfA2aMetadata } from '../../src/protocols/a2a-usage';
+import { HttpsTransport } from '../../src/transport/https';
+import { startSdkA2aAgent, type A2aTestAgent } from '../support/a2a-agents';
+import { callContext, pollUntilSettled } from './support/recording-transport';
 
 describe('usage in A2A metadata (src/protocols/a2a-usage.ts)', () => {
   it("reads `usage` in the contract's names", () => {
@@ -42,5 +47,36 @@ describe('usage in A2A metadata (src/protocols/a2a-usage.ts)', () => {
   it("reads a message reply's metadata and a final status update's", () => {
     expect(readA2aReply({ kind: 'message', role: 'agent', parts: [{ kind: 'text', text: 'hi' }], metadata: { usage: { input_tokens: 1, output_tokens: 1 } } })).toMatchObject({ kind: 'message', usage: { usage: { input_tokens: 1, output_tokens: 1 } } });
     expect(readA2aStreamEvent({ kind: 'status-update', taskId: 't1', status: { state: 'completed' }, final: true, metadata: { usage: { input_tokens: 8, output_tokens: 9 } } })).toMatchObject({ kind: 'status', usage: { usage: { input_tokens: 8, output_tokens: 9 } } });
+  });
+});
+
+describe('usage from a real @a2a-js/sdk agent, through the A2A protocol', () => {
+  let agent: A2aTestAgent;
+  beforeAll(async () => {
+    agent = await startSdkA2aAgent({ legacyCompat: true });
+  });
+  afterAll(() => agent.close());
+
+  it.each(['1.0', '0.3'] as const)('A2A %s: a message reply with ADK usage metadata, and a polled task with usage metadata', async (version) => {
+    // Prepare
+    const protocol = new A2aProtocol({ version });
+    const transport = new HttpsTransport({ url: agent.url, maxAttempts: 1 });
+    const start = (text: string) => {
+      const requestId = randomUUID();
+      return protocol.start({ requestId, params: { text } }, callContext(transport, requestId));
+    };
+
+    // Act
+    const message = await start('count me #usage');
+    const plain = await start('do not count me');
+    const accepted = await start('count the task #task #delay=50 #usage');
+    if (accepted.kind !== 'pending') throw new Error(`expected the task to be pending, got ${accepted.kind}`);
+    const { outcome: task } = await pollUntilSettled(protocol, accepted.handle, callContext(transport, 'poller'));
+
+    // Assess
+    expect(message).toMatchObject({ kind: 'success', text: 'a2a echo: count me #usage', usage: { input_tokens: 10, output_tokens: 7, cache_read_tokens: 30 } });
+    expect(plain).toEqual(expect.objectContaining({ kind: 'success' }));
+    expect(plain).not.toHaveProperty('usage');
+    expect(task).toMatchObject({ kind: 'success', text: 'a2a done: count the task #task #delay=50 #usage', usage: { input_tokens: 12, output_tokens: 5 } });
   });
 });
