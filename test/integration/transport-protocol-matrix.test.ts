@@ -16,6 +16,7 @@ import { startSdkA2aAgent, startHandWrittenA2aAgent, type A2aTestAgent } from '.
 import { startExecutionRuntime, type RunningRuntime } from '../support/execution-runtime';
 import { closeServer, listenOnLoopback } from '../support/http';
 import { startLegacyAgent, type LegacyTestAgent } from '../support/legacy-agent';
+import { echoUsage } from '../support/echo-usage';
 
 /**
  * One suite, the same cases over every transport: in-process, https to a loopback host, and
@@ -144,13 +145,14 @@ describe.each(Object.keys(transports))('execute-task over %s', (transportName) =
   const agent = (target: Target) => new ExecutionAgent('matrix', createProtocol('execute-task'), transports[transportName]!(target));
 
   it('success', async () => {
-    expect((await runToEnd(agent('runtime'), 'hi')).first).toEqual({ kind: 'success', text: 'echo: hi', extra: {} });
+    // The echo's usage (a token a word) crosses every transport with the answer.
+    expect((await runToEnd(agent('runtime'), 'hi')).first).toEqual({ kind: 'success', text: 'echo: hi', extra: {}, usage: echoUsage('hi') });
   });
 
   it('accepted, then polled to success', async () => {
     const { first, last } = await runToEnd(agent('runtime'), 'slow #sleep=300');
     expect(first).toMatchObject({ kind: 'pending', handle: { taskId: expect.stringMatching(/^task-/) } });
-    expect(last).toEqual({ kind: 'success', text: 'echo: slow #sleep=300', extra: {} });
+    expect(last).toEqual({ kind: 'success', text: 'echo: slow #sleep=300', extra: {}, usage: echoUsage('slow #sleep=300') });
   });
 
   it.each<[number, FailureCategory, boolean]>([
@@ -210,7 +212,7 @@ describe.each(Object.keys(transports))('execute-task read as a stream over %s', 
     const steps = await streamed('runtime', 'hi');
     const shown = steps.flatMap((step) => (step.kind === 'text' ? [step.text] : [])).join('');
 
-    expect(steps.at(-1)).toEqual({ kind: 'success', text: 'echo: hi', extra: {} });
+    expect(steps.at(-1)).toEqual({ kind: 'success', text: 'echo: hi', extra: {}, usage: echoUsage('hi') });
     expect('echo: hi'.startsWith(shown)).toBe(true);
   });
 });
