@@ -52,6 +52,11 @@ describe('SimpleA2aProtocol against a legacy agent', () => {
     expect(await start('hello')).toEqual({ kind: 'success', text: 'legacy: hello', extra: { model: 'legacy-test' } });
   });
 
+  it('reads output.usage as an A2A agent\'s (Bedrock\'s names here), and reports none when the agent gives none', async () => {
+    expect(await start('count #usage')).toMatchObject({ kind: 'success', text: 'legacy: count #usage', usage: { input_tokens: 6, output_tokens: 3, model: 'legacy-model' } });
+    expect(await start('hello')).not.toHaveProperty('usage');
+  });
+
   it.each([
     ['output.response when there is no text', '#response', 'legacy response: #response'],
     ['output.result when there is neither text nor response', '#result', 'legacy result: #result'],

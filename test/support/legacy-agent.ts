@@ -10,6 +10,7 @@ import { closeServer, listenOnLoopback } from './http';
  *   #response  success, output {response: …}
  *   #result    success, output {result: …}
  *   #json      success, output {answer: 42, unit: "none"} (no text field)
+ *   #usage     success, output {text, usage: {inputTokens: 6, outputTokens: 3, modelId: "legacy-model"}}
  *   #error     status error, error "the legacy agent could not answer"
  *   #error=<reason>  status error with that reason (the rest of the text)
  *   #wrong-id  success for another task_id
@@ -45,6 +46,7 @@ export async function startLegacyAgent(): Promise<LegacyTestAgent> {
     if (text.includes('#response')) return answer({ response: `legacy response: ${text}` });
     if (text.includes('#result')) return answer({ result: `legacy result: ${text}` });
     if (text.includes('#json')) return answer({ answer: 42, unit: 'none' });
+    if (text.includes('#usage')) return answer({ text: `legacy: ${text}`, usage: { inputTokens: 6, outputTokens: 3, modelId: 'legacy-model' } });
     return answer({ text: `legacy: ${text}`, model: 'legacy-test' });
   });
   const url = await listenOnLoopback(server);
