@@ -118,6 +118,8 @@ export type TaskLogKeys = {
   request_id?: string;
   task_id?: string;
   event_id?: string;
+  /** The execution agent a task went to. */
+  agent?: string;
 };
 
 /**

@@ -72,7 +72,8 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
       return;
     }
     const task = parseQueueMessage(TaskMessageSchema, delivery.body, 'task message');
-    const log = taskLogger(options.log, { request_id: task.request_id, correlation_id: task.request_id, event_id: task.event_id });
+    // Every line names the agent the task went to (a message without one: the default's).
+    const log = taskLogger(options.log, { request_id: task.request_id, correlation_id: task.request_id, event_id: task.event_id, agent: task.agent ?? options.agent.name });
     const thread = threadOf(task);
     let target = liveTargetOf(task);
     // Stopped before it was picked up: the user pressed Stop after asking (docs/architecture.md §2.6, "Stop").

@@ -27,7 +27,7 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
 
   const poll: DeliveryHandler = async (delivery, { signal, deadline }) => {
     const message = parseQueueMessage(PollMessageSchema, delivery.body, 'poll message');
-    const log = taskLogger(options.log, { request_id: message.request_id, correlation_id: message.request_id, event_id: message.event_id, task_id: message.handle.taskId });
+    const log = taskLogger(options.log, { request_id: message.request_id, correlation_id: message.request_id, event_id: message.event_id, task_id: message.handle.taskId, agent: message.agent ?? options.agent.name });
     // The conversation's session: the one that runs the task (agent-invoker started it there).
     const call = { requestId: message.request_id, sessionKey: conversationKey(message), correlationId: message.request_id, signal };
     // The agent that accepted the task (a poll of a version before routing names none: the default).

@@ -49,6 +49,19 @@ describe('the agent travels with the task', () => {
     expect(parts.sentReplies()).toEqual([expect.objectContaining({ kind: 'answer', text: 'legal says: may we?', agent: 'legal', persona: { username: 'Legal Eagle', icon_emoji: ':scales:' } })]);
   });
 
+  it("every log line of the task names its agent: the one the message names, else the default's", async () => {
+    const parts = followUpParts();
+    withLegal(parts, signedByLegal);
+    const lines: Array<{ message: string; agent: unknown }> = [];
+    const record = (message: string, ...extra: Array<Record<string, unknown>>) => lines.push({ message, agent: Object.assign({}, ...extra).agent });
+    parts.options.log = { debug: record, info: record, warn: record, error: record };
+
+    await createAgentInvoker(parts.options)(delivery(taskMessage('to legal', { agent: 'legal' })), {});
+    await createAgentInvoker(parts.options)(delivery(taskMessage('to whoever')), {});
+
+    expect(lines.filter((line) => line.message === 'task answered').map((line) => line.agent)).toEqual(['legal', 'default']);
+  });
+
   it('a task that names no agent (queued by an older version) goes to the default agent, posted as the app', async () => {
     const parts = followUpParts();
     withLegal(parts, signedByLegal);
