@@ -44,6 +44,10 @@ import { closeServer, listenOnLoopback } from './http';
  *                           holding the whole answer so far, as an agent streaming tokens may do
  *                 #rewrite  after two lines it replaces what it streamed with "a2a rewritten: <text>"
  *                           and completes with that
+ *                 #words=<n> instead of the lines, the n words of streamedWords(n), one update a word
+ *                           (#delay=<ms> apart, the first after one delay), each replacing the
+ *                           artifact with the answer so far, as #replace; completed right after the
+ *                           last word. The agent's onAnswerText option sees each word as it is published
  */
 
 export type RecordedRequest = { headers: IncomingHttpHeaders; body: Record<string, unknown> };
@@ -70,6 +74,11 @@ export type SdkAgentOptions = {
    * publishes them (the directives above). Without it the SDK refuses both.
    */
   streaming?: boolean;
+  /**
+   * Called as a `#stream #words=<n>` task publishes each word, with the user's text and the
+   * answer's new text (the word, with its leading space): bench part 7 times the agent's words by it.
+   */
+  onAnswerText?: (question: string, delta: string) => void;
 };
 
 const DEFAULT_DELAY_MS = 150;
@@ -77,6 +86,11 @@ const DEFAULT_DELAY_MS = 150;
 /** The lines a `#stream` agent streams, one artifact update each. */
 export function streamedLines(text: string): string[] {
   return [1, 2, 3, 4].map((line) => `a2a stream ${line}/4${line === 4 ? `: ${text}` : ''}`);
+}
+
+/** The answer of a `#stream #words=<n>` agent, word by word: `a2a:` and then word1 … word<n−1>. */
+export function streamedWords(count: number): string[] {
+  return ['a2a:', ...Array.from({ length: Math.max(0, count - 1) }, (_, i) => `word${i + 1}`)];
 }
 
 /** The whole answer of a `#stream` agent (without #rewrite): its lines, one text part each, read one per line. */
@@ -107,7 +121,7 @@ export async function startSdkA2aAgent(options: SdkAgentOptions = {}): Promise<A
     skills: [],
     signatures: [],
   };
-  const executor = new DirectiveExecutor();
+  const executor = new DirectiveExecutor(options.onAnswerText);
   const requestHandler = new DirectiveRequestHandler(card, new InMemoryTaskStore(), executor);
   const requests: RecordedRequest[] = [];
   const cardRequests: IncomingHttpHeaders[] = [];
@@ -155,6 +169,8 @@ class DirectiveRequestHandler extends DefaultRequestHandler {
 
 class DirectiveExecutor implements AgentExecutor {
   private readonly running = new Map<string, { controller: AbortController; contextId: string }>();
+
+  constructor(private readonly onAnswerText?: (question: string, delta: string) => void) {}
 
   execute = async (ctx: RequestContext, bus: ExecutionEventBus): Promise<void> => {
     const text = ctx.userMessage.parts.map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join('');
@@ -222,6 +238,20 @@ class DirectiveExecutor implements AgentExecutor {
       await sleep(delayMs, undefined, { signal: controller.signal }).catch(() => undefined);
       return !controller.signal.aborted;
     };
+
+    const wordCount = /#words=(\d+)/.exec(text)?.[1];
+    if (wordCount !== undefined) {
+      bus.publish(AgentEvent.task(taskOf(ctx, TaskState.TASK_STATE_SUBMITTED)));
+      bus.publish(statusOf(ctx, TaskState.TASK_STATE_WORKING));
+      const words = streamedWords(Number(wordCount));
+      for (let index = 0; index < words.length; index++) {
+        if (!(await wait())) return; // cancelTask published the final state
+        this.onAnswerText?.(text, index === 0 ? words[0]! : ` ${words[index]!}`);
+        bus.publish(update([textPart(words.slice(0, index + 1).join(' '))], false, index === words.length - 1));
+      }
+      bus.publish(statusOf(ctx, TaskState.TASK_STATE_COMPLETED));
+      return;
+    }
 
     let next = 0;
     if (text.includes('#early')) {
