@@ -11,7 +11,7 @@ import { localSecretFile } from './start';
 export const sayCommand: Command = {
   name: 'say',
   summary: 'sign a Slack event (a mention, a reply in a thread, a Stop) and post it to the local ingress, then show what came of it',
-  usage: `zone say "<text>" [--url http://127.0.0.1:3000/slack/events] [--thread <ts>] [--follow-up] [--file <path>]… [--wait 30]
+  usage: `zone say "<text>" [--url http://127.0.0.1:3000/slack/events] [--channel <id>] [--thread <ts>] [--follow-up] [--file <path>]… [--wait 30]
 zone say --stop --thread <ts> [--url …] [--wait 10]
 zone say --open [--url …] [--wait 10]
 
@@ -19,6 +19,9 @@ Signs the event with SLACK_SIGNING_SECRET (or the secret \`zone start\` generate
 Slack would, posts it, and waits up to --wait seconds for the reply in the local playground's
 record (replies printed by \`zone start\` when no SLACK_BOT_TOKEN is set).
 
+  --channel <id>  say it in that channel (a Slack channel id; default the local one): a channel an
+                  execution agent answers in (EXECUTION_AGENTS "channels") routes it there; with
+                  --thread, the channel the thread is in
   --thread <ts>   say it in that thread (the ts \`zone say\` printed): the agent gets the
                   thread's earlier messages
   --follow-up     with --thread: a reply without a mention, as in a thread the bot answered in
@@ -34,6 +37,7 @@ record (replies printed by \`zone start\` when no SLACK_BOT_TOKEN is set).
       allowPositionals: true,
       options: {
         url: { type: 'string' },
+        channel: { type: 'string' },
         thread: { type: 'string' },
         'follow-up': { type: 'boolean' },
         file: { type: 'string', multiple: true },
@@ -51,6 +55,7 @@ record (replies printed by \`zone start\` when no SLACK_BOT_TOKEN is set).
     if (values.stop && !values.thread) throw new Error('--stop needs --thread <ts>: the thread whose agent session to stop (the ts `zone say` printed)');
     if (values.open && values.thread) throw new Error('--open opens the agent\'s DM, not a thread: leave out --thread');
     if (!surface && !text && filePaths.length === 0) throw new Error('say what? e.g. zone say "hello"');
+    if (values.channel !== undefined && !/^[CDG][A-Z0-9]{1,20}$/.test(values.channel)) throw new Error(`--channel takes a Slack channel id (C…), not ${JSON.stringify(values.channel)}`);
     if (values['follow-up'] && !values.thread) throw new Error('--follow-up needs --thread <ts>: a follow-up is a reply in a thread');
     const url = values.url ?? `http://127.0.0.1:${process.env.VERIFICATION_PORT ?? 3000}/slack/events`;
     const secretFile = localSecretFile(new URL(url).port || '80');
@@ -73,7 +78,7 @@ record (replies printed by \`zone start\` when no SLACK_BOT_TOKEN is set).
         const response = await fetch(new URL('/api/say', url), {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ text, ...(values.thread ? { thread_ts: values.thread } : {}), follow_up: values['follow-up'] === true, files }),
+          body: JSON.stringify({ text, ...(values.thread ? { thread_ts: values.thread } : {}), ...(values.channel ? { channel: values.channel } : {}), follow_up: values['follow-up'] === true, files }),
         });
         const answer = (await response.json()) as { status?: number; event_id?: string; ts?: string; error?: string };
         if (!response.ok) throw new Error(answer.error ?? `HTTP ${response.status}`);
@@ -82,7 +87,7 @@ record (replies printed by \`zone start\` when no SLACK_BOT_TOKEN is set).
         threadTs = values.thread ?? answer.ts ?? '';
       } else {
         const kind = values['follow-up'] ? 'thread-reply' : 'mention';
-        const built = slackEventEnvelope(kind, { text, ...(values.thread ? { threadTs: values.thread } : {}) });
+        const built = slackEventEnvelope(kind, { text, ...(values.thread ? { threadTs: values.thread } : {}), ...(values.channel ? { channel: values.channel } : {}) });
         eventId = built.eventId;
         threadTs = values.thread ?? built.ts;
         ack = await postSignedEvent(url, built.body, secret);

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { startSdkA2aAgent, type A2aTestAgent } from '../support/a2a-agents';
 import { startExecutionRuntime, type RunningRuntime } from '../support/execution-runtime';
 import { closeServer, listenOnLoopback } from '../support/http';
-import { runZone } from '../support/spawn';
+import { runZone, spawnZone } from '../support/spawn';
 
 /**
  * `zone agents` lists the configured execution agents from the same environment `zone call` and
@@ -68,5 +68,23 @@ describe('zone agents', () => {
     expect(output).toMatch(/^broken\s+execute-task\s+https\s.*core: \d+ passed, [1-9]\d* failed.*FAIL$/m);
     expect(output).toMatch(/^1 of 3 agents FAIL$/m);
     expect(code).toBe(1);
+  }, 60_000);
+
+  it('zone start takes the same agents, and zone say --channel says a message where an agent answers: routing, locally', async () => {
+    const stack = spawnZone(['start', '--verification-port', '0', '--execution-port', '0'], { EXECUTION_AGENTS: JSON.stringify(agents()) });
+    try {
+      const [, ingress] = await stack.waitFor(/Slack ingress\s+POST (\S+)/);
+      const routed = await runZone(['say', 'is this clause fine?', '--url', ingress!, '--channel', 'C0LEGAL', '--wait', '15']);
+      expect(routed.output).toMatch(/^a2a echo: is this clause fine\?$/m);
+      expect(routed.code).toBe(0);
+      const elsewhere = await runZone(['say', 'hello', '--url', ingress!, '--wait', '15']);
+      expect(elsewhere.output).toMatch(/^echo: hello$/m);
+      expect(elsewhere.code).toBe(0);
+      const refused = await runZone(['say', 'hello', '--url', ingress!, '--channel', '#legal']);
+      expect(refused.code).toBe(1);
+      expect(refused.output).toMatch(/--channel takes a Slack channel id/);
+    } finally {
+      expect(await stack.stop()).toBe(0);
+    }
   }, 60_000);
 });
