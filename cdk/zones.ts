@@ -140,7 +140,7 @@ function addChecks(app: App, strict: boolean, stacks: readonly (Stack | undefine
  * need and the verification zone none; its functions reach DynamoDB through the NAT gateway unless
  * the execution zone's gateway route serves their subnets too.
  */
-function governancePlanner(config: DeploymentConfig, logRetention: RetentionDays): (zone: 'execution' | 'verification') => Omit<StrictGovernanceProps, 'zone'> {
+export function governancePlanner(config: DeploymentConfig, logRetention: RetentionDays): (zone: 'execution' | 'verification') => Omit<StrictGovernanceProps, 'zone'> {
   const c = config.context;
   const hosts = config.executionHosts;
   const needs: Record<'execution' | 'verification', EndpointService[]> = {

@@ -1,6 +1,7 @@
 import { Token } from 'aws-cdk-lib';
 import { Capture, Match, type Template } from 'aws-cdk-lib/assertions';
-import { EXECUTION_ACCOUNT, functionId, onlyResource, REGION, SINGLE_ACCOUNT, statementsFor, statementsOfFunction, synthesize, type Synthesized } from './support/synth';
+import { STANDARD_ACKNOWLEDGEMENTS } from '../../cdk/constructs/nag-acknowledgements';
+import { acknowledgedByStack, EXECUTION_ACCOUNT, functionId, onlyResource, REGION, SINGLE_ACCOUNT, statementsFor, statementsOfFunction, synthesize, type Synthesized } from './support/synth';
 
 /** The default deployment: transport=agentcore, both zones in one account and region. */
 let synth: Synthesized;
@@ -33,11 +34,6 @@ describe('ExecutionZone (agentcore)', () => {
       NetworkConfiguration: { NetworkMode: 'PUBLIC' },
       LifecycleConfiguration: { IdleRuntimeSessionTimeout: 300, MaxLifetime: 28800 },
     });
-  });
-
-  it('allow-lists no request header: the reference runtime needs none (a2aVersionHeader adds A2A-Version, test/cdk/governance.test.ts)', () => {
-    const runtime = onlyResource(execution, 'AWS::BedrockAgentCore::Runtime');
-    expect(runtime.resource.Properties).not.toHaveProperty('RequestHeaderConfiguration');
   });
 
   it('configures the runtime for Bedrock and the DynamoDB task store', () => {
@@ -156,6 +152,43 @@ describe('VerificationZone (agentcore)', () => {
   });
 });
 
+describe('AWS Control Tower proactive controls (governance=standard, the default)', () => {
+  const resourcesOf = (t: Template, type: string) => Object.entries(t.findResources(type)) as [string, { Properties: Record<string, any> }][];
+
+  it('fails no control that is not acknowledged, and acknowledges exactly the ones governance=strict meets, each with its reason', () => {
+    expect(synth.controls.violations).toEqual([]);
+    expect(acknowledgedByStack(synth.controls)).toEqual({
+      ExecutionZone: ['ct-dynamodb-pr-2'],
+      VerificationZone: ['ct-apigateway-pr-1', 'ct-apigateway-pr-2', 'ct-cloudwatch-pr-2', 'ct-cloudwatch-pr-3', 'ct-dynamodb-pr-2', 'ct-lambda-pr-3'],
+    });
+    for (const finding of synth.controls.acknowledged) expect(finding.reason).toMatch(/^CT\.[A-Z]+\.PR\.\d+: .{40,}/);
+    expect(Object.keys(STANDARD_ACKNOWLEDGEMENTS).sort()).toEqual(['ct-apigateway-pr-1', 'ct-apigateway-pr-2', 'ct-cloudwatch-pr-2', 'ct-cloudwatch-pr-3', 'ct-dynamodb-pr-2', 'ct-lambda-pr-3']);
+  });
+
+  it('meets CT.SQS.PR.1 itself: every DLQ says it is one (RedriveAllowPolicy, what SQS does without it), every other queue has a DLQ', () => {
+    const queues = resourcesOf(verification, 'AWS::SQS::Queue');
+    const dlqs = queues.filter(([, q]) => q.Properties.RedriveAllowPolicy);
+    expect(dlqs).toHaveLength(3);
+    for (const [, dlq] of dlqs) expect(dlq.Properties.RedriveAllowPolicy).toEqual({ redrivePermission: 'allowAll' });
+    for (const [, queue] of queues.filter(([, q]) => !q.Properties.RedriveAllowPolicy)) expect(queue.Properties.RedrivePolicy.deadLetterTargetArn).toBeDefined();
+  });
+
+  it('meets CT.LAMBDA.PR.2 itself: API Gateway may invoke slack-events from this account (a literal) and this API method only', () => {
+    const permission = onlyResource(verification, 'AWS::Lambda::Permission', { Principal: 'apigateway.amazonaws.com' });
+    expect(permission.resource.Properties.SourceAccount).toBe(EXECUTION_ACCOUNT);
+    expect(JSON.stringify(permission.resource.Properties.SourceArn)).toContain('/POST/slack/events');
+  });
+
+  it('allow-lists no request header on the runtime, so no published schema of AWS::BedrockAgentCore::Runtime can refuse it (cfn-lint E3031)', () => {
+    // The us-east-1 schema cfn-lint 1.51 ships: Authorization or the custom-header prefix only.
+    const schemaPattern = /^(Authorization|X-Amzn-Bedrock-AgentCore-Runtime-Custom-[a-zA-Z0-9_-]+)$/;
+    const runtime = onlyResource(execution, 'AWS::BedrockAgentCore::Runtime');
+    const allowlist: string[] = runtime.resource.Properties.RequestHeaderConfiguration?.RequestHeaderAllowlist ?? [];
+    expect(allowlist.filter((header) => !schemaPattern.test(header))).toEqual([]);
+    expect(allowlist).toEqual([]);
+  });
+});
+
 describe('the deployment without AWS credentials (env-agnostic, as `cdk synth` offline)', () => {
   let agnostic: Synthesized;
   beforeAll(() => {
@@ -168,6 +201,15 @@ describe('the deployment without AWS credentials (env-agnostic, as `cdk synth` o
     expect(Token.isUnresolved(agnostic.zones.verification!.region)).toBe(true);
     expect(agnostic.nagFindings).toEqual([]);
     agnostic.execution!.resourceCountIs('AWS::BedrockAgentCore::Runtime', 1);
+  });
+
+  it('acknowledges CT.LAMBDA.PR.2 on the API permission only here: its SourceAccount is the AWS::AccountId parameter, which the rule cannot read', () => {
+    expect(agnostic.controls.violations).toEqual([]);
+    const permission = onlyResource(agnostic.verification!, 'AWS::Lambda::Permission', { Principal: 'apigateway.amazonaws.com' });
+    expect(permission.resource.Properties.SourceAccount).toEqual({ Ref: 'AWS::AccountId' });
+    const lambdaPr2 = agnostic.controls.acknowledged.filter((f) => f.control === 'ct-lambda-pr-2');
+    expect(lambdaPr2.flatMap((f) => f.paths)).toEqual([expect.stringMatching(/^VerificationZone\/SlackEventsApi\/Api\/Default\/slack\/events\/POST\/ApiPermission\./)]);
+    expect(acknowledgedByStack(agnostic.controls).VerificationZone).toContain('ct-lambda-pr-2');
   });
 
   it('still grants the runtime only its code object: the key under the bootstrap bucket, no wildcard', () => {

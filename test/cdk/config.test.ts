@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CONTEXT_DEFAULTS, DeploymentConfigError, parseDeploymentConfig } from '../../cdk/config';
 import { modelTargetOf } from '../../cdk/constructs/bedrock-model-access';
+import { governancePlanner } from '../../cdk/zones';
 
 const cdkJson = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'cdk.json'), 'utf8'));
 
@@ -122,5 +123,39 @@ describe('modelTargetOf', () => {
     expect(() => modelTargetOf('xx.anthropic.claude-3-5-haiku-20241022-v1:0')).toThrow(/set bedrockModelRegions/);
     expect(modelTargetOf('xx.anthropic.claude-3-5-haiku-20241022-v1:0', ['ap-east-1'])).toEqual(expect.objectContaining({ regions: ['ap-east-1'] }));
     expect(() => modelTargetOf('arn:aws:bedrock:us-east-1::foundation-model/x.y')).toThrow(/not an ARN/);
+  });
+});
+
+describe('governancePlanner (governance=strict, which zone creates which endpoints)', () => {
+  const plan = (raw: Record<string, unknown>) => {
+    const config = parseDeploymentConfig({ executionAccountId: '111111111111', region: 'us-east-1', governance: 'strict', ...raw });
+    const of = governancePlanner(config, 365);
+    return { execution: of('execution'), verification: of('verification') };
+  };
+
+  it('gives each zone its own VPC and the endpoints it uses, by transport', () => {
+    const agentcore = plan({});
+    expect(agentcore.execution).toEqual({ interfaceEndpoints: ['logs', 'bedrock-runtime', 'bedrock-agentcore'], dynamodbGateway: true, logRetention: 365 });
+    expect(agentcore.verification).toEqual({ interfaceEndpoints: ['sqs', 'secretsmanager', 'logs', 'bedrock-agentcore'], dynamodbGateway: true, logRetention: 365 });
+    const https = plan({ transport: 'https' });
+    expect(https.execution.interfaceEndpoints).toEqual(['logs', 'bedrock-runtime', 'sqs']);
+    expect(https.verification.interfaceEndpoints).toEqual(['sqs', 'secretsmanager', 'logs']);
+  });
+
+  it('one VPC for both zones: the execution zone (deployed first) creates every endpoint, the verification zone none (one per service a VPC)', () => {
+    const shared = plan({ vpcId: 'vpc-0123456789abcdef0', kmsKeyArn: 'arn:aws:kms:us-east-1:111111111111:key/abcd' });
+    expect(shared.execution).toEqual({
+      kmsKeyArn: 'arn:aws:kms:us-east-1:111111111111:key/abcd',
+      vpcId: 'vpc-0123456789abcdef0',
+      interfaceEndpoints: ['logs', 'bedrock-runtime', 'bedrock-agentcore', 'sqs', 'secretsmanager'],
+      dynamodbGateway: true,
+      logRetention: 365,
+    });
+    expect(shared.verification).toEqual(expect.objectContaining({ vpcId: 'vpc-0123456789abcdef0', interfaceEndpoints: [], dynamodbGateway: false }));
+    // Two VPCs, or two accounts: each zone creates its own.
+    const separate = plan({ executionVpcId: 'vpc-0aaaaaaaaaaaaaaaa', verificationVpcId: 'vpc-0bbbbbbbbbbbbbbbb' });
+    expect(separate.verification.interfaceEndpoints).toHaveLength(4);
+    const twoAccounts = plan({ vpcId: 'vpc-0123456789abcdef0', verificationAccountId: '222222222222' });
+    expect(twoAccounts.verification.interfaceEndpoints).toHaveLength(4);
   });
 });

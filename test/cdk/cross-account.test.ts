@@ -47,6 +47,8 @@ describe('agentcore across accounts', () => {
     for (const [index, policy] of policies.entries()) {
       // The policy is a JSON string joined around the runtime ARN: render it as CloudFormation will.
       const parts = policy.Properties.Policy['Fn::Join'][1].map((part: unknown) => (typeof part === 'string' ? part : RUNTIME_ARN));
+      // AWS::BedrockAgentCore::ResourcePolicy's schema: Policy is a JSON string of 1–20,480 characters.
+      expect(parts.join('').length).toBeLessThanOrEqual(20_480);
       expect(JSON.parse(parts.join(''))).toEqual({
         Version: '2012-10-17',
         Statement: [

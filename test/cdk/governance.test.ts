@@ -3,92 +3,37 @@ import * as path from 'node:path';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { CONTROL_TOWER_RULES, STANDARD_ACKNOWLEDGEMENTS } from '../../cdk/constructs/nag-acknowledgements';
 import { CREATED_VPC_CIDR } from '../../cdk/constructs/zone-governance';
-import { onlyResource, SINGLE_ACCOUNT, synthesize, type ControlFindings, type Synthesized } from './support/synth';
+import { onlyResource, SINGLE_ACCOUNT, synthesize, type Synthesized } from './support/synth';
 
 /**
- * AWS Control Tower's proactive controls, as @cdklabs/cdk-validator-cfnguard runs them on every
- * synthesis (its cfn-guard binary, offline), over the default, https and strict deployments; and
- * what `governance=strict` builds to meet them. One synthesis per configuration, shared by its tests.
+ * What `governance=strict` builds to meet AWS Control Tower's proactive controls, which
+ * @cdklabs/cdk-validator-cfnguard runs on every synthesis (its cfn-guard binary, offline). The
+ * default and https deployments' controls are checked where those are synthesized already
+ * (agentcore-transport.test.ts, https-transport.test.ts): one synthesis per configuration.
  */
 
 const DEPLOY_MD = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'deploy.md'), 'utf8');
 const STANDARD_ACKS = Object.keys(STANDARD_ACKNOWLEDGEMENTS).sort();
 
-/** Acknowledged control ids per stack (the construct path's first segment). */
-function acknowledgedByStack(controls: ControlFindings): Record<string, string[]> {
-  const out: Record<string, Set<string>> = {};
-  for (const finding of controls.acknowledged) for (const p of finding.paths) (out[p.split('/')[0]!] ??= new Set()).add(finding.control);
-  return Object.fromEntries(Object.entries(out).map(([stack, ids]) => [stack, [...ids].sort()]));
-}
-
 const resourcesOf = (t: Template, type: string) => Object.entries(t.findResources(type)) as [string, { Properties: Record<string, any> }][];
 
-describe('governance=standard (the default, agentcore)', () => {
-  let synth: Synthesized;
-  beforeAll(() => {
-    synth = synthesize({ ...SINGLE_ACCOUNT });
-  });
-  afterAll(() => synth?.cleanup());
-
-  it('fails no control that is not acknowledged, and acknowledges exactly the ones strict meets', () => {
-    expect(synth.controls.violations).toEqual([]);
-    expect(acknowledgedByStack(synth.controls)).toEqual({
-      ExecutionZone: ['ct-dynamodb-pr-2'],
-      VerificationZone: ['ct-apigateway-pr-1', 'ct-apigateway-pr-2', 'ct-cloudwatch-pr-2', 'ct-cloudwatch-pr-3', 'ct-dynamodb-pr-2', 'ct-lambda-pr-3'],
-    });
-    for (const finding of synth.controls.acknowledged) expect(finding.reason).toMatch(/^CT\.[A-Z]+\.PR\.\d+: .{40,}/);
-  });
-
-  it('meets CT.SQS.PR.1 itself: every DLQ says it is one (RedriveAllowPolicy), every other queue has a DLQ', () => {
-    const queues = resourcesOf(synth.verification!, 'AWS::SQS::Queue');
-    const dlqs = queues.filter(([, q]) => q.Properties.RedriveAllowPolicy);
-    expect(dlqs).toHaveLength(3);
-    for (const [, dlq] of dlqs) expect(dlq.Properties.RedriveAllowPolicy).toEqual({ redrivePermission: 'allowAll' });
-    for (const [, queue] of queues.filter(([, q]) => !q.Properties.RedriveAllowPolicy)) expect(queue.Properties.RedrivePolicy.deadLetterTargetArn).toBeDefined();
-  });
-
-  it('meets CT.LAMBDA.PR.2 itself: API Gateway may invoke slack-events from this account (a literal) and this API only', () => {
-    const permission = onlyResource(synth.verification!, 'AWS::Lambda::Permission', { Principal: 'apigateway.amazonaws.com' });
-    expect(permission.resource.Properties.SourceAccount).toBe(SINGLE_ACCOUNT.executionAccountId);
-    expect(JSON.stringify(permission.resource.Properties.SourceArn)).toContain('/POST/slack/events');
-  });
-
-  it('allow-lists no request header on the runtime, so no published schema of AWS::BedrockAgentCore::Runtime can refuse it', () => {
-    const runtime = onlyResource(synth.execution!, 'AWS::BedrockAgentCore::Runtime');
-    expect(runtime.resource.Properties.RequestHeaderConfiguration).toBeUndefined();
-    expect(runtime.resource.Properties.NetworkConfiguration).toEqual({ NetworkMode: 'PUBLIC' });
-  });
-});
-
-describe('governance=standard, transport=https', () => {
-  let synth: Synthesized;
-  beforeAll(() => {
-    synth = synthesize({ ...SINGLE_ACCOUNT, transport: 'https' });
-  });
-  afterAll(() => synth?.cleanup());
-
-  it('fails no control that is not acknowledged; the execution functions are acknowledged for the same reasons', () => {
-    expect(synth.controls.violations).toEqual([]);
-    const byStack = acknowledgedByStack(synth.controls);
-    expect(byStack.ExecutionZone).toEqual(['ct-cloudwatch-pr-2', 'ct-cloudwatch-pr-3', 'ct-dynamodb-pr-2', 'ct-lambda-pr-3']);
-    for (const ids of Object.values(byStack)) for (const id of ids) expect(STANDARD_ACKS).toContain(id);
-  });
-});
-
-describe('governance=strict (agentcore, an A2A 1.0 agent hosted: a2aVersionHeader)', () => {
+/** Both execution hosts in one synthesis (as during a transport swap): the runtime and the function URL. */
+describe('governance=strict (executionHosts agentcore and https; an A2A 1.0 agent hosted: a2aVersionHeader)', () => {
   let synth: Synthesized;
   let execution: Template;
   let verification: Template;
   beforeAll(() => {
-    synth = synthesize({ ...SINGLE_ACCOUNT, governance: 'strict', a2aVersionHeader: 'true' });
+    synth = synthesize({ ...SINGLE_ACCOUNT, governance: 'strict', executionHosts: 'agentcore,https', a2aVersionHeader: 'true' });
     execution = synth.execution!;
     verification = synth.verification!;
   });
   afterAll(() => synth?.cleanup());
 
-  it('passes every Control Tower control with nothing acknowledged, and stays cdk-nag clean', () => {
+  it('passes every Control Tower control but one, acknowledged for one function: the function URL, which streams and so cannot be in a VPC', () => {
     expect(synth.controls.violations).toEqual([]);
-    expect(synth.controls.acknowledged).toEqual([]);
+    expect(synth.controls.acknowledged).toEqual([
+      { control: 'ct-lambda-pr-3', paths: [expect.stringMatching(/^ExecutionZone\/FunctionUrl\/UrlHandler\/Function\//)], reason: expect.stringContaining('RESPONSE_STREAM') },
+    ]);
     expect(synth.nagFindings).toEqual([]);
   });
 
@@ -110,20 +55,24 @@ describe('governance=strict (agentcore, an A2A 1.0 agent hosted: a2aVersionHeade
       expect(logsStatement.Principal).toEqual({ Service: 'logs.us-east-1.amazonaws.com' });
       expect(logsStatement.Condition.ArnLike['kms:EncryptionContext:aws:logs:arn']).toBe(`arn:aws:logs:us-east-1:${SINGLE_ACCOUNT.executionAccountId}:log-group:*`);
     }
-    // Queues the verification zone has, to be sure the loop above saw some.
+    // The queues each zone has, to be sure the loop above saw them: three pairs, and the worker's.
     expect(resourcesOf(verification, 'AWS::SQS::Queue')).toHaveLength(6);
+    expect(resourcesOf(execution, 'AWS::SQS::Queue')).toHaveLength(2);
   });
 
-  it('puts every function in private subnets of the zone\'s VPC, and the AgentCore runtime in its VPC network mode', () => {
+  it('puts every function in private subnets of the zone\'s VPC (but the function URL), and the AgentCore runtime in its VPC network mode', () => {
+    const urlHandler = onlyResource(execution, 'AWS::Lambda::Url').resource.Properties.TargetFunctionArn['Fn::GetAtt'][0];
+    expect(execution.toJSON().Resources[urlHandler].Properties.VpcConfig).toBeUndefined();
     for (const template of [execution, verification]) {
       const subnets = resourcesOf(template, 'AWS::EC2::Subnet');
       const privateSubnets = subnets.filter(([, s]) => s.Properties.MapPublicIpOnLaunch === false && !s.Properties.Tags.some((t: any) => t.Key === 'aws-cdk:subnet-type' && t.Value === 'Public'));
-      for (const [, fn] of resourcesOf(template, 'AWS::Lambda::Function')) {
+      for (const [, fn] of resourcesOf(template, 'AWS::Lambda::Function').filter(([id]) => id !== urlHandler)) {
         expect(fn.Properties.VpcConfig.SecurityGroupIds).toHaveLength(1);
         for (const subnet of fn.Properties.VpcConfig.SubnetIds) expect(privateSubnets.map(([id]) => id)).toContain(subnet.Ref);
       }
     }
     expect(resourcesOf(verification, 'AWS::Lambda::Function')).toHaveLength(4);
+    expect(resourcesOf(execution, 'AWS::Lambda::Function')).toHaveLength(2);
     const runtime = onlyResource(execution, 'AWS::BedrockAgentCore::Runtime');
     expect(runtime.resource.Properties.NetworkConfiguration).toEqual({
       NetworkMode: 'VPC',
@@ -158,7 +107,7 @@ describe('governance=strict (agentcore, an A2A 1.0 agent hosted: a2aVersionHeade
       resourcesOf(t, 'AWS::EC2::VPCEndpoint')
         .map(([, e]) => `${e.Properties.VpcEndpointType}:${JSON.stringify(e.Properties.ServiceName).match(/\.([a-z-]+)"/)![1]}`)
         .sort();
-    expect(services(execution)).toEqual(['Gateway:dynamodb', 'Interface:bedrock-agentcore', 'Interface:bedrock-runtime', 'Interface:logs']);
+    expect(services(execution)).toEqual(['Gateway:dynamodb', 'Interface:bedrock-agentcore', 'Interface:bedrock-runtime', 'Interface:logs', 'Interface:sqs']);
     expect(services(verification)).toEqual(['Gateway:dynamodb', 'Interface:bedrock-agentcore', 'Interface:logs', 'Interface:secretsmanager', 'Interface:sqs']);
     for (const t of [execution, verification]) {
       for (const [, e] of resourcesOf(t, 'AWS::EC2::VPCEndpoint').filter(([, e]) => e.Properties.VpcEndpointType === 'Interface')) expect(e.Properties.PrivateDnsEnabled).toBe(true);

@@ -1,5 +1,6 @@
 import { Match, type Template } from 'aws-cdk-lib/assertions';
-import { functionId, onlyResource, REGION, SINGLE_ACCOUNT, statementsFor, statementsOfFunction, synthesize, type Synthesized } from './support/synth';
+import { STANDARD_ACKNOWLEDGEMENTS } from '../../cdk/constructs/nag-acknowledgements';
+import { acknowledgedByStack, functionId, onlyResource, REGION, SINGLE_ACCOUNT, statementsFor, statementsOfFunction, synthesize, type Synthesized } from './support/synth';
 
 /** transport=https: the execution zone behind a Lambda function URL, same account and region. */
 let synth: Synthesized;
@@ -139,4 +140,15 @@ describe('VerificationZone (https)', () => {
 
 it('passes the AwsSolutions checks', () => {
   expect(synth.nagFindings).toEqual([]);
+});
+
+describe('AWS Control Tower proactive controls (governance=standard, https)', () => {
+  it('fails no control that is not acknowledged; the execution functions are acknowledged for the default\'s reasons', () => {
+    expect(synth.controls.violations).toEqual([]);
+    const byStack = acknowledgedByStack(synth.controls);
+    expect(byStack.ExecutionZone).toEqual(['ct-cloudwatch-pr-2', 'ct-cloudwatch-pr-3', 'ct-dynamodb-pr-2', 'ct-lambda-pr-3']);
+    for (const ids of Object.values(byStack)) for (const id of ids) expect(Object.keys(STANDARD_ACKNOWLEDGEMENTS)).toContain(id);
+    // The worker queue's DLQ declares itself one, so CT.SQS.PR.1 passes here too.
+    expect(synth.controls.acknowledged.map((f) => f.control)).not.toContain('ct-sqs-pr-1');
+  });
 });

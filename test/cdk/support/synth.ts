@@ -105,6 +105,13 @@ function controlFindingsOf(assemblyDir: string): ControlFindings {
   return { violations: (plugin?.violations ?? []).map(finding), acknowledged: (plugin?.suppressedViolations ?? []).map(finding) };
 }
 
+/** Acknowledged control ids per stack (a construct path's first segment), sorted. */
+export function acknowledgedByStack(controls: ControlFindings): Record<string, string[]> {
+  const out: Record<string, Set<string>> = {};
+  for (const finding of controls.acknowledged) for (const p of finding.paths) (out[p.split('/')[0]!] ??= new Set()).add(finding.control);
+  return Object.fromEntries(Object.entries(out).map(([stack, ids]) => [stack, [...ids].sort()]));
+}
+
 /** Same-account deployment in a known environment (what most tests assert on). */
 export const SINGLE_ACCOUNT = { executionAccountId: EXECUTION_ACCOUNT, region: REGION } as const;
 
