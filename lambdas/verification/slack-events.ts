@@ -18,8 +18,10 @@ const ingress = wireSlackEvents(context, {
   replies: sqsQueue(config.REPLY_QUEUE_URL, 'REPLY_QUEUE_URL'),
   threads: botThreads(config.STATE_TABLE_NAME),
   records: records(config.STATE_TABLE_NAME),
-  // Only the routing half of EXECUTION_AGENTS: this function never calls an agent.
-  routes: agentRoutesFromEnv(process.env),
+  // Only the routing half of EXECUTION_AGENTS: this function never calls an agent. Without it, tasks
+  // name no agent and go to the default one: a list set on agent-invoker alone routes nothing, and
+  // never sends a task to an agent name ("default") that list does not have.
+  ...(process.env.EXECUTION_AGENTS !== undefined ? { routes: agentRoutesFromEnv(process.env) } : {}),
 });
 
 export const handler = middy(async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
