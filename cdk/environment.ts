@@ -78,6 +78,12 @@ export const ENVIRONMENT_ROUTES: Readonly<Record<string, EnvironmentRoute>> = {
   AGENT_PROMPTS_JSON: verification,
   FEEDBACK_BUTTONS: verification,
   FEEDBACK_RETENTION_DAYS: verification,
+  USER_DAILY_TOKEN_BUDGET: verification,
+  CHANNEL_DAILY_TOKEN_BUDGET: verification,
+  TEAM_DAILY_TOKEN_BUDGET: verification,
+  USAGE_RETENTION_DAYS: verification,
+  AUDIT_RETENTION_DAYS: verification,
+  AUDIT_MESSAGE_TEXT: verification,
   VERIFICATION_PORT: never('`zone start` only: the deployment is served by API Gateway'),
 
   // The execution agent (src/protocols/agent-config.ts, src/transport/config.ts).

@@ -294,6 +294,7 @@ export class VerificationZoneStack extends Stack {
     new CfnOutput(this, 'BotTokenSecretArn', { value: this.botToken.secretArn, description: 'Put the Slack bot token (xoxb-…) here' });
     new CfnOutput(this, 'InvokerRoleArn', { value: this.invoker.role.roleArn, description: 'Role that calls the execution zone (execute_task)' });
     new CfnOutput(this, 'PollerRoleArn', { value: this.poller.role.roleArn, description: 'Role that calls the execution zone (get_task_result)' });
+    new CfnOutput(this, 'StateTableName', { value: this.stateTable.table.tableName, description: 'State table: usage counters and audit records (zone usage --table)' });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'SNS topic every verification-zone alarm notifies' });
     // For day-2 work (docs/operations.md): the DLQs to redrive, the log groups to query.
     new CfnOutput(this, 'TasksDlqArn', { value: this.tasks.deadLetterQueue.queueArn, description: 'Tasks DLQ (aws sqs start-message-move-task --source-arn)' });

@@ -1,6 +1,6 @@
 import { wireAgentInvoker } from '../../src/verification/wiring';
 import { executionAgentsFromEnv } from './shared/agents';
-import { records, sqsQueue } from './shared/clients';
+import { records, sqsQueue, usageStore } from './shared/clients';
 import { functionContext } from './shared/function-context';
 import { botTokenOf, livePortsOf, slackOf } from './shared/slack';
 import { sqsBatchHandler } from './shared/sqs-batch';
@@ -22,6 +22,7 @@ export const handler = sqsBatchHandler(
     botToken: () => botTokenOf(context),
     live: livePortsOf(context),
     records: records(config.STATE_TABLE_NAME),
+    usage: usageStore(config.STATE_TABLE_NAME),
   }),
   context,
 );

@@ -1,6 +1,6 @@
 import { wireAsyncResult } from '../../src/verification/wiring';
 import { executionAgentsFromEnv } from './shared/agents';
-import { records, sqsQueue } from './shared/clients';
+import { records, sqsQueue, usageStore } from './shared/clients';
 import { functionContext } from './shared/function-context';
 import { livePortsOf } from './shared/slack';
 import { sqsBatchHandler } from './shared/sqs-batch';
@@ -19,6 +19,7 @@ export const handler = sqsBatchHandler(
     replies: sqsQueue(config.REPLY_QUEUE_URL, 'REPLY_QUEUE_URL'),
     live: livePortsOf(context),
     records: records(config.STATE_TABLE_NAME),
+    usage: usageStore(config.STATE_TABLE_NAME),
   }),
   context,
 );

@@ -2,6 +2,7 @@ import type { Command } from './command';
 import { callCommand } from './call';
 import { demoCommand } from './demo';
 import { feedbackCommand } from './feedback';
+import { usageCommand } from './usage';
 import { sayCommand } from './say';
 import { serveCommand } from './serve';
 import { startCommand } from './start';
@@ -9,7 +10,7 @@ import { conformanceCommand } from './conformance';
 import { agentsCommand } from './agents';
 
 /** The `zone` command: one entry point for running, trying and checking both zones. */
-const commands: Command[] = [startCommand, sayCommand, feedbackCommand, demoCommand, serveCommand, callCommand, agentsCommand, conformanceCommand];
+const commands: Command[] = [startCommand, sayCommand, feedbackCommand, usageCommand, demoCommand, serveCommand, callCommand, agentsCommand, conformanceCommand];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

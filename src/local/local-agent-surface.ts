@@ -242,7 +242,7 @@ function stopOf(body: string): { event_id: string; channel: string; thread_ts: s
   }
 }
 
-function isLoopback(address: string | undefined): boolean {
+export function isLoopback(address: string | undefined): boolean {
   const plain = (address ?? '').replace(/^::ffff:(?=\d+\.)/, '');
   return plain === '::1' || plain.startsWith('127.');
 }

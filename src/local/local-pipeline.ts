@@ -17,6 +17,7 @@ import { MemoryClaimStore } from '../verification/stores/memory-claim-store';
 import { MemoryLiveReplies } from '../verification/stores/memory-live-replies';
 import { MemoryCounterStore } from '../verification/stores/memory-counter-store';
 import { MemoryRecords } from '../verification/stores/memory-records';
+import { MemoryUsageStore } from '../verification/stores/memory-usage-store';
 import type { ListableRecords } from '../verification/stores/records';
 import type { SlackAgent } from '../slack/slack-agent';
 import { noTrace, type Tracer } from '../verification/trace';
@@ -55,8 +56,10 @@ export type LocalPipeline = {
     repliesDlq: MemoryQueue<unknown>;
   };
   config: VerificationConfig;
-  /** Running tasks, Stops, contexts and feedback (`listFeedback` reads the feedback). */
+  /** Running tasks, Stops, contexts, feedback and audit records (`listFeedback`, `listAudit` read them). */
   records: ListableRecords;
+  /** The daily usage counters (`zone usage`). */
+  usage: MemoryUsageStore;
   /** Resolves when every queue is empty and nothing is in flight. */
   whenIdle(options?: { timeoutMs?: number }): Promise<void>;
   stop(): Promise<void>;
@@ -111,6 +114,8 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
   // The agent surface's records (running tasks, Stops, contexts, feedback) expire on real time:
   // their lifetimes (an hour, a day, days) are not delays the queues scale.
   const records = options.records ?? new MemoryRecords(systemClock);
+  // Usage counters are per UTC day: real time too.
+  const usage = new MemoryUsageStore(systemClock);
   const ingress = wireSlackEvents(context, { signingSecret: staticSecret(options.signingSecret), claims, counters: new MemoryCounterStore(), tasks, replies, threads, records, ...(options.agents ? { routes: options.agents.routes } : {}) });
   const agents = options.agents ? { agents: options.agents } : {};
   const botToken = config.SLACK_BOT_TOKEN;
@@ -129,9 +134,10 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
       ...(botToken ? { botToken: () => staticSecret(botToken) } : {}),
       ...(live ? { live } : {}),
       records,
+      usage,
     }),
   );
-  polls.consume(wireAsyncResult(followUps, { agent: options.agent, ...agents, polls, replies, ...(live ? { live } : {}), records }));
+  polls.consume(wireAsyncResult(followUps, { agent: options.agent, ...agents, polls, replies, ...(live ? { live } : {}), records, usage }));
   const agentSurface = canAct(slack) ? slack : undefined;
   replies.consume(wireSlackPoster(context, { slack, claims, threads, ...(live ? { live } : {}), ...(agentSurface ? { agent: () => agentSurface } : {}), records }));
 
@@ -141,6 +147,7 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
     queues: { tasks, polls, replies, tasksDlq, pollsDlq, repliesDlq },
     config,
     records,
+    usage,
     whenIdle: (idleOptions) => whenAllIdle(all, idleOptions),
     stop: async () => {
       await Promise.all(all.map((queue) => queue.stop()));

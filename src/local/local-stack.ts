@@ -12,7 +12,8 @@ import { createSlackWebClient, WebApiSlackReplies, type SlackReplies } from '../
 import type { TransportDeps } from '../transport/factory';
 import { startAgentCoreEmulator, type AgentCoreEmulator, type EmulatedSessions } from './agentcore-emulator';
 import { ConsoleSlackReplies } from './console-slack-replies';
-import { createLocalAgentSurface, type LocalAgentSurface } from './local-agent-surface';
+import { createLocalAgentSurface, isLoopback, type LocalAgentSurface } from './local-agent-surface';
+import { lastDays } from '../verification/stores/usage-store';
 import { createLocalPipeline, type LocalPipeline } from './local-pipeline';
 import { PLAYGROUND_HTML } from './playground-page';
 import { close, listen, sendJson } from './server-lifecycle';
@@ -274,6 +275,13 @@ async function routeVerification(req: IncomingMessage, res: ServerResponse, rout
       // The agents and where each answers: the playground picks a channel to show routing.
       agents: routes.agents.agents.map((agent) => ({ ...agent, default: agent.name === routes.agents.defaultAgent })),
     });
+  }
+  if (req.method === 'GET' && url.pathname === '/api/usage') {
+    // Who used how much: for this machine alone, like the feedback (`zone usage`).
+    if (!isLoopback(req.socket.remoteAddress)) return sendJson(res, 403, { error: 'usage is served to this machine only' });
+    const count = Math.min(400, Math.max(1, Number(url.searchParams.get('days') ?? 7) || 7));
+    const days = await Promise.all(lastDays(Date.now(), count).map(async (day) => ({ day, rows: await routes.pipeline.usage.day(day) })));
+    return sendJson(res, 200, { days });
   }
   if (await routes.surface.route(req, res, url.pathname)) return;
   sendJson(res, 404, { error: 'not found' });

@@ -108,6 +108,11 @@ export class PipelineMetrics {
     this.single({ result }, 'SessionsStopped', 1, MetricUnit.Count);
   }
 
+  /** A task refused by a daily token budget, by the budget's scope (user, channel, team). */
+  budgetRefused(scope: string): void {
+    this.single({ scope }, 'BudgetRefusals', 1, MetricUnit.Count);
+  }
+
   refused(reason: string): void {
     this.single({ reason }, 'EventsRefused', 1, MetricUnit.Count);
   }

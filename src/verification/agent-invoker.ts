@@ -17,6 +17,7 @@ import type { TaskInputs } from './task-inputs';
 import { noTrace } from './trace';
 import type { Outcome } from '../protocols/outcome';
 import { delayAfterHold, FLUSH_RULES, holdMsFor, holdStream, type HoldEnd } from './stream-hold';
+import type { Admission, UsageLedger } from './usage-ledger';
 
 export type AgentInvokerOptions = FollowUpOptions & {
   /** Called once a task is about to be sent (e.g. the 👀 reaction). Failures are logged, never fatal. */
@@ -29,7 +30,16 @@ export type AgentInvokerOptions = FollowUpOptions & {
   contexts?: UserContexts;
   /** Moves a session with nothing running out of `processing` after a Stop. */
   session?: Pick<SlackAgent, 'setSessionStatus'>;
+  /**
+   * Daily token budgets (usage-ledger.ts): asked before a task reaches its agent. A refused task
+   * gets the notice as its one reply and is consumed; one near a limit while another of the same
+   * user, channel or team is in flight waits for it.
+   */
+  budget?: Pick<UsageLedger, 'admit'>;
 };
+
+/** How long a task near a budget waits for the one in flight before its message is retried (SQS). */
+const BUDGET_WAIT_MS = 20_000;
 
 /** A DM's channel id starts with D: the agent's own messages tab, where the user's context applies. */
 function isDirectMessage(channel: string): boolean {
@@ -64,6 +74,16 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
 
   const stopTask = options.work ? createStopTask({ ...options, work: options.work, ...(options.session ? { session: options.session } : {}) }) : undefined;
 
+  /** Asks the budget, and while a task in flight holds the room near a limit, asks again as it settles (bounded by the function's time). */
+  async function admitted(budget: Pick<UsageLedger, 'admit'>, task: TaskMessage, agent: string, call: { signal?: AbortSignal; deadline?: number }): Promise<Admission> {
+    const until = Math.min(clock.now() + BUDGET_WAIT_MS, (call.deadline ?? Infinity) - 10_000);
+    for (let wait = 50; ; wait = Math.min(wait * 2, 1_000)) {
+      const admission = await budget.admit(task, agent);
+      if (admission.admitted !== 'later' || clock.now() + wait > until || call.signal?.aborted) return admission;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+
   const invoke: DeliveryHandler = async (delivery, { signal, deadline }) => {
     // The tasks queue carries Stops too (docs/architecture.md §2.6): this function holds the agent that cancels.
     if (kindOf(delivery.body) === 'stop') {
@@ -81,7 +101,8 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
       log.info('the thread was stopped after this task was asked; not sending it');
       options.metrics?.stopped('before-start');
       await options.work.markStopped(task.request_id);
-      return settlement.reply(task, 'stopped', options.messages.stopped);
+      await settlement.reply(task, 'stopped', options.messages.stopped);
+      return settlement.stopped(task, { log });
     }
     // The agent slack-events routed the task to; a task of a version before routing names none: the default.
     const agent = agentNamed(options, task.agent);
@@ -91,6 +112,14 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
       return settlement.reply(task, 'error', options.messages.agentRemoved);
     }
     target = { ...target, ...personaFor(options, agent) };
+    if (options.budget) {
+      const admission = await admitted(options.budget, task, agent.name, { signal, deadline });
+      if (admission.admitted === false) {
+        trace({ requestId: task.request_id, hop: 'budget-refused', at: clock.now(), detail: { scope: admission.scope, limit: admission.limit, used: admission.used } });
+        return settlement.reply(task, 'notice', admission.notice);
+      }
+      if (admission.admitted === 'later') throw new RetryableTaskError('near a daily token budget with a task in flight; retried');
+    }
     await options.work?.started({ request_id: task.request_id, user_id: task.user_id, thread, agent: agent.name });
     if (delivery.receiveCount === 1) {
       // A sign of life first, before anything slow: the agent session (processing, with a Stop
@@ -157,7 +186,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
         // Stopped by the user while the stream was held: the Stop sent the one final message; cancel in case it had no handle.
         if (held.handle) await agent.cancel(held.handle, call);
         log.info('the task was stopped while its stream was held; cancelled it', { task_id: held.handle?.taskId });
-        return;
+        return settlement.stopped(task, { log, agent: agent.name });
       }
       outcome = held.outcome;
     } else {
@@ -174,7 +203,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
           if (await options.work.isStopped(task.request_id)) {
             const failure = await agent.cancel(outcome.handle, call);
             log.info('the task was stopped while it was being sent; cancelled it', { task_id: outcome.handle.taskId, cancelled: failure === undefined });
-            return;
+            return settlement.stopped(task, { log, agent: agent.name });
           }
           if (!held) await options.work.accepted({ request_id: task.request_id, user_id: task.user_id, thread, agent: agent.name, handle: outcome.handle });
         }

@@ -13,6 +13,8 @@ import type { UserMessages } from './user-messages';
 export type AgentSurfaceOptions = FunctionServices & {
   slack: SlackAgent;
   feedback: FeedbackRecords;
+  /** The task's audit record takes the last rating (usage-ledger.ts); a failure there is logged, never the click's. */
+  audit?: (requestId: string, value: 'positive' | 'negative') => Promise<void>;
   messages: UserMessages;
 };
 
@@ -60,6 +62,7 @@ export function createAgentSurface(options: AgentSurfaceOptions) {
       const { record, changedValue } = await options.feedback.record(message);
       const agent = record.agent ?? 'unknown';
       if (changedValue && record.value) options.metrics?.feedback(agent, record.value);
+      if (changedValue && record.value && options.audit) await options.audit(record.request_id, record.value).catch((error: unknown) => log.warn('the audit record could not take the feedback', { error: error as Error }));
       // The line the Logs Insights query in docs/operations.md reads.
       log.info('feedback recorded', { request_id: record.request_id, agent, value: record.value, user: record.user, channel: record.channel, thread_ts: record.thread_ts, has_comment: record.comment !== undefined });
       trace({ requestId: record.request_id, hop: 'feedback', at: clock.now(), detail: { value: record.value ?? '', comment: message.comment !== undefined } });

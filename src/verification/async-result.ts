@@ -41,7 +41,7 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
     // Stopped by the user: the Stop cancelled the task and sent its one final message; polling ends here.
     if (options.work && (await options.work.isStopped(message.request_id))) {
       log.info('the task was stopped; polling ends');
-      return;
+      return settlement.stopped(message, { log, agent: agent.name });
     }
     const started = clock.now();
     const slackCall = { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) };
@@ -83,7 +83,7 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
     }
     if (held && !held.outcome) {
       log.info('the task was stopped while its stream was held; polling ends');
-      return;
+      return settlement.stopped(message, { log, agent: agent.name });
     }
     const outcome: Outcome = held?.outcome ?? polled!;
     settlement.counted('poll', outcome, started, agent);

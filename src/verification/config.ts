@@ -79,6 +79,19 @@ export const VerificationConfigSchema = z.object({
   FEEDBACK_BUTTONS: envBool(true),
   /** How long feedback records are kept. */
   FEEDBACK_RETENTION_DAYS: envInt(90, 1, 3650),
+  /**
+   * Daily token budgets (docs/architecture.md §2.7): per user, per channel, for the whole team;
+   * unset, none. A task over one is refused before it reaches its agent; they reset at midnight UTC.
+   */
+  USER_DAILY_TOKEN_BUDGET: envOptionalInt(1),
+  CHANNEL_DAILY_TOKEN_BUDGET: envOptionalInt(1),
+  TEAM_DAILY_TOKEN_BUDGET: envOptionalInt(1),
+  /** How long the daily usage counters are kept (`zone usage`). */
+  USAGE_RETENTION_DAYS: envInt(400, 1, 3650),
+  /** How long a task's audit record is kept. */
+  AUDIT_RETENTION_DAYS: envInt(90, 1, 3650),
+  /** Opt-in: the audit record keeps the user's message text. */
+  AUDIT_MESSAGE_TEXT: envBool(false),
 });
 export type VerificationConfig = z.infer<typeof VerificationConfigSchema>;
 

@@ -19,7 +19,7 @@ import type { Tracer } from './trace';
  */
 
 /** What a task or poll message says of its task: the thread to reply in, the request, when it came in. */
-export type SettledTask = SlackThread & { request_id: string; received_at: number; /** The agent it went to (absent: the default). */ agent?: string };
+export type SettledTask = SlackThread & { request_id: string; received_at: number; /** The agent it went to (absent: the default). */ agent?: string; /** Who asked (task and poll messages carry it). */ user_id?: string };
 
 /**
  * What a settlement did with the task's end: answered, failed, or nothing (the user had stopped
@@ -52,6 +52,11 @@ export type Settlement = {
    * counted (InputTokens, OutputTokens by agent), and one the agent sent malformed is logged and dropped.
    */
   settle(task: SettledTask, outcome: FinalOutcome, how: { log: Log; notes?: readonly string[]; details?: LogExtra }): Promise<void>;
+  /**
+   * A task that ends with no reply of its own, stopped by the user (the Stop sent its one final
+   * message): `onSettled` is told, so its reservation is given back and its audit record written.
+   */
+  stopped(task: SettledTask, how: { log: Log; agent?: string }): Promise<void>;
   /** Queues one reply in the task's thread. */
   reply(task: SettledTask, kind: ReplyMessage['kind'], text: string): Promise<void>;
   /**
@@ -81,6 +86,16 @@ export function createSettlement(options: SettlementOptions): Settlement {
     trace({ requestId: task.request_id, hop: 'reply-queued', at: clock.now(), detail: { kind } });
   }
 
+  /** Tells `onSettled`; a failure there is logged, never the task's: its reply has gone, and a retry would send it twice. */
+  async function told(task: SettledTask, settled: Settled, log: Log): Promise<void> {
+    if (!options.onSettled) return;
+    try {
+      await options.onSettled(task, settled);
+    } catch (error) {
+      log.warn('a settled task could not be recorded', { ended: settled.ended, error: error as Error });
+    }
+  }
+
   return {
     counted(stage, outcome, startedAt, agent) {
       const code = outcome.kind === 'failure' ? outcome.code : undefined;
@@ -97,14 +112,7 @@ export function createSettlement(options: SettlementOptions): Settlement {
         if (usage) options.metrics?.tokens(agent ?? 'default', usage);
       }
       const usageField = usage ? { usage } : {};
-      const settled = async (ended: Settled['ended']): Promise<void> => {
-        if (!options.onSettled) return;
-        try {
-          await options.onSettled(task, { ended, ...(agent !== undefined ? { agent } : {}), ...usageField });
-        } catch (error) {
-          how.log.warn('a settled task could not be recorded', { ended, error: error as Error });
-        }
-      };
+      const settled = (ended: Settled['ended']): Promise<void> => told(task, { ended, ...(agent !== undefined ? { agent } : {}), ...usageField }, how.log);
       // A task the user stopped has had its one final message (the Stop's): nothing more.
       if (options.work && (await options.work.isStopped(task.request_id))) {
         how.log.info('the task ended after it was stopped; no reply', { outcome: outcome.kind, ...usageField });
@@ -120,6 +128,11 @@ export function createSettlement(options: SettlementOptions): Settlement {
       trace({ requestId: task.request_id, hop: 'failed', at: clock.now(), detail: { code: outcome.code } });
       await reply(task, 'error', options.messages[userMessageForFailure(outcome.category)]);
       return settled('failed');
+    },
+
+    stopped(task, how) {
+      const agent = how.agent ?? task.agent ?? options.agent?.name;
+      return told(task, { ended: 'stopped', ...(agent !== undefined ? { agent } : {}) }, how.log);
     },
 
     reply,

@@ -6,6 +6,8 @@ export type TraceHop =
   | 'ingress'
   | 'queued'
   | 'refused'
+  /** The task was over a daily token budget: not sent, the user told. */
+  | 'budget-refused'
   /** The user was shown the assistant is working (a status, a started stream, a placeholder). */
   | 'sign-of-life'
   | 'execute-sent'

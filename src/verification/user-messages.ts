@@ -39,6 +39,10 @@ export const DEFAULT_USER_MESSAGES = {
   feedbackFormTitle: 'What went wrong?',
   feedbackFormLabel: 'Tell us what was wrong with the answer (optional)',
   feedbackFormSubmit: 'Send',
+  /** A task refused by a daily token budget (USER_/CHANNEL_/TEAM_DAILY_TOKEN_BUDGET); budgets reset at midnight UTC. */
+  userBudgetExceeded: "You've used your daily allowance of {limit} tokens, so I didn't send this one. It resets at midnight UTC (in {resets_in}).",
+  channelBudgetExceeded: "This channel has used its daily allowance of {limit} tokens, so I didn't send this one. It resets at midnight UTC (in {resets_in}).",
+  teamBudgetExceeded: "This workspace has used its daily allowance of {limit} tokens, so I didn't send this one. It resets at midnight UTC (in {resets_in}).",
 } as const;
 
 export type UserMessageKey = keyof typeof DEFAULT_USER_MESSAGES;

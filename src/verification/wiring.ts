@@ -31,6 +31,8 @@ import { createThreadWork } from './thread-work';
 import { createUserContexts } from './user-context';
 import type { SlackAgent } from '../slack/slack-agent';
 import type { AgentRoutes } from '../protocols/agent-routes';
+import type { UsageStore } from './stores/usage-store';
+import { createAuditFeedback, createUsageLedger, type Budgets, type UsageLedger } from './usage-ledger';
 
 /**
  * The one place the four verification functions are wired from configuration and ports. The
@@ -113,6 +115,11 @@ export type AsyncResultPorts = {
    * at. Without them, Stop and context are not offered.
    */
   records?: Records;
+  /**
+   * The daily usage counters (with `records`: audit records and budgets, docs/architecture.md
+   * §2.7). Without them, usage is only logged and emitted as metrics.
+   */
+  usage?: UsageStore;
 };
 
 export type AgentInvokerPorts = AsyncResultPorts & {
@@ -142,8 +149,10 @@ export function wireAgentInvoker(context: FunctionContext, ports: AgentInvokerPo
     log: context.log,
   };
   const live = config.STREAM_REPLIES && config.AGENT_SESSIONS ? ports.live?.slack() : undefined;
+  const ledger = ledgerOf(context, ports);
   return createAgentInvoker({
     ...followUp(context, ports, config.TASK_MAX_RECEIVE_COUNT),
+    ...(ledger ? { budget: ledger } : {}),
     ...(ports.records ? { contexts: createUserContexts(ports.records) } : {}),
     ...(live?.setSessionStatus ? { session: { setSessionStatus: live.setSessionStatus.bind(live) } } : {}),
     ...(slack ? { onTaskStarted: (thread) => acknowledgeReceipt(slack, thread) } : {}),
@@ -187,7 +196,33 @@ export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPort
 
 function agentSurfaceOf(context: FunctionContext, slack: SlackAgent, records: Records): AgentSurface {
   const feedback = createFeedbackRecords(records, { clock: context.clock, ttlSeconds: context.config.FEEDBACK_RETENTION_DAYS * 24 * 60 * 60 });
-  return createAgentSurface({ slack, feedback, messages: userMessages(context.config.USER_MESSAGES_JSON), ...common(context) });
+  const audit = createAuditFeedback(records, context.config.AUDIT_RETENTION_DAYS * DAY_SECONDS);
+  return createAgentSurface({ slack, feedback, audit, messages: userMessages(context.config.USER_MESSAGES_JSON), ...common(context) });
+}
+
+const DAY_SECONDS = 24 * 60 * 60;
+
+/** Usage records, audit and budgets, when the function has the counters and the records. */
+function ledgerOf(context: FunctionContext, ports: AsyncResultPorts): UsageLedger | undefined {
+  const { config } = context;
+  if (!ports.usage || !ports.records) return undefined;
+  const budgets: Budgets = {
+    ...(config.USER_DAILY_TOKEN_BUDGET !== undefined ? { user: config.USER_DAILY_TOKEN_BUDGET } : {}),
+    ...(config.CHANNEL_DAILY_TOKEN_BUDGET !== undefined ? { channel: config.CHANNEL_DAILY_TOKEN_BUDGET } : {}),
+    ...(config.TEAM_DAILY_TOKEN_BUDGET !== undefined ? { team: config.TEAM_DAILY_TOKEN_BUDGET } : {}),
+  };
+  return createUsageLedger({
+    usage: ports.usage,
+    records: ports.records,
+    budgets,
+    usageTtlSeconds: config.USAGE_RETENTION_DAYS * DAY_SECONDS,
+    auditTtlSeconds: config.AUDIT_RETENTION_DAYS * DAY_SECONDS,
+    auditText: config.AUDIT_MESSAGE_TEXT,
+    messages: userMessages(config.USER_MESSAGES_JSON),
+    clock: context.clock,
+    log: context.log,
+    ...(context.metrics ? { metrics: context.metrics } : {}),
+  });
 }
 
 /** What agent-invoker and async-result share: the agent, where polls and replies go, how to poll. */
@@ -202,8 +237,13 @@ function followUp(context: FunctionContext, ports: AsyncResultPorts, maxReceiveC
     maxReceiveCount,
     ...(context.config.STREAM_REPLIES && ports.live ? { live: { reply: liveReplyOf(context, ports.live), pollDelaySeconds: context.config.STREAM_POLL_DELAY_S } } : {}),
     ...(ports.records ? { work: createThreadWork(ports.records, context.clock) } : {}),
+    ...withLedger(ledgerOf(context, ports)),
     ...common(context),
   };
+}
+
+function withLedger(ledger: UsageLedger | undefined): Pick<FollowUpOptions, 'onSettled'> {
+  return ledger ? { onSettled: (task, settled) => ledger.settled(task, settled) } : {};
 }
 
 function liveReplyOf(context: FunctionContext, ports: LivePorts): LiveReplyService {

@@ -29,6 +29,7 @@ const SH_COMMANDS: Record<string, string> = {
   'npx zone say "slow one #sleep=8000"': 'npx zone say "slow one #sleep=8000"',
   'npx zone say --file README.md "what is this file about?"': 'npx zone say --file README.md "what is this file about?"',
   'npx zone feedback': 'npx zone feedback',
+  'npx zone usage': 'npx zone usage',
   'npm run demo': 'npm run demo',
   // `&` puts it in the background; here it is a child process, stopped at the end.
   'npx zone serve &': 'npx zone serve',
@@ -79,6 +80,7 @@ const ZONE_TABLE: Record<string, string> = {
   // <ts> is the thread of a streamed answer a `npx zone say` started just before.
   'zone say --stop --thread <ts>': 'npx zone say --stop --thread <ts>',
   'zone feedback': SH_COMMANDS['npx zone feedback']!,
+  'zone usage': SH_COMMANDS['npx zone usage']!,
   'zone demo': SH_COMMANDS['npm run demo']!,
   'zone serve [--host] [--port]': SH_COMMANDS['npx zone serve &']!,
   'zone call --text "…"': 'npx zone call --text hi',
@@ -325,6 +327,17 @@ describe('the README commands, through npm', () => {
     it('npx zone feedback says there is none yet (no one has clicked 👍 / 👎)', async () => {
       const { code, output } = await runCommand(shCommand('npx zone feedback'), { VERIFICATION_PORT: verificationPort });
       expect(output).toBe('no feedback yet\n');
+      expect(code).toBe(0);
+    });
+
+    it('npx zone usage prints today\'s and the last 7 days\' tokens by user, channel and agent (the tasks said above)', async () => {
+      const { code, output } = await runCommand(shCommand('npx zone usage'), { VERIFICATION_PORT: verificationPort });
+      expect(output).toMatch(/^today \(\d{4}-\d\d-\d\d, UTC\):\n/);
+      expect(output).toMatch(/last 7 days \(\d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d\):/);
+      for (const [heading, id] of [['by user', 'TLOCAL/ULOCALUSER'], ['by channel', 'TLOCAL/CLOCAL'], ['by agent', 'default']]) {
+        expect(output).toContain(heading);
+        expect(output).toMatch(new RegExp(`^  ${id}\\s+[1-9][\\d,]*\\s+`, 'm'));
+      }
       expect(code).toBe(0);
     });
 

@@ -313,6 +313,10 @@ describe('environment variables: how a deployment sets them', () => {
       AWS_ENDPOINT_URL_BEDROCK_AGENTCORE: 'https://bedrock-agentcore.vpce.example.com',
       EXECUTION_SIGV4_SERVICE: 'lambda',
       POWERTOOLS_LOG_LEVEL: 'DEBUG',
+      // Budgets: unset by default (no budget).
+      USER_DAILY_TOKEN_BUDGET: '200000',
+      CHANNEL_DAILY_TOKEN_BUDGET: '1000000',
+      TEAM_DAILY_TOKEN_BUDGET: '20000000',
     };
     const sample = (name: string) => SAMPLES[name] ?? String(CODE.get(name)?.defaults[0]);
     const environment = (zone: 'verification' | 'execution') => JSON.stringify(Object.fromEntries(environmentVariablesOf(zone).map((name) => [name, sample(name)])));

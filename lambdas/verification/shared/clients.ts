@@ -6,6 +6,7 @@ import { DynamoDbClaimStore } from '../../../src/verification/stores/dynamodb-cl
 import { DynamoDbCounterStore } from '../../../src/verification/stores/dynamodb-counter-store';
 import { DynamoDbLiveReplies } from '../../../src/verification/stores/dynamodb-live-replies';
 import { DynamoDbRecords } from '../../../src/verification/stores/dynamodb-records';
+import { DynamoDbUsageStore } from '../../../src/verification/stores/dynamodb-usage-store';
 
 /**
  * AWS clients and adapters built once per container, outside the handler, so warm invocations
@@ -45,6 +46,11 @@ export function botThreads(tableName: string | undefined): DynamoDbBotThreads {
 
 export function liveReplies(tableName: string | undefined): DynamoDbLiveReplies {
   return new DynamoDbLiveReplies({ dynamodb: dynamoDb(), tableName: required(tableName, 'STATE_TABLE_NAME') });
+}
+
+/** The daily usage counters (zone usage, budgets) in the state table. */
+export function usageStore(tableName: string | undefined): DynamoDbUsageStore {
+  return new DynamoDbUsageStore({ dynamodb: dynamoDb(), tableName: required(tableName, 'STATE_TABLE_NAME') });
 }
 
 /** The agent surface's records (running tasks, Stops, contexts, feedback) in the state table. */

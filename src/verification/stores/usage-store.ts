@@ -1,0 +1,85 @@
+import type { Usage } from '../../contract';
+
+/**
+ * Token usage per UTC day and per team, channel, user and agent (docs/architecture.md §2.7): the
+ * counters `zone usage` reports and the daily budgets read. One item per day and scope, changed
+ * only by atomic adds, so concurrent tasks never lose a count.
+ */
+export type UsageScope = 'team' | 'channel' | 'user' | 'agent';
+export const USAGE_SCOPES: readonly UsageScope[] = ['team', 'channel', 'user', 'agent'];
+
+/** One counter: a scope (a user: `T…/U…`; a channel: `T…/C…`; a team: `T…`; an agent: its name) on one UTC day. */
+export type UsageKey = { day: string; scope: UsageScope; id: string };
+
+export type UsageTotals = {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  /** Every token the model read or wrote (the four above): what a budget counts. */
+  tokens: number;
+  /** Tasks settled (answered, failed or stopped). */
+  tasks: number;
+  /** Tasks refused by a budget. */
+  refused: number;
+};
+
+export type UsageRow = UsageKey & UsageTotals;
+
+/** What one settled or refused task adds to a counter. */
+export type UsageDelta = {
+  usage?: Usage;
+  tasks?: number;
+  refused?: number;
+  /** The tokens this task reserved on the counter (UsageStore.reserve): given back now that its real usage is known. */
+  release?: number;
+};
+
+/**
+ * A reservation's answer: admitted (holding `estimate` tokens until the task settles), over the
+ * limit (refused: `used` tokens so far today), or not yet (the counter is near its limit and
+ * another task of this scope is in flight: ask again once it settles).
+ */
+export type Reservation = { admitted: true; estimate: number } | { admitted: false; over: true; used: number } | { admitted: false; over: false; used: number };
+
+export interface UsageStore {
+  /**
+   * Reserves tokens for one task against a daily `limit`, atomically: admitted when what is used
+   * and reserved leaves room for the estimate (the day's largest task on this counter, at least a
+   * twentieth of the limit), or when nothing is in flight and less than the limit is used — so
+   * concurrent tasks overshoot the limit by at most one task (docs/architecture.md §2.7).
+   */
+  reserve(key: UsageKey, limit: number, ttlSeconds: number): Promise<Reservation>;
+  /**
+   * Adds a task's usage to each of its counters of `day` (and gives back what it reserved on them),
+   * each atomically; a counter is created with the TTL when new.
+   */
+  add(day: string, counters: ReadonlyArray<{ scope: UsageScope; id: string; delta: UsageDelta }>, ttlSeconds: number): Promise<void>;
+  /** Every counter of a day. */
+  day(day: string): Promise<UsageRow[]>;
+}
+
+/** The UTC day of an epoch-ms time, `YYYY-MM-DD`: budgets reset at midnight UTC. */
+export function utcDay(epochMs: number): string {
+  return new Date(epochMs).toISOString().slice(0, 10);
+}
+
+/** The last `count` UTC days, newest first, today included. */
+export function lastDays(now: number, count: number): string[] {
+  return Array.from({ length: count }, (_, back) => utcDay(now - back * 24 * 60 * 60 * 1000));
+}
+
+/** A reservation's estimate: the day's largest task on the counter, at least a twentieth of the limit (and one token). */
+export function reservationEstimate(limit: number, largest: number): number {
+  return Math.max(1, Math.ceil(limit / 20), largest);
+}
+
+/** Every token of a usage: input, output and both cache counts. */
+export function tokensOf(usage: Usage | undefined): number {
+  if (!usage) return 0;
+  return usage.input_tokens + usage.output_tokens + (usage.cache_read_tokens ?? 0) + (usage.cache_write_tokens ?? 0);
+}
+
+export function emptyTotals(): UsageTotals {
+  return { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, tokens: 0, tasks: 0, refused: 0 };
+}
