@@ -136,8 +136,8 @@ describe('task ids are not derived from request ids', () => {
     const two = await startExecutionRuntime({ SYNC_BUDGET_MS: '20' });
     try {
       const requestId = 'guessable-request-id';
-      const a = (await rpc(one, call('execute_task', { text: 'slow #sleep=200' }, requestId))).result.task_id;
-      const b = (await rpc(two, call('execute_task', { text: 'slow #sleep=200' }, requestId))).result.task_id;
+      const a = (await rpc(one, call('execute_task', { text: 'slow #sleep=5000' }, requestId))).result.task_id;
+      const b = (await rpc(two, call('execute_task', { text: 'slow #sleep=5000' }, requestId))).result.task_id;
       expect(a).toMatch(/^task-[0-9a-f]{32}$/);
       expect(b).toMatch(/^task-[0-9a-f]{32}$/);
       expect(a).not.toBe(b);
@@ -149,7 +149,7 @@ describe('task ids are not derived from request ids', () => {
         expect((await rpc(one, call('cancel_task', { task_id: guess }, 'c'))).error.code).toBe(ErrorCode.TaskNotFound);
       }
       // ... while the request id itself still finds the task, and the task id still polls it.
-      expect((await rpc(one, call('execute_task', { text: 'slow #sleep=200' }, requestId))).result).toEqual({ status: 'accepted', task_id: a });
+      expect((await rpc(one, call('execute_task', { text: 'slow #sleep=5000' }, requestId))).result).toEqual({ status: 'accepted', task_id: a });
       expect((await rpc(one, call('get_task_result', { task_id: a }, 'p'))).result.task_id).toBe(a);
     } finally {
       await Promise.all([one.close(), two.close()]);

@@ -158,8 +158,9 @@ describe('buildExecutionAgents', () => {
       // simple-a2a has no streamed form
       [false, 30_000],
     ]);
-    // Streamed reads are opt-in: without STREAM_HOLD_S, none.
-    expect(build([{ name: 'local', protocol: 'execute-task', transport: 'in-process' }]).default.streams).toBe(false);
+    // Streamed reads are on by default (STREAM_HOLD_S 30); STREAM_HOLD_S=0 turns them off.
+    expect(build([{ name: 'local', protocol: 'execute-task', transport: 'in-process' }]).default.streamHoldMs).toBe(30_000);
+    expect(build([{ name: 'local', protocol: 'execute-task', transport: 'in-process' }]).default.streams).toBe(true);
     expect(build([{ name: 'local', protocol: 'execute-task', transport: 'in-process' }], { STREAM_HOLD_S: '0' }).default.streams).toBe(false);
   });
 });
