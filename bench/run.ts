@@ -48,8 +48,8 @@ const FULL: Settings = {
   endToEnd: { eventsPerTransport: 300, warmupEvents: 20, chunk: 25 },
   warmRuns: 50,
   splitter: { samples: 20, budgetMs: 5_000 },
-  // 50 words at 20 words/s (ECHO_STREAM_MS=50): a 2.5 s answer, in real time.
-  liveAnswers: { eventsPerTransport: 10, warmupEvents: 1, words: 50, wordMs: 50 },
+  // 60 words at 20 words/s (ECHO_STREAM_MS=50, and the A2A agent's #delay): a 3 s answer, in real time.
+  liveAnswers: { eventsPerTransport: 8, warmupEvents: 1, handOverEvents: 2, words: 60, wordMs: 50 },
 };
 
 const QUICK: Settings = {
@@ -61,13 +61,11 @@ const QUICK: Settings = {
   endToEnd: { eventsPerTransport: 40, warmupEvents: 5, chunk: 20 },
   warmRuns: 15,
   splitter: { samples: 5, budgetMs: 2_000 },
-  liveAnswers: { eventsPerTransport: 3, warmupEvents: 1, words: 50, wordMs: 50 },
+  liveAnswers: { eventsPerTransport: 2, warmupEvents: 1, handOverEvents: 1, words: 60, wordMs: 50 },
 };
 
 /** A per-poll billed duration closer to AWS than loopback: AgentCore round trip plus an SQS send. */
 const ASSUMED_AWS_POLL_MS = 100;
-/** One Slack Web API round trip from Lambda (part 7: each streamed poll appends to Slack once). */
-const ASSUMED_SLACK_CALL_MS = 100;
 
 function parseArgs(argv: readonly string[]): { quick: boolean; parts: Set<number>; out: string } {
   const quick = argv.includes('--quick');
@@ -133,7 +131,7 @@ async function main(): Promise<number> {
       results.splitter = runReplySplitter({ ...settings.splitter, log });
     });
     await part(7, 'live answers', async () => {
-      results.liveAnswers = await runLiveAnswers({ ...settings.liveAnswers, awsCallMs: ASSUMED_AWS_POLL_MS, slackCallMs: ASSUMED_SLACK_CALL_MS, workDir: join(workDir, 'live-answers'), log });
+      results.liveAnswers = await runLiveAnswers({ ...settings.liveAnswers, workDir: join(workDir, 'live-answers'), log });
     });
   } finally {
     await stopAll();

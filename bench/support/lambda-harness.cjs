@@ -37,7 +37,33 @@ function context() {
   };
 }
 
+/**
+ * The runtime's `awslambda` global, as much of it as a handler that streams its response uses
+ * (middy's `streamifyResponse`: execution-url, a function URL in RESPONSE_STREAM mode). The
+ * streamed response is gathered and handed back as buffered mode answers: { statusCode, headers, body }.
+ */
+const STREAMING = Symbol('streaming');
+globalThis.awslambda = {
+  streamifyResponse: (fn) => Object.assign(fn, { [STREAMING]: true }),
+  HttpResponseStream: {
+    from: (stream, prelude) => Object.assign(stream, { prelude }),
+  },
+};
+
+function callStreaming(handler) {
+  const { Writable } = require('node:stream');
+  const chunks = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      chunks.push(Buffer.from(chunk));
+      done();
+    },
+  });
+  return Promise.resolve(handler(event, stream, context())).then(() => ({ statusCode: 200, ...stream.prelude, body: Buffer.concat(chunks).toString('utf8') }));
+}
+
 function call(handler) {
+  if (handler[STREAMING]) return callStreaming(handler);
   // Bolt's handler takes a callback as well; ours return a promise. Accept either.
   return new Promise((resolve, reject) => {
     const returned = handler(event, context(), (error, value) => (error ? reject(error) : resolve(value)));

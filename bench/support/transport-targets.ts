@@ -10,8 +10,11 @@ export const TRANSPORTS = ['in-process', 'https', 'agentcore'] as const;
 export type TransportName = (typeof TRANSPORTS)[number];
 
 export type TransportTargets = {
-  /** The execution agent that reaches the runtime over `name`, configured from the environment as a deployment is. */
-  agentFor(name: TransportName): ExecutionAgent;
+  /**
+   * The execution agent that reaches the runtime over `name`, configured from the environment as a
+   * deployment is; `env` adds variables (e.g. STREAM_HOLD_S).
+   */
+  agentFor(name: TransportName, env?: Record<string, string>): ExecutionAgent;
   close(): Promise<void>;
 };
 
@@ -31,8 +34,8 @@ export async function serveBehindEveryTransport(runtime: ExecutionRuntime): Prom
     agentcore: { TRANSPORT: 'agentcore', AGENTCORE_RUNTIME_ARN: RUNTIME_ARN },
   };
   return {
-    agentFor(name) {
-      const agent = executionAgentsFrom({ env: { ...process.env, ...transportEnv[name] } }, { inProcess: (body) => runtime.dispatch(body), inProcessStream: (body) => runtime.dispatchStream(body), log: createLogger('transport') }).default;
+    agentFor(name, env = {}) {
+      const agent = executionAgentsFrom({ env: { ...process.env, ...transportEnv[name], ...env } }, { inProcess: (body) => runtime.dispatch(body), inProcessStream: (body) => runtime.dispatchStream(body), log: createLogger('transport') }).default;
       if (agent.transport !== name) throw new Error(`configured ${name}, got ${agent.transport}`);
       return agent;
     },

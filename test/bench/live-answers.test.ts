@@ -1,35 +1,39 @@
 import {
+  a2aQuestionFor,
+  answerGbSeconds,
+  answerInvocations,
   appendLags,
-  breakEvenPollMs,
-  heldAnswerCost,
+  atOnce,
   billed,
+  deployedHolds,
   distribution,
+  FUNCTION_MEMORY_GB,
+  heldAnswerCost,
+  invokerOverheadMs,
+  LIVE_AGENTS,
+  lambdaUsd,
   liveAnswerVerdicts,
   meanBilled,
+  modelCosts,
+  pollOverheadMs,
+  pricedModels,
   questionFor,
-  streamedAnswerCost,
-  streamedPolls,
+  stepGaps,
   summarizeLiveAnswers,
   tally,
   type EventSample,
+  type HeldAnswerInputs,
+  type LiveAgent,
   type LiveAnswersRaw,
-  type StreamCostInputs,
+  type LiveTargetName,
 } from '../../bench/live-answers';
 import { renderResults } from '../../bench/report';
 import { words } from '../../src/execution/executors/echo-executor';
-import { DEFAULT_POLL_SCHEDULE } from '../../src/verification/poll-schedule';
+import { streamedWords } from '../support/a2a-agents';
+import { LAMBDA_MEMORY_MB } from '../../tools/cost-model';
+import { PRICES } from '../../tools/prices';
 
 /** Part 7's arithmetic only: no timing is asserted. */
-
-const inputs = (overrides: Partial<StreamCostInputs> = {}): StreamCostInputs => ({
-  answerMs: 60_000,
-  firstPollQueuedMs: 350,
-  pollDelayMs: 1000,
-  invokerMs: 320.4,
-  pollMs: 10,
-  posterMs: 12.2,
-  ...overrides,
-});
 
 describe('billing', () => {
   it('rounds each invocation up to the millisecond, then averages', () => {
@@ -38,76 +42,153 @@ describe('billing', () => {
     expect(meanBilled([7.01, 8.9, 3])).toBe((8 + 9 + 3) / 3);
     expect(() => meanBilled([])).toThrow(RangeError);
   });
-});
 
-describe('streamedPolls', () => {
-  it('counts the polls until the first one that starts at or after the answer ends (poll k at a + k·D + (k−1)·p)', () => {
-    // Polls start at 1350, 2360, 3370 ms: the third is the first after a 2.5 s answer.
-    expect(streamedPolls({ answerMs: 2500, firstPollQueuedMs: 350, pollDelayMs: 1000, pollMs: 10 })).toBe(3);
-    // An answer that ends exactly as a poll starts is found done by that poll.
-    expect(streamedPolls({ answerMs: 2360, firstPollQueuedMs: 350, pollDelayMs: 1000, pollMs: 10 })).toBe(2);
-    expect(streamedPolls({ answerMs: 2361, firstPollQueuedMs: 350, pollDelayMs: 1000, pollMs: 10 })).toBe(3);
-  });
-
-  it('makes one poll for an answer that ends before the first poll', () => {
-    expect(streamedPolls({ answerMs: 1000, firstPollQueuedMs: 350, pollDelayMs: 1000, pollMs: 10 })).toBe(1);
-    expect(streamedPolls({ answerMs: 1350, firstPollQueuedMs: 350, pollDelayMs: 1000, pollMs: 10 })).toBe(1);
-  });
-
-  it('spaces polls by the delay plus the poll itself, so slower polls are fewer', () => {
-    // 60 s: 1 + ⌈58,650 / 1,010⌉ = 60 polls at 10 ms; 1 + ⌈58,650 / 1,200⌉ = 50 at 200 ms.
-    expect(streamedPolls(inputs())).toBe(60);
-    expect(streamedPolls(inputs({ pollMs: 200 }))).toBe(50);
-  });
-
-  it('refuses a delay that is not positive', () => {
-    expect(() => streamedPolls(inputs({ pollDelayMs: 0 }))).toThrow(RangeError);
-  });
-});
-
-describe('streamedAnswerCost', () => {
-  it('bills the invoker once, every poll, and the poster once, against the answer’s whole duration', () => {
-    // Act
-    const cost = streamedAnswerCost(inputs());
-    // Assess: 321 + 60 × 10 + 13 = 934 ms of 60,000
-    expect(cost).toEqual({
-      answerMs: 60_000,
-      polls: 60,
-      invokerBilledMs: 321,
-      pollsBilledMs: 600,
-      posterBilledMs: 13,
-      billedMs: 934,
-      holdingBilledMs: 60_000,
-      fraction: 934 / 60_000,
-      ratio: 60_000 / 934,
+  it('takes each function’s memory from the cost model’s table of what CDK deploys', () => {
+    expect(FUNCTION_MEMORY_GB).toEqual({
+      ingress: LAMBDA_MEMORY_MB.slackEvents / 1024,
+      tasks: LAMBDA_MEMORY_MB.agentInvoker / 1024,
+      polls: LAMBDA_MEMORY_MB.asyncResult / 1024,
+      replies: LAMBDA_MEMORY_MB.slackPoster / 1024,
     });
   });
 
-  it('misses a tenth when each poll bills a fifth of its interval', () => {
-    // 321 + 50 × 200 + 13 = 10,334 ms: 17 % of the holding function.
-    const cost = streamedAnswerCost(inputs({ pollMs: 200 }));
-    expect(cost.billedMs).toBe(10_334);
-    expect(cost.fraction).toBeGreaterThan(0.1);
+  it('bills each invocation of an answer rounded up, at its function’s memory', () => {
+    const memory = { ingress: 0.5, tasks: 1, polls: 0.25, replies: 0.125 };
+    // 2 ms × 0.5 + 3,001 × 1 + (1,001 + 500) × 0.25 + 8 × 0.125 = 3,378.25 GB-ms
+    expect(answerGbSeconds({ ingressMs: 1.2, invokerMs: [3000.4], pollMs: [1000.1, 500], posterMs: [7.5] }, memory)).toBeCloseTo(3.37825, 9);
+    expect(answerInvocations({ invokerMs: [1], pollMs: [1, 2], posterMs: [1] })).toBe(5);
+  });
+
+  it('prices GB-seconds and requests at tools/prices.ts', () => {
+    expect(lambdaUsd(2, 3)).toBeCloseTo(2 * PRICES.lambdaArmGbSecond.usd + 3 * PRICES.lambdaRequest.usd, 15);
+    expect(lambdaUsd(0, 1_000_000)).toBeCloseTo(0.2, 12);
   });
 });
 
-describe('breakEvenPollMs', () => {
-  it('is the most a poll may bill with the answer within the fraction, and one more misses', () => {
-    // Arrange
-    const { pollMs: _measured, ...base } = inputs();
-    // Act
-    const most = breakEvenPollMs(base);
-    // Assess
-    expect(streamedAnswerCost({ ...base, pollMs: most }).fraction).toBeLessThanOrEqual(0.1);
-    expect(streamedAnswerCost({ ...base, pollMs: most + 1 }).fraction).toBeGreaterThan(0.1);
-    // About D / 9 less what the invoker and poster take.
-    expect(most).toBeGreaterThan(90);
-    expect(most).toBeLessThan(1000 / 9);
+describe('model prices', () => {
+  it('picks the named models from tools/prices.ts, in order, and refuses one it does not price', () => {
+    const models = [
+      { id: 'a', name: 'A', input: { usd: 1, per: 't', source: 's', checked: 'd' }, output: { usd: 2e-6, per: 't', source: 's', checked: 'd' } },
+      { id: 'b', name: 'B', input: { usd: 1, per: 't', source: 's', checked: 'd' }, output: { usd: 1e-5, per: 't', source: 's', checked: 'd' } },
+    ];
+    expect(pricedModels(['b', 'a'], models).map((m) => m.name)).toEqual(['B', 'A']);
+    expect(() => pricedModels(['c'], models)).toThrow(/no price for c/);
+    expect(pricedModels().map((m) => m.name)).toEqual(['Amazon Nova Micro', 'Claude 3.5 Haiku', 'Claude Sonnet 4.5']);
   });
 
-  it('is 0 when the invoker alone is over the fraction', () => {
-    const { pollMs: _measured, ...base } = inputs({ invokerMs: 7000 });
-    expect(breakEvenPollMs(base)).toBe(0);
+  it('prices the answer’s output tokens (characters ÷ 4) and Lambda’s share of them', () => {
+    const [model] = pricedModels(['amazon.nova-micro-v1:0']);
+    // 400 characters: 100 tokens.
+    const [cost] = modelCosts(400, 0.00001, [model!]);
+    expect(cost!.usd).toBeCloseTo(100 * model!.output.usd, 15);
+    expect(cost!.usdPerMillionOutput).toBeCloseTo(0.14, 9);
+    expect(cost!.lambdaShare).toBeCloseTo(0.00001 / (100 * model!.output.usd), 9);
+  });
+});
+
+describe('what Slack showed', () => {
+  it('measures each showing call against the model’s oldest character in it', () => {
+    // The model: 10 characters at 0 ms, 10 more at 100, 10 more at 200.
+    const marks = [
+      { at: 0, chars: 10 },
+      { at: 100, chars: 20 },
+      { at: 200, chars: 30 },
+    ];
+    // Slack: the first 10 shown at 250, the next 20 at 600.
+    expect(appendLags(marks, [{ at: 250, chars: 10 }, { at: 600, chars: 20 }])).toEqual([250, 500]);
+    // Shown in one call: behind by the first character's wait.
+    expect(appendLags(marks, [{ at: 900, chars: 30 }])).toEqual([900]);
+  });
+
+  it('takes the gaps between consecutive showing calls', () => {
+    expect(stepGaps([0, 250, 850, 1500])).toEqual([250, 600, 650]);
+    expect(stepGaps([42])).toEqual([]);
+  });
+});
+
+describe('atOnce', () => {
+  it('counts a delivery that queued the next poll as holding nothing, and its tail as running', () => {
+    const result = atOnce([
+      { kind: 'delivered', id: 'invoker', at: 0 },
+      { kind: 'handed-over', at: 1000 },
+      { kind: 'delivered', id: 'poll-1', at: 1001 },
+      { kind: 'settled', id: 'invoker', at: 1004 },
+      { kind: 'handed-over', at: 2000 },
+      { kind: 'delivered', id: 'poll-2', at: 2000 },
+      { kind: 'settled', id: 'poll-1', at: 2002 },
+      { kind: 'settled', id: 'poll-2', at: 2500 },
+    ]);
+    expect(result).toEqual({ holding: 1, running: 2, overlapMs: 3 + 2 });
+  });
+
+  it('finds two deliveries holding at once when nothing was handed over', () => {
+    const result = atOnce([
+      { kind: 'delivered', id: 'invoker', at: 0 },
+      { kind: 'delivered', id: 'redelivered', at: 500 },
+      { kind: 'settled', id: 'invoker', at: 800 },
+      { kind: 'settled', id: 'redelivered', at: 900 },
+    ]);
+    expect(result).toEqual({ holding: 2, running: 2, overlapMs: 300 });
+  });
+
+  it('is 1 for an answer the invoker held alone', () => {
+    expect(atOnce([{ kind: 'delivered', id: 'invoker', at: 0 }, { kind: 'settled', id: 'invoker', at: 3000 }])).toEqual({ holding: 1, running: 1, overlapMs: 0 });
+  });
+});
+
+describe('the held-stream model', () => {
+  it('bounds each hold by its function’s Lambda timeout less the margin', () => {
+    // agent-invoker 60 s, async-result 30 s, less 10 s each.
+    expect(deployedHolds(30)).toEqual({ invokerMs: 30_000, pollMs: 20_000 });
+    expect(deployedHolds(10)).toEqual({ invokerMs: 10_000, pollMs: 10_000 });
+    expect(deployedHolds(100)).toEqual({ invokerMs: 50_000, pollMs: 20_000 });
+    expect(deployedHolds(30, { slackEvents: 10, agentInvoker: 15, asyncResult: 10, slackPoster: 60 })).toEqual({ invokerMs: 5_000, pollMs: 0 });
+  });
+
+  const inputs = (overrides: Partial<HeldAnswerInputs> = {}): HeldAnswerInputs => ({
+    answerMs: 60_000,
+    holds: { invokerMs: 30_000, pollMs: 20_000 },
+    pollsHold: true,
+    pollDelayMs: 2000,
+    invokerOverheadMs: 300.4,
+    pollMs: 20,
+    posterMs: 7,
+    ingressMs: 2,
+    ...overrides,
+  });
+  const memory = { ingress: 0.5, tasks: 1, polls: 0.25, replies: 0.25 };
+
+  it('holds 30 s in the invoker, then 20 s and the last 10 s in async-result, one at a time', () => {
+    const cost = heldAnswerCost(inputs(), memory);
+    expect(cost).toMatchObject({ polls: 2, invokerBilledMs: 30_301, pollsBilledMs: 20_020 + 10_020, posterBilledMs: 7, ingressBilledMs: 2, invocations: 5 });
+    expect(cost.gbSeconds).toBeCloseTo((30_301 + 30_040 * 0.25 + 7 * 0.25 + 2 * 0.5) / 1000, 9);
+    expect(cost.lambdaUsd).toBeCloseTo(lambdaUsd(cost.gbSeconds, 5), 15);
+  });
+
+  it('makes no poll for an answer within the invoker’s hold, and no half-empty one when holds divide the rest', () => {
+    expect(heldAnswerCost(inputs({ answerMs: 3000 }), memory)).toMatchObject({ polls: 0, invokerBilledMs: 3301, pollsBilledMs: 0 });
+    expect(heldAnswerCost(inputs({ answerMs: 70_000 }), memory)).toMatchObject({ polls: 2, pollsBilledMs: 2 * 20_020 });
+  });
+
+  it('follows the rest with plain polls, delay + poll apart, when polls are not held', () => {
+    // 1 + ⌈30,000 / 2,010⌉ = 16 polls of 10 ms.
+    const cost = heldAnswerCost(inputs({ pollsHold: false, pollMs: 10 }), memory);
+    expect(cost).toMatchObject({ polls: 16, pollsBilledMs: 160, invocations: 19 });
+    expect(() => heldAnswerCost(inputs({ pollsHold: false, pollDelayMs: 0 }), memory)).toThrow(RangeError);
+    expect(() => heldAnswerCost(inputs({ holds: { invokerMs: 30_000, pollMs: 0 } }), memory)).toThrow(RangeError);
+  });
+
+  it('takes the invoker’s overhead as its billed ms beyond the answer it held (median)', () => {
+    expect(invokerOverheadMs([{ invokerMs: [3200.5], streamMs: 2900 }])).toBe(301);
+    expect(invokerOverheadMs([{ invokerMs: [3000], streamMs: 2900 }, { invokerMs: [3300], streamMs: 2900 }, { invokerMs: [3250], streamMs: 2900 }])).toBe(350);
+    expect(() => invokerOverheadMs([])).toThrow(RangeError);
+  });
+
+  it('takes a poll’s overhead as the polls’ billed ms beyond the answer after the invoker, per poll, never below 0', () => {
+    // 1,011 + 1,005 + 301 = 2,317 billed against 2,900 − 950 = 1,950 ms of answer: 367 / 3.
+    expect(pollOverheadMs([{ pollMs: [1010.2, 1005, 300.1], streamMs: 2900, invokerEndMs: 950 }, { pollMs: [], streamMs: 2900, invokerEndMs: 3000 }])).toBeCloseTo(367 / 3, 9);
+    expect(pollOverheadMs([{ pollMs: [100], streamMs: 2900, invokerEndMs: 950 }])).toBe(0);
+    expect(() => pollOverheadMs([{ pollMs: [], streamMs: 2900, invokerEndMs: 3000 }])).toThrow(RangeError);
   });
 });
 
@@ -122,127 +203,121 @@ describe('distribution and tally', () => {
   });
 });
 
-describe('questionFor', () => {
+describe('the questions', () => {
   it('makes the echoed answer exactly the asked number of words, unique per event', () => {
-    expect(words(`echo: ${questionFor(7, 50)}`)).toHaveLength(50);
-    expect(questionFor(1, 50)).not.toBe(questionFor(2, 50));
+    expect(words(`echo: ${questionFor(7, 60)}`)).toHaveLength(60);
+    expect(questionFor(1, 60)).not.toBe(questionFor(2, 60));
+  });
+
+  it('asks the A2A agent for the same number of words at the same pace', () => {
+    expect(a2aQuestionFor(3, 60, 50)).toBe('question-3 #stream #words=60 #delay=50');
+    expect(streamedWords(60)).toHaveLength(60);
   });
 });
 
 const sample = (overrides: Partial<EventSample> = {}): EventSample => ({
   signMs: 20,
-  signMethod: 'assistant.threads.setStatus',
-  firstTextMs: 310,
+  signMethod: 'agents.sessions.setStatus',
+  firstTextMs: 250,
   firstTextMethod: 'chat.startStream',
   firstWordMs: 30,
-  streamMs: 2500,
-  firstPollQueuedMs: 330,
-  doneMs: 3500,
-  invokerMs: [320.2],
-  pollMs: [9.1, 10, 11.5],
-  posterMs: [12.5],
-  appends: 2,
+  streamMs: 2900,
+  doneMs: 3000,
+  finalLagMs: 70,
+  appendLagsMs: [250, 600, 650],
+  stepGapsMs: [600, 600, 300],
+  invokerEndMs: 2950,
+  ingressMs: 1.5,
+  invokerMs: [3200.4],
+  pollMs: [],
+  posterMs: [6.5],
+  holdingAtOnce: 1,
+  runningAtOnce: 1,
+  overlapMs: 0,
+  appends: 4,
+  answerChars: 400,
   ...overrides,
 });
 
-const raw = (): LiveAnswersRaw => ({
-  options: { eventsPerTransport: 3, warmupEvents: 1, words: 50, wordMs: 50 },
-  pollDelaySeconds: 1,
-  streamFirstTextMs: 300,
-  samples: { 'in-process': [sample(), sample(), sample()], https: [sample(), sample(), sample()], agentcore: [sample(), sample(), sample()] },
+/** A hand-over answer: the invoker held 1 s, then three polls held the rest. */
+const handOverSample = (overrides: Partial<EventSample> = {}) => sample({ invokerMs: [1000.2], invokerEndMs: 950, pollMs: [1010.2, 1005, 300.1], holdingAtOnce: 1, runningAtOnce: 2, overlapMs: 2, ...overrides });
+
+const raw = (held: Partial<Record<LiveAgent, EventSample[]>> = {}, handOver: Partial<Record<LiveAgent, EventSample[]>> = {}): LiveAnswersRaw => ({
+  options: { eventsPerTransport: 3, warmupEvents: 1, handOverEvents: 1, words: 60, wordMs: 50 },
+  pollDelaySeconds: 2,
+  samples: {
+    held: Object.fromEntries(LIVE_AGENTS.map((a) => [a, held[a] ?? [sample(), sample(), sample()]])) as Record<LiveAgent, EventSample[]>,
+    // The A2A agent's polls are plain reads: a few ms each.
+    'hand-over': Object.fromEntries(LIVE_AGENTS.map((a) => [a, handOver[a] ?? [a === 'a2a' ? handOverSample({ pollMs: [5.2, 6, 7] }) : handOverSample()]])) as Record<LiveAgent, EventSample[]>,
+  },
 });
 
-const defaults = { syncBudgetMs: 5000, schedule: DEFAULT_POLL_SCHEDULE };
-const assumptions = { awsCallMs: 100, slackCallMs: 100 };
-
 describe('summarizeLiveAnswers', () => {
-  it('feeds the model with mean billed ms: invoker and poster per answer, async-result per poll', () => {
-    // Act
-    const result = summarizeLiveAnswers(raw(), assumptions, defaults);
-    // Assess
-    const t = result.transports.https;
-    expect(t.invoker.mean).toBe(321);
-    expect(t.poll.mean).toBe((10 + 10 + 12) / 3);
-    expect(t.poster.mean).toBe(13);
-    expect(t.polls).toEqual({ median: 3, min: 3, max: 3, n: 3 });
-    // The model agrees with the measured count for the measured answers.
-    expect(t.predictedPolls).toBe(3);
-    expect(t.cost).toEqual(streamedAnswerCost({ answerMs: 60_000, firstPollQueuedMs: 330, pollDelayMs: 1000, invokerMs: 321, pollMs: 32 / 3, posterMs: 13 }));
-    expect(t.sign.methods).toEqual({ 'assistant.threads.setStatus': 3 });
+  it('gathers each agent’s figures at the defaults', () => {
+    const t = summarizeLiveAnswers(raw()).agents.held.https;
+    expect(t.behind).toEqual(distribution([250, 600, 650, 250, 600, 650, 250, 600, 650]));
+    expect(t.step.p95).toBe(600);
+    expect(t.final.p50).toBe(70);
+    expect(t.billedMs.invoker.median).toBe(3201);
+    expect(t.gbSeconds.median).toBeCloseTo(answerGbSeconds(sample()), 12);
+    expect(t.invocations.median).toBe(3);
+    expect(t.model).toEqual(modelCosts(400, lambdaUsd(answerGbSeconds(sample()), 3)));
+    expect(t.sign.methods).toEqual({ 'agents.sessions.setStatus': 3 });
   });
 
-  it('prices the stated AWS figures: a poll is an AWS call plus a Slack call; the invoker and poster add theirs to what was measured', () => {
-    const { assumed } = summarizeLiveAnswers(raw(), assumptions, defaults);
-    expect(assumed.pollMs).toBe(200);
-    expect(assumed.invokerMs).toBe(321 + 100 + 300);
-    expect(assumed.posterMs).toBe(13 + 100 + 200);
-    expect(assumed.cost.polls).toBe(50);
-    expect(assumed.cost.billedMs).toBe(721 + 50 * 200 + 313);
-  });
-
-  it('recomputes part 5’s 10-minute task on the unchanged schedule with the larger per-poll and invoker figures', () => {
-    const { part5 } = summarizeLiveAnswers(raw(), assumptions, defaults);
-    expect(part5.timeline.slice(0, 5)).toEqual([2, 6, 14, 30, 62]);
-    expect(part5.pollMs).toBe(11);
-    expect(part5.invokerMs).toBe(321);
-    // 14 polls after acceptance, as part 5 counts them.
-    expect(part5.tenMinutes.asyncResult.polls).toBe(14);
-    expect(part5.tenMinutes.asyncResult.billedMs).toBe(5000 + 321 + 14 * 11);
+  it('models a 60-second answer from the deployment’s holds and this run’s overheads, held polls or plain ones as measured', () => {
+    const { sixty, holds } = summarizeLiveAnswers(raw());
+    expect(holds).toEqual({ invokerMs: 30_000, pollMs: 20_000 });
+    const https = sixty.https;
+    expect(https.inputs).toMatchObject({ answerMs: 60_000, pollsHold: true, invokerOverheadMs: 3201 - 2900, pollMs: (1011 + 1005 + 301 - 1950) / 3, posterMs: 7, ingressMs: 2 });
+    expect(https.cost.polls).toBe(2);
+    // 400 characters in 2.9 s, for 60 s: 400 / 2,900 × 60,000 characters.
+    expect(https.model[0]!.usd).toBeCloseTo(((400 / 2900) * 60_000 * pricedModels()[0]!.output.usd) / 4, 12);
+    const a2a = sixty.a2a;
+    expect(a2a.inputs).toMatchObject({ pollsHold: false, pollMs: (6 + 6 + 7) / 3, pollDelayMs: 2000 });
+    expect(a2a.cost.polls).toBe(1 + Math.ceil(30_000 / (2000 + 19 / 3)));
   });
 });
 
 describe('liveAnswerVerdicts', () => {
-  const verdict = (result: ReturnType<typeof summarizeLiveAnswers>, transport: string, target: string) => liveAnswerVerdicts(result).find((v) => v.transport === transport && v.target === target)!.pass;
+  const verdict = (r: LiveAnswersRaw, agent: LiveAgent, target: LiveTargetName) => liveAnswerVerdicts(summarizeLiveAnswers(r)).find((v) => v.agent === agent && v.target === target)!.pass;
+  /** Three agentcore answers: two of them `at`, so p50 and p95 both land on it; `spare` the third. */
+  const agentcore = (at: Partial<EventSample>, spare: Partial<EventSample> = {}) => raw({ agentcore: [sample(at), sample(at), sample(spare)] });
 
-  it('passes at exactly the targets, and misses just past them (p50)', () => {
-    // Arrange: two of three agentcore events at (then just past) the limits, so the p50 is there.
-    const withAgentcore = (agentcore: EventSample[]) => summarizeLiveAnswers({ ...raw(), samples: { ...raw().samples, agentcore } }, assumptions, defaults);
-    const atLimit = withAgentcore([sample({ signMs: 1000, firstTextMs: 1000 }), sample({ signMs: 1000, firstTextMs: 1000 }), sample()]);
-    const past = withAgentcore([sample({ signMs: 1000.5, firstTextMs: 1000.5 }), sample({ signMs: 1000.5, firstTextMs: 1000.5 }), sample()]);
-    // Assess
-    expect(verdict(atLimit, 'agentcore', 'sign')).toBe(true);
-    expect(verdict(atLimit, 'agentcore', 'first-text')).toBe(true);
-    expect(verdict(past, 'agentcore', 'sign')).toBe(false);
-    expect(verdict(past, 'agentcore', 'first-text')).toBe(false);
-    expect(verdict(past, 'https', 'sign')).toBe(true);
+  it('passes the first text at + 0.5 s (p50) and + 1 s (p95), and misses just past either', () => {
+    expect(verdict(agentcore({ firstTextMs: 500 }, { firstTextMs: 1000 }), 'agentcore', 'first-text')).toBe(true);
+    expect(verdict(agentcore({ firstTextMs: 500.5 }, { firstTextMs: 100 }), 'agentcore', 'first-text')).toBe(false);
+    expect(verdict(agentcore({ firstTextMs: 100 }, { firstTextMs: 1000.5 }), 'agentcore', 'first-text')).toBe(false);
+    expect(verdict(agentcore({ firstTextMs: 100 }, { firstTextMs: 1000.5 }), 'https', 'first-text')).toBe(true);
   });
 
-  it('judges the cost per transport, and with the stated AWS figures', () => {
-    const result = summarizeLiveAnswers(raw(), assumptions, defaults);
-    expect(verdict(result, 'in-process', 'cost')).toBe(true);
-    // 11,034 of 60,000 ms with 200 ms polls.
-    expect(verdict(result, 'aws (assumed)', 'cost')).toBe(false);
-    expect(liveAnswerVerdicts(result)).toHaveLength(3 * 3 + 1);
+  it('judges the lag behind the model, the final answer and the steps at 1 s (p95)', () => {
+    expect(verdict(agentcore({ appendLagsMs: [1000] }), 'agentcore', 'behind')).toBe(true);
+    expect(verdict(agentcore({}, { appendLagsMs: [1000.5] }), 'agentcore', 'behind')).toBe(false);
+    expect(verdict(agentcore({ finalLagMs: 1000 }), 'agentcore', 'final')).toBe(true);
+    expect(verdict(agentcore({}, { finalLagMs: 1000.5 }), 'agentcore', 'final')).toBe(false);
+    expect(verdict(agentcore({ stepGapsMs: [1000, 200] }), 'agentcore', 'step')).toBe(true);
+    expect(verdict(agentcore({}, { stepGapsMs: [200, 1000.5] }), 'agentcore', 'step')).toBe(false);
+    expect(verdict(agentcore({ signMs: 1000 }), 'agentcore', 'sign')).toBe(true);
+    expect(verdict(agentcore({ signMs: 1000.5 }), 'agentcore', 'sign')).toBe(false);
+  });
+
+  it('misses one function at a time when two deliveries held one answer, at the defaults or across holds', () => {
+    expect(verdict(raw(), 'a2a', 'one-at-a-time')).toBe(true);
+    expect(verdict(raw({}, { a2a: [handOverSample({ holdingAtOnce: 2 })] }), 'a2a', 'one-at-a-time')).toBe(false);
+    expect(verdict(raw({ https: [sample(), sample({ holdingAtOnce: 2 })] }), 'https', 'one-at-a-time')).toBe(false);
+    expect(liveAnswerVerdicts(summarizeLiveAnswers(raw()))).toHaveLength(6 * LIVE_AGENTS.length);
   });
 });
 
 describe('report', () => {
-  it('renders part 7 with its targets', () => {
-    const markdown = renderResults({ quick: false, startedAt: new Date(0), durationSeconds: 60, loadAverageAtStart: [0, 0, 0], failures: [], liveAnswers: summarizeLiveAnswers(raw(), assumptions, defaults) });
+  it('renders part 7 with one row per target, each agent in it', () => {
+    const markdown = renderResults({ quick: false, startedAt: new Date(0), durationSeconds: 60, loadAverageAtStart: [1, 2, 3], failures: [], liveAnswers: summarizeLiveAnswers(raw({ https: [sample({ finalLagMs: 1500 })] })) });
     expect(markdown).toContain('## 7. Live answers');
-    expect(markdown.match(/^\| 7 \|/gm)).toHaveLength(10);
-    expect(markdown).toContain('still ≥ 100×');
-  });
-});
-
-describe('held streams', () => {
-  it('measures each showing call against the model’s oldest character in it', () => {
-    // The model: 10 characters at 0 ms, 10 more at 100, 10 more at 200.
-    const marks = [
-      { at: 0, chars: 10 },
-      { at: 100, chars: 20 },
-      { at: 200, chars: 30 },
-    ];
-    // Slack: the first 10 shown at 250, the next 20 at 600.
-    expect(appendLags(marks, [{ at: 250, chars: 10 }, { at: 600, chars: 20 }])).toEqual([250, 500]);
-  });
-
-  it('prices an answer’s GB-seconds next to its output tokens at each price', () => {
-    // 15 GB-s (512 MB for 30 s) against 6,000 characters (1,500 tokens).
-    const cost = heldAnswerCost(15, 6_000);
-    expect(cost.lambdaUsd).toBeCloseTo(0.00025, 6);
-    expect(cost.model.map((m) => m.pricePerMillion)).toEqual([15, 4, 0.24]);
-    expect(cost.model[0]!.usd).toBeCloseTo(0.0225, 6);
-    expect(cost.model[0]!.lambdaShare).toBeCloseTo(0.0111, 3);
+    const rows = markdown.match(/^\| 7 \|.*$/gm)!;
+    expect(rows).toHaveLength(8);
+    for (const row of rows) for (const label of ['in-process', 'https', 'agentcore', 'A2A (https)']) expect(row).toContain(label);
+    expect(rows.find((row) => row.includes('final answer complete'))).toMatch(/https \+1,500 \/ \+1,500 ms \(MISS\).*\*\*MISS\*\*/);
+    expect(markdown).toContain('1.00 / 2.00 / 3.00');
   });
 });
