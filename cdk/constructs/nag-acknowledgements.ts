@@ -73,5 +73,5 @@ export const STANDARD_ACKNOWLEDGEMENTS: Readonly<Partial<Record<ControlTowerRule
   'ct-cloudwatch-pr-3': 'Log groups use CloudWatch Logs\' own encryption; governance=strict encrypts them with a customer-managed KMS key.',
   'ct-apigateway-pr-1': 'Execution logging needs the account-wide API Gateway CloudWatch role, a singleton the default deployment does not own; the stage has access logs and metrics. governance=strict sets the role and turns logging on.',
   'ct-apigateway-pr-2': 'X-Ray tracing is billed per trace and the functions are not traced either; governance=strict turns it on.',
-  'ct-lambda-pr-3': 'Functions outside a VPC need no NAT gateway or interface endpoints (~US$100 a month); governance=strict puts them in VPCs.',
+  'ct-lambda-pr-3': 'Functions outside a VPC need no NAT gateway or interface endpoints (about US$110–140 a month, docs/deploy.md); governance=strict puts them in VPCs.',
 };
