@@ -110,7 +110,10 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
     // Never wait past the deadline: the last poll lands on it. While text flows, look again soon;
     // when it stops, back off from there.
     const quietSeconds = pollDelaySeconds(options.schedule, streaming ? quietPolls : attempt);
-    const nextDelay = held ? delayAfterHold(held, holdMs, { flowingSeconds: options.live?.pollDelaySeconds ?? quietSeconds, quietSeconds }) : grew && options.live ? options.live.pollDelaySeconds : quietSeconds;
+    // Text this look counts whether the hold or the plain poll before it brought it: an agent that
+    // cannot stream a poll (an A2A agent has no streamed poll) answers the hold at once, textless.
+    const heldNow = held && { ...held, texted: held.texted || partial.length > 0 };
+    const nextDelay = heldNow ? delayAfterHold(heldNow, holdMs, { flowingSeconds: options.live?.pollDelaySeconds ?? quietSeconds, quietSeconds }) : grew && options.live ? options.live.pollDelaySeconds : quietSeconds;
     const delaySeconds = Math.min(nextDelay, Math.ceil((deadlineMs - elapsed) / 1000));
     const next: PollMessage = {
       ...message,

@@ -10,6 +10,7 @@ import { createLogger } from '../../src/observability/logger';
 import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { createProtocol } from '../../src/protocols/factory';
 import type { PendingHandle } from '../../src/protocols/outcome';
+import type { ExecutionProtocol } from '../../src/protocols/protocol';
 import { MemoryQueue } from '../../src/queue/memory-queue';
 import type { Delivery, DeliveryHandler } from '../../src/queue/queue';
 import { InProcessTransport } from '../../src/transport/in-process';
@@ -49,7 +50,7 @@ export const MAX_RECEIVE_COUNT = 3;
 export const SCHEDULE: PollSchedule = { ...DEFAULT_POLL_SCHEDULE, firstDelaySeconds: 2, factor: 3, maxDelaySeconds: 30, deadlineSeconds: 600 };
 export const STREAM_POLL_DELAY_S = 1;
 
-export function followUpParts(setup: { executor?: Executor; transport?: (runtime: ExecutionRuntime) => Transport; live?: boolean; runtimeEnv?: Record<string, string>; /** The agent's hold of streamed reads (STREAM_HOLD_S), ms; the default's otherwise. */ streamHoldMs?: number } = {}): FollowUpParts {
+export function followUpParts(setup: { executor?: Executor; transport?: (runtime: ExecutionRuntime) => Transport; live?: boolean; runtimeEnv?: Record<string, string>; /** The agent's hold of streamed reads (STREAM_HOLD_S), ms; the default's otherwise. */ streamHoldMs?: number; /** The agent's protocol; execute-task otherwise. */ protocol?: ExecutionProtocol } = {}): FollowUpParts {
   const clock = manualClock();
   const log = createLogger('test');
   const runtime = createExecutionRuntime({
@@ -59,7 +60,7 @@ export function followUpParts(setup: { executor?: Executor; transport?: (runtime
     log,
   });
   const transport = setup.transport?.(runtime) ?? new InProcessTransport(runtime.dispatch);
-  const agent = new ExecutionAgent('default', createProtocol('execute-task'), transport, setup.streamHoldMs === undefined ? {} : { streamHoldMs: setup.streamHoldMs });
+  const agent = new ExecutionAgent('default', setup.protocol ?? createProtocol('execute-task'), transport, setup.streamHoldMs === undefined ? {} : { streamHoldMs: setup.streamHoldMs });
   const polls = new MemoryQueue<PollMessage>({ name: 'polls', clock });
   const replies = new MemoryQueue<ReplyMessage>({ name: 'replies', clock });
   const delays: number[] = [];

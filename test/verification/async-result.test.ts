@@ -172,6 +172,33 @@ describe('createAsyncResult', () => {
     expect(next!.message).toMatchObject({ attempt: 1, streamed: 'first second '.length, since_text: 0, handle: { cursor: String('first second '.length) } });
   });
 
+  it('looks again after the streaming delay when its poll showed text, though the hold after it had none (an agent with no streamed poll)', async () => {
+    // Prepare: an agent that streams a start but not a poll (as an A2A agent): the hold after a
+    // poll that brought text is a plain poll, answered at once without new text.
+    const executeTask = createProtocol('execute-task');
+    const noStreamedPoll = Object.assign(Object.create(executeTask) as typeof executeTask, { streamPoll: undefined });
+    const executor = scriptedExecutor('first ');
+    const parts = followUpParts({ executor, live: true, streamHoldMs: 30_000, protocol: noStreamedPoll, transport: (runtime) => new InProcessTransport(runtime.dispatch, runtime.dispatchStream) });
+    const started = await parts.agent.start({ text: 'stream it', stream: true }, { requestId: crypto.randomUUID() });
+    if (started.kind !== 'pending' || started.partial !== 'first ') throw new Error(`expected the first words, got ${JSON.stringify(started)}`);
+    // The last look found no text: this poll is a plain one, which finds the next words.
+    const quietLastTime = pollMessage(started.handle, { accepted_at: parts.clock.now(), attempt: 3, streamed: 6, since_text: 1 });
+    await parts.options.live!.reply.show(liveTargetOf(quietLastTime), 0, 'first ');
+    executor.say('second ');
+    await eventually(async () => {
+      const outcome = await parts.agent.poll(started.handle, { requestId: 'look' });
+      return outcome.kind === 'pending' && outcome.partial ? outcome : undefined;
+    });
+
+    // Act
+    await createAsyncResult(parts.options)(delivery(quietLastTime), { deadline: parts.clock.now() + 11_500 });
+
+    // Assess: text came in this look, so the next look is soon, not the quiet backoff.
+    const [next] = parts.sentPolls();
+    expect(next!.message).toMatchObject({ attempt: 4, streamed: 'first second '.length, since_text: 0 });
+    expect(next!.delaySeconds).toBe(STREAM_POLL_DELAY_S);
+  });
+
   it('holds the stream from the cursor while text flows, queues the next poll only when the hold ends, and the poll after it settles the answer', async () => {
     // Prepare: live answers on, streamed answers read in this process; the task streamed its first
     // words, shown already (streamed: 6, text flowing). Each poll has 11.5 s left: a 1.5 s hold.
