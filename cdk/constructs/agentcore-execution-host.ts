@@ -1,5 +1,6 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import { CfnResourcePolicy, ProtocolType, Runtime, RuntimeNetworkConfiguration } from 'aws-cdk-lib/aws-bedrockagentcore';
+import { MathExpression } from 'aws-cdk-lib/aws-cloudwatch';
 import { AccountPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { A2A_VERSION_HEADER } from '../../src/protocols/a2a-dialects';
@@ -22,6 +23,27 @@ export const DEFAULT_ENDPOINT = 'DEFAULT';
 /** The ARN of a runtime endpoint: IAM checks it as well as the runtime's on every invocation. */
 export function runtimeEndpointArn(runtimeArn: string, endpointName: string = DEFAULT_ENDPOINT): string {
   return `${runtimeArn}/runtime-endpoint/${endpointName}`;
+}
+
+/** AgentCore's live-session count (AWS/Bedrock-AgentCore): the dashboard shows it, an alarm watches it near the quota. */
+export const ACTIVE_SESSIONS_METRIC = 'ActiveSessionCount';
+
+/**
+ * The account's live AgentCore sessions in the Region, as one series: AgentCore reports
+ * `ActiveSessionCount` for the account, so a Metrics Insights query reads it whatever dimensions
+ * it carries (the runtime's own metric() would pin this runtime's).
+ */
+export function activeSessions(): MathExpression {
+  return new MathExpression({ expression: `SELECT MAX(${ACTIVE_SESSIONS_METRIC}) FROM "AWS/Bedrock-AgentCore"`, usingMetrics: {}, period: Duration.minutes(1), label: 'AgentCore active sessions' });
+}
+
+/**
+ * The default quota of active session workloads per account (docs/operations.md, "AgentCore
+ * sessions"): 5,000 in us-east-1 and us-west-2, 2,500 elsewhere — and where the Region is not known
+ * at synthesis, the lower one, so the alarm comes early rather than late.
+ */
+export function activeSessionQuota(region: string): number {
+  return ['us-east-1', 'us-west-2'].includes(region) ? 5_000 : 2_500;
 }
 
 export interface AgentCoreExecutionHostProps {
@@ -82,6 +104,15 @@ export class AgentCoreExecutionHost extends Construct {
     // S3 read grant (that one object) exist while the construct tree is built, like every other grant.
     artifact.bind(this.runtime, this.runtime);
     props.alarms.alarm(this, 'SystemErrorsAlarm', this.runtime.metricSystemErrors({ period: Duration.minutes(5), statistic: 'Sum' }), 'AgentCore runtime: system errors');
+    // Before new conversations are refused (ServiceQuotaExceededException): 80 % of the Region's active-session quota.
+    const quota = activeSessionQuota(Stack.of(this).region);
+    props.alarms.alarm(
+      this,
+      'ActiveSessionsAlarm',
+      activeSessions(),
+      `AgentCore runtime: ${ACTIVE_SESSIONS_METRIC} at 80 % of the ${quota} active sessions the account may have in the Region (raise the quota in Service Quotas, or shorten the idle timeout / set AGENTCORE_STOP_SESSION)`,
+      Math.floor(quota * 0.8),
+    );
   }
 
   get runtimeArn(): string {

@@ -36,6 +36,8 @@ export interface ExecutionAccessProps {
 export class ExecutionAccess extends Construct {
   public readonly environment: Record<string, string>;
   private readonly grantTo: (grantee: IGrantable) => void;
+  /** The runtime and endpoint ARNs, for agentcore: what StopRuntimeSession is granted on. */
+  private readonly runtimeArns?: string[];
 
   constructor(scope: Construct, id: string, props: ExecutionAccessProps) {
     super(scope, id);
@@ -48,6 +50,7 @@ export class ExecutionAccess extends Construct {
       const { runtimeArn, qualifier } = this.runtimeOf(target, props.linked);
       this.environment = { ...transportEnvironment('agentcore', { runtimeArn, qualifier }), ...protocol };
       const resourceArns = [runtimeArn, runtimeEndpointArn(runtimeArn, qualifier ?? DEFAULT_ENDPOINT)];
+      this.runtimeArns = resourceArns;
       this.grantTo = (grantee) => Grant.addToPrincipal({ grantee, actions: ['bedrock-agentcore:InvokeAgentRuntime'], resourceArns });
       return;
     }
@@ -83,6 +86,11 @@ export class ExecutionAccess extends Construct {
   /** Lets a caller (agent-invoker, async-result) make exactly the call the environment describes. */
   grantCall(grantee: IGrantable): void {
     this.grantTo(grantee);
+  }
+
+  /** AGENTCORE_STOP_SESSION other than never: a caller may end a conversation's session (StopRuntimeSession) on the same runtime. Nothing for https. */
+  grantStopSessions(grantee: IGrantable): void {
+    if (this.runtimeArns) Grant.addToPrincipal({ grantee, actions: ['bedrock-agentcore:StopRuntimeSession'], resourceArns: this.runtimeArns });
   }
 
   private runtimeOf(target: ExecutionTarget, linked: LinkedExecution | undefined): { runtimeArn: string; qualifier?: string } {

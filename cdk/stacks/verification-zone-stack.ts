@@ -264,8 +264,11 @@ export class VerificationZoneStack extends Stack {
     // Claims, counters, markers, answered threads, records: written and read, never deleted (TTL removes them).
     this.stateTable.grantItems(this.slackEvents.role, 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem');
 
+    // Only when AGENTCORE_STOP_SESSION ends sessions (the default, never, leaves it to the idle timeout).
+    const stopsSessions = (props.extraEnvironment?.AGENTCORE_STOP_SESSION ?? 'never') !== 'never';
     for (const caller of [this.invoker, this.poller]) {
       this.execution.grantCall(caller.role);
+      if (stopsSessions) this.execution.grantStopSessions(caller.role);
       this.polls.queue.grantSendMessages(caller.role);
       this.replies.queue.grantSendMessages(caller.role);
     }

@@ -69,6 +69,9 @@ export type EmulatedSessions = {
   clock?: Clock;
 };
 
+/** A StopRuntimeSession call: `ended` when it ended a live session (else AgentCore answers ResourceNotFoundException). */
+export type EmulatedStop = { runtimeArn: string; qualifier?: string; sessionId?: string; ended: boolean };
+
 /** A live session: `inFlight` requests running in it now, at most `peakInFlight` at once so far. */
 export type EmulatedSession = { runtimeArn: string; sessionId: string; startedAt: number; lastRequestAt: number; requests: number; inFlight: number; peakInFlight: number };
 
@@ -103,10 +106,13 @@ export type AgentCoreEmulator = {
   liveSessions(): EmulatedSession[];
   /** Sessions opened so far: each one a cold start. */
   readonly coldStarts: number;
+  /** Every StopRuntimeSession that reached the emulator, signed correctly: the session it named, and whether it was live. */
+  stops: EmulatedStop[];
   close(): Promise<void>;
 };
 
 const INVOCATIONS_PATH = /^\/runtimes\/([^/]+)\/invocations$/;
+const STOP_PATH = /^\/runtimes\/([^/]+)\/stopruntimesession$/;
 const SESSION_HEADER = 'x-amzn-bedrock-agentcore-runtime-session-id';
 const REQUEST_ID_HEADER = 'x-amzn-bedrock-agentcore-runtime-request-id';
 const SESSION_MIN = 33;
@@ -133,8 +139,33 @@ export async function startAgentCoreEmulator(options: AgentCoreEmulatorOptions):
     for (const [key, session] of sessions) if (session.inFlight === 0 && clock.now() - session.lastRequestAt >= idleMs) sessions.delete(key);
   };
 
+  const stops: EmulatedStop[] = [];
+
+  /** StopRuntimeSession: ends the session at once (a request running in it ends with it), as AgentCore does. */
+  async function stopSession(req: IncomingMessage, res: ServerResponse, url: URL, runtimeArn: string): Promise<void> {
+    if (req.method !== 'POST') return sendError(res, 405, 'UnknownOperationException', `${req.method} is not supported`);
+    const authorization = header(req, 'authorization');
+    if (!authorization?.startsWith('AWS4-HMAC-SHA256 ')) return sendError(res, 403, 'AccessDeniedException', 'Missing or malformed SigV4 Authorization header');
+    const payload = (await readPayload(req, 1_000_000)) ?? Buffer.alloc(0);
+    if (options.credentials) {
+      const problem = await signatureProblem(req, url, payload, authorization, options.credentials);
+      if (problem) return sendError(res, 403, problem.type, problem.message);
+    }
+    const qualifier = url.searchParams.get('qualifier') ?? undefined;
+    const sessionId = header(req, SESSION_HEADER);
+    if (!runtimeOf(runtimeArn)) return sendError(res, 404, 'ResourceNotFoundException', `No agent runtime found for ${runtimeArn}`);
+    expire();
+    const key = `${runtimeArn}\n${qualifier ?? ''}\n${sessionId ?? ''}`;
+    const ended = sessions.delete(key);
+    stops.push({ runtimeArn, ...(qualifier ? { qualifier } : {}), ...(sessionId ? { sessionId } : {}), ended });
+    if (!ended) return sendError(res, 404, 'ResourceNotFoundException', `No active session ${sessionId ?? ''} for ${runtimeArn}`);
+    res.writeHead(200, { 'content-type': 'application/json', ...(sessionId ? { [SESSION_HEADER]: sessionId } : {}), 'x-amzn-requestid': randomUUID() }).end('{}');
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator');
+    const stop = STOP_PATH.exec(url.pathname);
+    if (stop) return stopSession(req, res, url, decodeURIComponent(stop[1] ?? ''));
     const match = INVOCATIONS_PATH.exec(url.pathname);
     if (!match) return sendError(res, 404, 'UnknownOperationException', `no operation at ${url.pathname}`);
     if (req.method !== 'POST') return sendError(res, 405, 'UnknownOperationException', `${req.method} is not supported`);
@@ -286,6 +317,7 @@ export async function startAgentCoreEmulator(options: AgentCoreEmulatorOptions):
     get coldStarts() {
       return coldStarts;
     },
+    stops,
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -11,6 +11,9 @@ export const METRICS_NAMESPACE = 'SlackZoneBridge';
 
 export type Hop = 'ack' | 'execute' | 'poll' | 'post';
 
+/** The waits a user sees (PipelineMetrics.answerLatency). */
+export type AnswerStage = 'first-sign' | 'first-text' | 'final';
+
 /**
  * `SlackApiFailures`: every Slack Web API error once more, by kind only, with no `service`
  * dimension, so one CloudWatch alarm per kind covers every function that calls Slack (an alarm
@@ -78,6 +81,16 @@ export class PipelineMetrics {
     this.single({ agent }, 'OutputTokens', usage.output_tokens, MetricUnit.Count);
   }
 
+  /**
+   * What the user waited for, from the message (slack-events accepting it) to the first sign of
+   * life, the first text of the answer shown live, and the final answer posted, by agent. No
+   * `service` dimension: the first text is shown by agent-invoker or async-result, whichever reads
+   * it, and one series per stage and agent is what the dashboard's percentiles need.
+   */
+  answerLatency(stage: AnswerStage, agent: string, milliseconds: number): void {
+    this.single({ stage, agent }, 'AnswerLatency', milliseconds, MetricUnit.Milliseconds, { withService: false });
+  }
+
   latency(hop: Hop, milliseconds: number): void {
     this.single({ hop }, 'HopLatency', milliseconds, MetricUnit.Milliseconds);
   }
@@ -111,6 +124,11 @@ export class PipelineMetrics {
   /** A task refused by a daily token budget, by the budget's scope (user, channel, team). */
   budgetRefused(scope: string): void {
     this.single({ scope }, 'BudgetRefusals', 1, MetricUnit.Count);
+  }
+
+  /** A conversation's AgentCore session ended by StopRuntimeSession (AGENTCORE_STOP_SESSION), by agent and when: `after-answer` or `quiet`. */
+  sessionEnded(agent: string, when: 'after-answer' | 'quiet'): void {
+    this.single({ agent, when }, 'AgentSessionsEnded', 1, MetricUnit.Count);
   }
 
   refused(reason: string): void {

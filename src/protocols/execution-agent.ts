@@ -126,6 +126,26 @@ export class ExecutionAgent {
     }
   }
 
+  /** True when this agent's transport has sessions that can be ended (agentcore). */
+  get stopsSessions(): boolean {
+    return this.transportImpl.stopSession !== undefined;
+  }
+
+  /**
+   * Ends the conversation's session at once (AgentCore's StopRuntimeSession), whatever the
+   * protocol. Best effort: a failure is reported, never thrown; undefined when it ended (or the
+   * transport has no sessions to end).
+   */
+  async stopSession(options: Pick<AgentCallOptions, 'requestId' | 'sessionKey' | 'signal'>): Promise<Outcome | undefined> {
+    if (!this.transportImpl.stopSession) return undefined;
+    try {
+      await this.transportImpl.stopSession(options.sessionKey ?? options.requestId, options.signal ? { signal: options.signal } : {});
+      return undefined;
+    } catch (error) {
+      return transportFailure(error);
+    }
+  }
+
   private call(options: AgentCallOptions): CallContext {
     return { transport: this.transportImpl, sessionKey: options.sessionKey ?? options.requestId, correlationId: options.correlationId, signal: options.signal };
   }

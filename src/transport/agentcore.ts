@@ -1,4 +1,4 @@
-import { InvokeAgentRuntimeCommand, type BedrockAgentCoreClient } from '@aws-sdk/client-bedrock-agentcore';
+import { InvokeAgentRuntimeCommand, StopRuntimeSessionCommand, type BedrockAgentCoreClient } from '@aws-sdk/client-bedrock-agentcore';
 import { eventData, idleTimer, isEventStream } from './event-stream';
 import { errnoCode, faultMaker } from './faults';
 import { BodyTooLargeError, readBodyLimited } from './response-body';
@@ -126,6 +126,22 @@ export class AgentCoreTransport implements Transport {
     }
   }
 
+  async stopSession(sessionKey: string, options: { signal?: AbortSignal } = {}): Promise<void> {
+    const signals = [options.signal, this.options.timeoutMs === undefined ? undefined : AbortSignal.timeout(this.options.timeoutMs)].filter((s): s is AbortSignal => s !== undefined);
+    const abortSignal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+    try {
+      await this.options.client.send(
+        new StopRuntimeSessionCommand({ agentRuntimeArn: this.options.runtimeArn, qualifier: this.options.qualifier, runtimeSessionId: runtimeSessionId(sessionKey) }),
+        abortSignal ? { abortSignal } : {},
+      );
+    } catch (error) {
+      // Ended already (its idle timeout, an earlier Stop): what was asked is so.
+      if (facts(error).name === 'ResourceNotFoundException') return;
+      if (abortSignal?.aborted) throw this.fault('AgentCore did not answer StopRuntimeSession in time', 'timeout', true, {}, error);
+      throw this.classify(error, 'StopRuntimeSession');
+    }
+  }
+
   private command(body: string, options: SendOptions, accept: string): InvokeAgentRuntimeCommand {
     const command = new InvokeAgentRuntimeCommand({
       agentRuntimeArn: this.options.runtimeArn,
@@ -158,13 +174,13 @@ export class AgentCoreTransport implements Transport {
     }
   }
 
-  private classify(error: unknown): TransportError {
+  private classify(error: unknown, operation = 'InvokeAgentRuntime'): TransportError {
     const { name, message, status, attempts, requestId, code } = facts(error);
     const [reason, retryable] = classifyAgentCoreFault(name, status, code);
     const where = [status !== undefined ? `HTTP ${status}` : undefined, requestId ? `request id ${requestId}` : undefined, attempts && attempts > 1 ? `after ${attempts} attempts` : undefined]
       .filter(Boolean)
       .join(', ');
-    return this.fault(`AgentCore InvokeAgentRuntime failed: ${name}: ${message}${where ? ` (${where})` : ''}`, reason, retryable, { status }, error);
+    return this.fault(`AgentCore ${operation} failed: ${name}: ${message}${where ? ` (${where})` : ''}`, reason, retryable, { status }, error);
   }
 }
 

@@ -43,6 +43,12 @@ export interface Transport {
    * Only transports that address an HTTP origin have it.
    */
   getDocument?(path: string, options?: GetDocumentOptions): Promise<TransportResponse>;
+  /**
+   * Ends the session a key names at once (AgentCore's StopRuntimeSession: its microVM and the
+   * memory it bills while idle; docs/operations.md, "AgentCore sessions"). A session that has
+   * already ended is not a fault. Only transports with sessions have it.
+   */
+  stopSession?(sessionKey: string, options?: { signal?: AbortSignal }): Promise<void>;
 }
 
 export const TRANSPORT_KINDS = ['agentcore', 'https', 'in-process'] as const;

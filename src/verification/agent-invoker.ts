@@ -127,6 +127,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
       if (options.live) {
         const shown = await options.live.reply.signOfLife(target, { ...(signal ? { signal } : {}), deadline: Math.min(deadline ?? Infinity, clock.now() + SIGN_OF_LIFE_BUDGET_MS) }, { title: task.text });
         trace({ requestId: task.request_id, hop: 'sign-of-life', at: clock.now(), detail: { how: shown } });
+        options.metrics?.answerLatency('first-sign', agent.name, clock.now() - task.received_at);
       }
       if (options.onTaskStarted) await options.onTaskStarted(thread).catch((error: unknown) => log.warn('could not mark the task as started', { error: error as Error }));
     }
@@ -170,6 +171,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
         before: 0,
         show: async (before, delta) => {
           await live.reply.show(target, before, delta, slackCall);
+          if (before === 0) options.metrics?.answerLatency('first-text', agent.name, clock.now() - task.received_at);
           trace({ requestId: task.request_id, hop: 'streamed', at: clock.now(), detail: { chars: before + delta.length } });
         },
         ...(options.work ? { stopped: () => options.work!.isStopped(task.request_id) } : {}),
@@ -211,6 +213,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
         const streamed = held ? held.received : (outcome.partial?.length ?? 0);
         if (!held && outcome.partial && options.live) {
           await options.live.reply.show(target, 0, outcome.partial, slackCall);
+          options.metrics?.answerLatency('first-text', agent.name, clock.now() - task.received_at);
           trace({ requestId: task.request_id, hop: 'streamed', at: clock.now(), detail: { chars: streamed } });
         }
         // While text flows, the next look comes soon (at once after a whole hold: it holds again); otherwise the usual backoff.

@@ -6,6 +6,7 @@ import { pollDelaySeconds } from './poll-schedule';
 import { parseQueueMessage } from './poison-message';
 import { PollMessageSchema, conversationKey, type PollMessage } from './queue-messages';
 import { createSettlement } from './settle-outcome';
+import { kindOf } from './agent-messages';
 import { liveTargetOf } from './live-reply';
 import { noTrace } from './trace';
 import type { Outcome, PendingHandle } from '../protocols/outcome';
@@ -26,6 +27,12 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
   const deadlineMs = options.schedule.deadlineSeconds * 1000;
 
   const poll: DeliveryHandler = async (delivery, { signal, deadline }) => {
+    // The polls queue carries the delayed session checks too (AGENTCORE_STOP_SESSION=quiet-…).
+    if (kindOf(delivery.body) === 'session-check') {
+      if (options.sessions) return options.sessions.check(delivery.body, signal ? { signal } : {});
+      options.log.info('a session check arrived but AGENTCORE_STOP_SESSION no longer asks for it; ignored');
+      return;
+    }
     const message = parseQueueMessage(PollMessageSchema, delivery.body, 'poll message');
     const log = taskLogger(options.log, { request_id: message.request_id, correlation_id: message.request_id, event_id: message.event_id, task_id: message.handle.taskId, agent: message.agent ?? options.agent.name });
     // The conversation's session: the one that runs the task (agent-invoker started it there).
@@ -55,6 +62,7 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
         before,
         show: async (from, delta) => {
           await options.live!.reply.show(target, from, delta, slackCall);
+          if (from === 0) options.metrics?.answerLatency('first-text', agent.name, clock.now() - message.received_at);
           trace({ requestId: message.request_id, hop: 'streamed', at: clock.now(), detail: { chars: from + delta.length } });
         },
         ...(options.work ? { stopped: () => options.work!.isStopped(message.request_id) } : {}),
@@ -76,6 +84,7 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
       // A task that streams: show what it produced since the last poll.
       if (partial && options.live) {
         await options.live.reply.show(target, streamedBefore, partial, slackCall);
+        if (streamedBefore === 0) options.metrics?.answerLatency('first-text', agent.name, clock.now() - message.received_at);
         trace({ requestId: message.request_id, hop: 'streamed', at: clock.now(), detail: { chars: streamedBefore + partial.length } });
       }
       // Text is flowing now: hold the stream from here instead of polling again in a moment.

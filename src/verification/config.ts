@@ -4,6 +4,7 @@ import { QUEUE_SETTINGS } from './pipeline-settings';
 import { DEFAULT_POLL_SCHEDULE, type PollSchedule } from './poll-schedule';
 import { DEFAULT_ATTACHMENT_LIMITS, defaultMaxTotalBytes, type AttachmentLimits } from './attachment-limits';
 import type { TransportKind } from '../transport/transport';
+import { SessionStopSchema } from './session-stop-setting';
 
 /**
  * Verification-zone configuration, parsed once per function (src/verification/wiring.ts turns it
@@ -92,6 +93,8 @@ export const VerificationConfigSchema = z.object({
   AUDIT_RETENTION_DAYS: envInt(90, 1, 3650),
   /** Opt-in: the audit record keeps the user's message text. */
   AUDIT_MESSAGE_TEXT: envBool(false),
+  /** When a conversation's AgentCore session is ended (src/verification/session-stop.ts): never (the idle timeout does), after-answer, quiet-<N>s / quiet-<N>m. */
+  AGENTCORE_STOP_SESSION: SessionStopSchema,
 });
 export type VerificationConfig = z.infer<typeof VerificationConfigSchema>;
 

@@ -6,6 +6,7 @@ import type { ExecutionAgent } from '../protocols/execution-agent';
 import type { Queue } from '../queue/queue';
 import type { PollSchedule } from './poll-schedule';
 import type { PollMessage, ReplyMessage } from './queue-messages';
+import type { SessionStop } from './session-stop';
 import type { Settled, SettledTask } from './settle-outcome';
 import type { ThreadWork } from './thread-work';
 import type { LiveReplyService } from './live-reply';
@@ -51,6 +52,11 @@ export type FollowUpOptions = {
    * where usage records and budgets attach. Both functions settle tasks, so both pass it on.
    */
   onSettled?: (task: SettledTask, settled: Settled) => void | Promise<void>;
+  /**
+   * AGENTCORE_STOP_SESSION other than `never` (src/verification/session-stop.ts): async-result
+   * takes the delayed checks it puts on the polls queue.
+   */
+  sessions?: Pick<SessionStop, 'check'>;
   trace?: Tracer;
   clock?: Clock;
 };

@@ -157,6 +157,7 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
       }
     }
     options.metrics?.latency('post', clock.now() - startedAt);
+    if (message.kind === 'answer' && message.received_at !== undefined && posted > 0) options.metrics?.answerLatency('final', message.agent ?? 'default', clock.now() - message.received_at);
     if (posted === 0) log.info('every chunk was already posted by an earlier delivery', { chunks: chunks.length, ts: alreadyOut, receive_count: delivery.receiveCount });
     else log.info('reply posted', { kind: message.kind, chunks: chunks.length, posted, receive_count: delivery.receiveCount });
     trace({ requestId: message.request_id, hop: 'reply-posted', at: clock.now(), detail: { kind: message.kind, chunks: chunks.length, posted } });

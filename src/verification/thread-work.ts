@@ -49,6 +49,10 @@ export function createThreadWork(records: Records, clock: Clock) {
     async agentOf(thread: SlackThread): Promise<string | undefined> {
       return (await records.get<ThreadTask>(workKey(thread)))?.agent;
     },
+    /** The thread's latest task, working or done (while the record lives: a day). */
+    async latest(thread: SlackThread): Promise<ThreadTask | undefined> {
+      return records.get<ThreadTask>(workKey(thread));
+    },
     /** The thread's task, if one is working. */
     async working(thread: SlackThread): Promise<ThreadTask | undefined> {
       const current = await records.get<ThreadTask>(workKey(thread));

@@ -32,6 +32,8 @@ import { createUserContexts } from './user-context';
 import type { SlackAgent } from '../slack/slack-agent';
 import type { AgentRoutes } from '../protocols/agent-routes';
 import type { UsageStore } from './stores/usage-store';
+import { createSessionStop, type SessionStop } from './session-stop';
+import { sessionStopPolicy } from './session-stop-setting';
 import { createAuditFeedback, createUsageLedger, type Budgets, type UsageLedger } from './usage-ledger';
 
 /**
@@ -237,13 +239,40 @@ function followUp(context: FunctionContext, ports: AsyncResultPorts, maxReceiveC
     maxReceiveCount,
     ...(context.config.STREAM_REPLIES && ports.live ? { live: { reply: liveReplyOf(context, ports.live), pollDelaySeconds: context.config.STREAM_POLL_DELAY_S } } : {}),
     ...(ports.records ? { work: createThreadWork(ports.records, context.clock) } : {}),
-    ...withLedger(ledgerOf(context, ports)),
+    ...afterSettled(ledgerOf(context, ports), sessionStopOf(context, ports)),
     ...common(context),
   };
 }
 
-function withLedger(ledger: UsageLedger | undefined): Pick<FollowUpOptions, 'onSettled'> {
-  return ledger ? { onSettled: (task, settled) => ledger.settled(task, settled) } : {};
+/** What a settled task is handed to: its usage records, then its AgentCore session's end. */
+function afterSettled(ledger: UsageLedger | undefined, sessions: SessionStop | undefined): Pick<FollowUpOptions, 'onSettled' | 'sessions'> {
+  if (!ledger && !sessions) return {};
+  return {
+    onSettled: async (task, settled) => {
+      try {
+        await ledger?.settled(task, settled);
+      } finally {
+        await sessions?.settled(task, settled);
+      }
+    },
+    ...(sessions ? { sessions } : {}),
+  };
+}
+
+/** AGENTCORE_STOP_SESSION: only for agents whose transport has sessions to end, and with the records that say which task is a thread's latest. */
+function sessionStopOf(context: FunctionContext, ports: AsyncResultPorts): SessionStop | undefined {
+  const policy = sessionStopPolicy(context.config.AGENTCORE_STOP_SESSION);
+  if (policy.kind === 'never' || !ports.records) return undefined;
+  return createSessionStop({
+    policy,
+    agent: ports.agent,
+    ...(ports.agents ? { agents: ports.agents } : {}),
+    work: createThreadWork(ports.records, context.clock),
+    // The polls queue carries the delayed checks as well as polls (async-result tells them apart by `kind`).
+    polls: ports.polls as unknown as Queue<unknown>,
+    log: context.log,
+    ...(context.metrics ? { metrics: context.metrics } : {}),
+  });
 }
 
 function liveReplyOf(context: FunctionContext, ports: LivePorts): LiveReplyService {
