@@ -60,8 +60,11 @@ function partsOf(message: OutgoingMessage, shape: { text(text: string): unknown;
 
 export interface A2aDialect {
   readonly version: A2aVersion;
-  /** `stream`: the send whose answer is a stream of events (for an agent whose card says it streams). */
-  readonly methods: { readonly send: string; readonly stream: string; readonly get: string; readonly cancel: string };
+  /**
+   * `stream`: the send whose answer is a stream of events (for an agent whose card says it
+   * streams); `subscribe`: the same events of a task already running, from the task as it stands.
+   */
+  readonly methods: { readonly send: string; readonly stream: string; readonly subscribe: string; readonly get: string; readonly cancel: string };
   /** Protocol headers every request of this dialect carries. */
   readonly headers: Readonly<Record<string, string>>;
   /**
@@ -73,7 +76,7 @@ export interface A2aDialect {
 
 const V1_0: A2aDialect = {
   version: '1.0',
-  methods: { send: 'SendMessage', stream: 'SendStreamingMessage', get: 'GetTask', cancel: 'CancelTask' },
+  methods: { send: 'SendMessage', stream: 'SendStreamingMessage', subscribe: 'SubscribeToTask', get: 'GetTask', cancel: 'CancelTask' },
   headers: { [A2A_VERSION_HEADER]: '1.0' },
   sendParams: (message, { blocking }) => ({
     message: {
@@ -93,7 +96,7 @@ const V1_0: A2aDialect = {
 
 const V0_3: A2aDialect = {
   version: '0.3',
-  methods: { send: 'message/send', stream: 'message/stream', get: 'tasks/get', cancel: 'tasks/cancel' },
+  methods: { send: 'message/send', stream: 'message/stream', subscribe: 'tasks/resubscribe', get: 'tasks/get', cancel: 'tasks/cancel' },
   // 0.3 clients sent no version header; servers that know the header read its absence as 0.3.
   headers: {},
   sendParams: (message, { blocking }) => ({

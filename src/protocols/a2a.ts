@@ -139,6 +139,48 @@ export class A2aProtocol implements ExecutionProtocol {
     return known;
   }
 
+  /**
+   * A poll read as a stream: a task followed with a stream (its handle says what was shown) of an
+   * agent whose card says it streams is resubscribed to (`tasks/resubscribe` in 0.3,
+   * `SubscribeToTask` in 1.0), whose first event is the task as it stands and the rest its
+   * updates, read as by `stream`: only text beyond what was shown. The agent refuses a task that
+   * is already over (or any resubscription): then, and for an agent that does not stream, the
+   * poll is a plain tasks/get / GetTask.
+   */
+  async *streamPoll(handle: PendingHandle, call: CallContext, hold: StreamHold): AsyncGenerator<StreamStep, void, undefined> {
+    const { dialect, unknown } = await this.dialect(handle.a2aVersion, call.signal);
+    if (!dialect) {
+      yield unknown;
+      return;
+    }
+    if (!isStreaming(handle) || !(await this.agentStreams(call))) {
+      yield await this.poll(handle, call);
+      return;
+    }
+    const sent = request(dialect.methods.subscribe, { id: handle.taskId }, newRequestId());
+    const read = new StreamedTask(dialect, handle);
+    try {
+      for await (const answer of streamJsonRpc(call, sent, { holdMs: hold.holdMs, headers: dialect.headers })) {
+        // Refused (a task already over, a resubscription it does not offer), or not an event: a plain look.
+        if (answer.kind !== 'result') {
+          yield await this.poll(handle, call);
+          return;
+        }
+        const end = read.take(readA2aStreamEvent(answer.result), sent.method);
+        if (end) {
+          yield end;
+          return;
+        }
+        const text = read.newText();
+        if (text) yield text;
+      }
+    } catch (error) {
+      // Past the hold, gone quiet or cut off: the task runs on, and polling goes on from what was shown.
+      if (!(error instanceof TransportError)) throw error;
+    }
+    yield pending(read.handle ?? handle, read.state);
+  }
+
   async poll(handle: PendingHandle, call: CallContext): Promise<Outcome> {
     const { dialect, unknown } = await this.dialect(handle.a2aVersion, call.signal);
     if (!dialect) return unknown;
@@ -191,7 +233,17 @@ class StreamedTask {
   /** Whether a step has named the task yet. */
   private announced = false;
 
-  constructor(private readonly dialect: A2aDialect) {}
+  /** `followed`: the handle of a task already followed (a resubscription): its ids and what was shown of it. */
+  constructor(
+    private readonly dialect: A2aDialect,
+    followed?: PendingHandle,
+  ) {
+    if (!followed) return;
+    this.taskId = followed.taskId;
+    this.contextId = followed.contextId;
+    this.shown = { [SHOWN]: followed[SHOWN] ?? '0', ...(followed[SHOWN_DIGEST] ? { [SHOWN_DIGEST]: followed[SHOWN_DIGEST] } : {}) };
+    this.announced = true;
+  }
 
   /** The handle to poll the task by, once it is known. */
   get handle(): PendingHandle | undefined {

@@ -60,6 +60,7 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
     const hold = (handle: PendingHandle, before: number, holdMs: number): Promise<HoldEnd> =>
       holdStream((holdSignal) => agent.pollStreaming(handle, { ...call, signal: holdSignal, holdMs }), {
         before,
+        handle,
         show: async (from, delta) => {
           await options.live!.reply.show(target, from, delta, slackCall);
           if (from === 0) options.metrics?.answerLatency('first-text', agent.name, clock.now() - message.received_at);

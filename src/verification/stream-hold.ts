@@ -53,6 +53,8 @@ export type HoldHow = {
   show(before: number, delta: string): Promise<void>;
   /** True once the user stopped the task. */
   stopped?: () => Promise<boolean>;
+  /** The task's handle when the caller knows it already (a poll): a quiet stream can be let go before it names the task. */
+  handle?: PendingHandle;
   /** Called once, with the first handle the stream gives (before its text is shown): a Stop can cancel from then on. */
   onHandle?: (handle: PendingHandle) => Promise<void>;
   /** The function's own signal: ends the read with it. */
@@ -113,7 +115,7 @@ export async function holdStream(open: (signal: AbortSignal) => AsyncIterable<St
   let lastFlush = started;
   let lastStopCheck = started;
   let lastText = started;
-  let handle: PendingHandle | undefined;
+  let handle: PendingHandle | undefined = how.handle;
   let texted = false;
   let flushes = 0;
   let next: Promise<IteratorResult<StreamStep>> | undefined;

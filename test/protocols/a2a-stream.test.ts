@@ -104,6 +104,36 @@ describe.each<A2aVersion>(['1.0', '0.3'])('A2A %s, an @a2a-js/sdk agent that str
     expect(streamedAnswer(text).startsWith(shown)).toBe(true);
   });
 
+  it(`a streamed poll resubscribes (${version === '1.0' ? 'SubscribeToTask' : 'tasks/resubscribe'}) and brings only the text beyond what was shown, then the answer`, async () => {
+    const text = 'resubscribed #stream #delay=150';
+    const p = protocol();
+    const first = await ask(text, { holdMs: 200, protocol: p });
+    const cut = first.at(-1) as Extract<Outcome, { kind: 'pending' }>;
+    expect(cut).toMatchObject({ kind: 'pending' });
+
+    const rest = await read(p.streamPoll(cut.handle, call(), hold));
+
+    expect(agent.requests.at(-1)!.body).toMatchObject({ method: version === '1.0' ? 'SubscribeToTask' : 'tasks/resubscribe', params: { id: cut.handle.taskId } });
+    expect(rest.at(-1)).toMatchObject({ kind: 'success', text: streamedAnswer(text) });
+    // Every character once, in order, across the cut: the first read's text, then the resubscription's.
+    expect(textOf(first) + textOf(rest)).toBe(streamedAnswer(text));
+    expect(rest.filter((step) => step.kind === 'text' && step.text).length).toBeGreaterThan(0);
+  });
+
+  it('a streamed poll of a task already over is a plain look: the agent refuses the resubscription', async () => {
+    const text = 'over already #stream #delay=20';
+    const p = protocol();
+    const first = await ask(text, { holdMs: 30, protocol: p });
+    const cut = first.at(-1) as Extract<Outcome, { kind: 'pending' }>;
+    expect(cut).toMatchObject({ kind: 'pending' });
+    await sleep(800);
+
+    const rest = await read(p.streamPoll(cut.handle, call(), hold));
+
+    expect(rest).toEqual([expect.objectContaining({ kind: 'success', text: streamedAnswer(text) })]);
+    expect(agent.requests.at(-1)!.body).toMatchObject({ method: version === '1.0' ? 'GetTask' : 'tasks/get' });
+  });
+
   it('a message answer, a failed task: the outcome at once', async () => {
     expect(await ask('hello')).toEqual([expect.objectContaining({ kind: 'success', text: 'a2a echo: hello' })]);
     expect(await ask('#fail')).toEqual([expect.objectContaining({ kind: 'failure', category: 'failed', code: 'a2a:failed' })]);

@@ -285,6 +285,18 @@ describe('holdStream: a quiet task is let go', () => {
     expect(state.aborted).toBe(true);
   });
 
+  it('lets a quiet poll stream go with the handle the caller gave, though the stream never named the task', async () => {
+    const sim = simulation();
+    const shown = recorder(sim);
+    const { open, state } = sim.stream([[60_000, success('late')]]);
+
+    const end = await sim.run(holdStream(open, { before: 12, handle: handle(12), show: shown.show, timer: sim.timer }));
+
+    expect(end).toMatchObject({ outcome: { kind: 'pending', handle: handle(12) }, quiet: true, received: 12 });
+    expect(end.heldMs).toBe(FLUSH_RULES.quietMs);
+    expect(state.aborted).toBe(true);
+  });
+
   it('keeps holding while text keeps coming, however long, and a stream that has not named its task is held to its end', async () => {
     const sim = simulation();
     const shown = recorder(sim);
