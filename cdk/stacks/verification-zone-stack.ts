@@ -8,6 +8,7 @@ import { DEFAULT_POLL_SCHEDULE } from '../../src/verification/poll-schedule';
 import type { ExecutionTarget, Transport } from '../config';
 import { ExecutionAccess, type LinkedExecution } from '../constructs/execution-access';
 import { OperationsAlarms } from '../constructs/operations-alarms';
+import { OperationsDashboard } from '../constructs/operations-dashboard';
 import { operatorSecret } from '../constructs/operator-secret';
 import { PipelineAlarms } from '../constructs/pipeline-alarms';
 import { QueueWithDlq } from '../constructs/queue-with-dlq';
@@ -291,6 +292,14 @@ export class VerificationZoneStack extends Stack {
     });
     if (governance) acknowledgeWildcards(this, KMS_GRANT_WILDCARDS);
     if (props.api.waf) this.webAcl = new SlackWebAcl(this, 'WebAcl', { stageArn: this.api.api.deploymentStage.stageArn, rateLimit: props.api.wafRateLimit });
+
+    new OperationsDashboard(this, 'Dashboard', {
+      deadLetterQueues: [
+        { label: 'tasks DLQ', queue: this.tasks.deadLetterQueue },
+        { label: 'polls DLQ', queue: this.polls.deadLetterQueue },
+        { label: 'replies DLQ', queue: this.replies.deadLetterQueue },
+      ],
+    });
 
     new CfnOutput(this, 'SlackRequestUrl', { value: this.api.requestUrl, description: 'Request URL for the Slack app (Event Subscriptions)' });
     new CfnOutput(this, 'SigningSecretArn', { value: this.signingSecret.secretArn, description: 'Put the Slack signing secret here' });

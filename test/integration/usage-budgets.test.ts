@@ -7,6 +7,7 @@ import { BedrockExecutor } from '../../src/execution/executors/bedrock-executor'
 import { createExecutionRuntime, type ExecutionRuntime } from '../../src/execution/runtime';
 import { ConsoleSlackReplies } from '../../src/local/console-slack-replies';
 import { createLocalPipeline, type LocalPipeline } from '../../src/local/local-pipeline';
+import { startLocalStack } from '../../src/local/local-stack';
 import { agentSessionStoppedEnvelope, slackEventEnvelope } from '../../src/local/slack-event-builder';
 import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { createProtocol } from '../../src/protocols/factory';
@@ -256,6 +257,26 @@ describe('usage records with Bedrock (loopback Converse stand-in)', () => {
       expect(row(await h.pipeline.usage.day(today()), 'user', `${TEAM}/U0FAIL`)).toMatchObject({ tokens: 0, tasks: 1 });
     } finally {
       await h.pipeline.stop();
+    }
+  });
+});
+
+describe('the audit record and feedback, through the local stack', () => {
+  it('takes the last 👍 / 👎 given to the task\'s answer, linked by its request id', async () => {
+    const stack = await startLocalStack({ env: { TRANSPORT: 'in-process', POWERTOOLS_LOG_LEVEL: 'SILENT' }, verificationPort: 0, executionPort: 0, timeScale: 0.05, replyWriter: () => undefined, log: capturingLog() });
+    try {
+      await stack.say('rate this answer');
+      await stack.pipeline.whenIdle({ timeoutMs: 20_000 });
+      const answer = stack.consoleReplies!.posted.find((reply) => reply.text === 'echo: rate this answer' && reply.feedback)!;
+      for (const value of ['positive', 'negative']) {
+        const click = await fetch(new URL('/api/feedback/click', stack.playgroundUrl), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message_ts: answer.ts, value }) });
+        expect(click.status).toBe(200);
+        await stack.pipeline.whenIdle({ timeoutMs: 20_000 });
+      }
+      const [audit] = await listAudit(stack.pipeline.records);
+      expect(audit).toMatchObject({ request_id: answer.feedback!.requestId, outcome: 'answered', feedback: 'negative', user: 'ULOCALUSER', channel: 'CLOCAL' });
+    } finally {
+      await stack.stop();
     }
   });
 });
