@@ -42,7 +42,7 @@ afterAll(async () => {
 beforeEach(() => slack.reset());
 
 /** A question of ~12 words streamed at 100 ms a word: the answer grows over a second or so, in several appends (a held stream appends a few words at a time). */
-const QUESTION = 'tell me about the two zones and how they meet #stream=100';
+const QUESTION = 'tell me about the two zones and how they meet #stream=250';
 const ANSWER = `echo: ${QUESTION}`;
 
 async function ask(options: { channel: string; kind?: 'mention' | 'dm'; text?: string }): Promise<{ ts: string }> {
