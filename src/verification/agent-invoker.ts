@@ -75,11 +75,13 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
   const stopTask = options.work ? createStopTask({ ...options, work: options.work, ...(options.session ? { session: options.session } : {}) }) : undefined;
 
   /** Asks the budget, and while a task in flight holds the room near a limit, asks again as it settles (bounded by the function's time). */
-  async function admitted(budget: Pick<UsageLedger, 'admit'>, task: TaskMessage, agent: string, call: { signal?: AbortSignal; deadline?: number }): Promise<Admission> {
+  async function admitted(budget: Pick<UsageLedger, 'admit'>, task: TaskMessage, agent: string, call: { signal?: AbortSignal; deadline?: number }, lastReceive: boolean): Promise<Admission> {
     const until = Math.min(clock.now() + BUDGET_WAIT_MS, (call.deadline ?? Infinity) - 10_000);
     for (let wait = 50; ; wait = Math.min(wait * 2, 1_000)) {
-      const admission = await budget.admit(task, agent);
-      if (admission.admitted !== 'later' || clock.now() + wait > until || call.signal?.aborted) return admission;
+      // The last look of this receive; on the message's last receive it refuses rather than leave the task to the DLQ.
+      const final = clock.now() + wait > until || Boolean(call.signal?.aborted);
+      const admission = await budget.admit(task, agent, lastReceive && final);
+      if (admission.admitted !== 'later' || final) return admission;
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
@@ -113,7 +115,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
     }
     target = { ...target, ...personaFor(options, agent) };
     if (options.budget) {
-      const admission = await admitted(options.budget, task, agent.name, { signal, deadline });
+      const admission = await admitted(options.budget, task, agent.name, { signal, deadline }, delivery.receiveCount >= options.maxReceiveCount);
       if (admission.admitted === false) {
         trace({ requestId: task.request_id, hop: 'budget-refused', at: clock.now(), detail: { scope: admission.scope, limit: admission.limit, used: admission.used } });
         return settlement.reply(task, 'notice', admission.notice);

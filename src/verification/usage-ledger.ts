@@ -6,7 +6,7 @@ import type { TaskMessage } from './queue-messages';
 import type { Settled, SettledTask } from './settle-outcome';
 import type { ListableRecords, Records } from './stores/records';
 import { tokensOf, utcDay, type UsageScope, type UsageStore } from './stores/usage-store';
-import { fill, type UserMessages } from './user-messages';
+import { fill, type UserMessageKey, type UserMessages } from './user-messages';
 
 /**
  * What the verification zone keeps of each task's cost (docs/architecture.md §2.7): the day's
@@ -121,8 +121,10 @@ export function createUsageLedger(options: UsageLedgerOptions) {
      * Reserves the task's tokens on each budget it falls under (user, channel, team); a task
      * redelivered after it was admitted is admitted again without a second reservation. Refused:
      * what was reserved on the other budgets is given back, the refusal counted and audited.
+     * `lastChance` (the message's last receive): a task still waiting on another near the limit is
+     * refused with `budgetBusy` rather than left to the dead-letter queue.
      */
-    async admit(task: TaskMessage, agent: string): Promise<Admission> {
+    async admit(task: TaskMessage, agent: string, lastChance = false): Promise<Admission> {
       if (options.auditText) await audit(task.request_id, (current) => current ?? { ...base(task, agent), text: task.text });
       if (limited.length === 0) return { admitted: true };
       if (await records.get<Reserved>(RESERVED + task.request_id)) return { admitted: true };
@@ -139,12 +141,13 @@ export function createUsageLedger(options: UsageLedgerOptions) {
           continue;
         }
         if (reserved.length) await giveBack(reserved, day);
-        if (!answer.over) return { admitted: 'later' };
+        if (!answer.over && !lastChance) return { admitted: 'later' };
         await usage.add(day, counters.map((counter) => ({ ...counter, delta: { refused: 1 } })), options.usageTtlSeconds);
         const now = clock.now();
         await audit(task.request_id, (current) => ({ ...(current ?? base(task, agent)), outcome: 'refused-budget', ended_at: now, latency_ms: now - task.received_at, budget: { scope, limit, used: answer.used } }));
         options.metrics?.budgetRefused(scope);
-        const notice = fill(options.messages[`${scope}BudgetExceeded`], { limit: limit.toLocaleString('en-US'), resets_in: untilMidnightUtc(now) });
+        const message: UserMessageKey = answer.over ? `${scope}BudgetExceeded` : 'budgetBusy';
+        const notice = fill(options.messages[message], { limit: limit.toLocaleString('en-US'), resets_in: untilMidnightUtc(now) });
         // The line the Logs Insights query in docs/operations.md reads.
         options.log.info('task refused by a budget', { request_id: task.request_id, budget_scope: scope, budget_limit: limit, budget_used: answer.used, user: task.user_id, channel: task.channel, team_id: task.team_id, agent });
         return { admitted: false, scope, limit, used: answer.used, notice };

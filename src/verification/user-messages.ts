@@ -43,6 +43,8 @@ export const DEFAULT_USER_MESSAGES = {
   userBudgetExceeded: "You've used your daily allowance of {limit} tokens, so I didn't send this one. It resets at midnight UTC (in {resets_in}).",
   channelBudgetExceeded: "This channel has used its daily allowance of {limit} tokens, so I didn't send this one. It resets at midnight UTC (in {resets_in}).",
   teamBudgetExceeded: "This workspace has used its daily allowance of {limit} tokens, so I didn't send this one. It resets at midnight UTC (in {resets_in}).",
+  /** Near a daily budget, requests run one at a time; one waited for another still running until its message's last delivery. */
+  budgetBusy: "This is close to the daily allowance of {limit} tokens, so I take one request at a time until it resets, and another is still running. Please ask again once it's answered.",
 } as const;
 
 export type UserMessageKey = keyof typeof DEFAULT_USER_MESSAGES;

@@ -146,6 +146,30 @@ describe('budgets', () => {
     }
   });
 
+  it('near the limit, a task that waited its last delivery for another still running is refused with budgetBusy, not dead-lettered', async () => {
+    const h = harness({ USER_DAILY_TOKEN_BUDGET: '100', TASK_MAX_RECEIVE_COUNT: '1' });
+    try {
+      // 4 + 5 = 9 tokens, then 43 + 44: 96 of 100 used.
+      await say(h.pipeline, 'one two three four', { user: 'U0BUSY' });
+      await say(h.pipeline, Array.from({ length: 43 }, (_, i) => `w${i}`).join(' '), { user: 'U0BUSY' });
+      await h.pipeline.whenIdle({ timeoutMs: 20_000 });
+      // Admitted alone (nothing in flight, under the limit); it runs 5 s, well past the next one's wait.
+      await say(h.pipeline, 'slow #sleep=5000', { user: 'U0BUSY' });
+      await eventually(() => (h.executeCalls().includes('slow #sleep=5000') ? true : undefined), 10_000);
+      const waitingTs = await say(h.pipeline, 'me too', { user: 'U0BUSY' });
+      await h.pipeline.whenIdle({ timeoutMs: 30_000 });
+
+      expect(h.executeCalls()).not.toContain('me too');
+      expect(h.slack.posted.filter((reply) => reply.threadTs === waitingTs).map((reply) => reply.text)).toEqual([
+        "This is close to the daily allowance of 100 tokens, so I take one request at a time until it resets, and another is still running. Please ask again once it's answered.",
+      ]);
+      expect(h.pipeline.queues.tasksDlq.size).toBe(0);
+      expect(row(await h.pipeline.usage.day(today()), 'user', `${TEAM}/U0BUSY`)).toMatchObject({ tasks: 3, refused: 1 });
+    } finally {
+      await h.pipeline.stop();
+    }
+  }, 60_000);
+
   it('holds under 50 concurrent messages from one user: at most one task over the limit', async () => {
     const LIMIT = 200;
     const h = harness({ USER_DAILY_TOKEN_BUDGET: String(LIMIT), CHANNEL_DAILY_TOKEN_BUDGET: '100000', TEAM_DAILY_TOKEN_BUDGET: '100000' });
