@@ -7,6 +7,7 @@ import { TRANSPORT_KINDS, type TransportKind } from '../src/transport/transport'
 import { QUEUE_SETTINGS } from '../src/verification/pipeline-settings';
 import { DEFAULT_POLL_SCHEDULE } from '../src/verification/poll-schedule';
 import { EnvironmentMapSchema, environmentProblems } from './environment';
+import { ExecutionAgentsError, planExecutionAgents, readExecutionAgents, sourceLabel, type ExecutionAgentPlan } from './execution-agents';
 
 /**
  * The deployment, as CDK context describes it (`cdk.json`, or `-c key=value` on the command line).
@@ -92,6 +93,10 @@ export const ContextSchema = z
     a2aVersion: z.enum(['1.0', '0.3']).optional(),
     /** The ExecutionZone's AgentCore runtime allow-lists A2A-Version: an A2A 1.0 agent is hosted there. */
     a2aVersionHeader: bool.default(false),
+    /** Several execution agents (cdk/execution-agents.ts): a JSON file, relative to the project root… */
+    executionAgentsFile: text.optional(),
+    /** …or the list itself (cdk.json), or its JSON (`-c executionAgents='[…]'`). */
+    executionAgents: z.union([z.string(), z.array(z.unknown())]).optional(),
 
     /** https, two accounts: the function URL admits the two caller roles; false admits their whole account. */
     pinVerificationRoles: bool.default(true),
@@ -171,7 +176,8 @@ export const ContextSchema = z
     if (c.executionHosts && !c.externalExecution && !c.executionHosts.includes(c.transport)) {
       issue('executionHosts', `must include the transport the verification zone uses (${c.transport})`);
     }
-    if (c.externalExecution) {
+    // With a list, the context's address is needed only for an own entry (checked once the list is read).
+    if (c.externalExecution && c.executionAgentsFile === undefined && c.executionAgents === undefined) {
       if (c.transport === 'agentcore' && !c.agentRuntimeArn) issue('agentRuntimeArn', 'is required with externalExecution=true and transport=agentcore');
       if (c.transport === 'https' && !c.executionUrl) issue('executionUrl', 'is required with externalExecution=true and transport=https');
     }
@@ -224,6 +230,11 @@ export type DeploymentConfig = {
   /** The two zones live in different accounts (both account ids given and different). */
   crossAccount: boolean;
   executionTarget: ExecutionTarget;
+  /**
+   * Several execution agents (`-c executionAgentsFile`, `executionAgents`), checked, each with its
+   * grant; unset for the one agent of the plain context.
+   */
+  executionAgents?: readonly ExecutionAgentPlan[];
   /** Names of the verification roles that call the execution zone; set when another account must name them. */
   callerRoleNames?: { invoker: string; poller: string };
   context: ContextValues;
@@ -253,6 +264,10 @@ export function parseDeploymentConfig(raw: Record<string, unknown>, defaults: { 
   }
   const crossRegion = executionEnv.region !== verificationEnv.region;
   const executionTarget = resolveTarget(c, crossAccount || crossRegion);
+  const executionAgents = agentsOf(c, verificationEnv);
+  if (executionAgents?.some((agent) => agent.own) && c.externalExecution && executionTarget.kind !== 'agentcore-arn' && executionTarget.kind !== 'https-url') {
+    throw new DeploymentConfigError(`invalid CDK context: ${sourceLabel(agentsSourceOf(c))}: an own agent of an external execution zone needs its address (${c.transport === 'agentcore' ? '-c agentRuntimeArn' : '-c executionUrl'})`);
+  }
   return {
     appName: c.appName,
     transport: c.transport,
@@ -261,11 +276,34 @@ export function parseDeploymentConfig(raw: Record<string, unknown>, defaults: { 
     verificationEnv,
     crossAccount,
     executionTarget,
+    ...(executionAgents ? { executionAgents } : {}),
     ...(crossAccount || c.invokerRoleName || c.pollerRoleName
       ? { callerRoleNames: { invoker: c.invokerRoleName ?? `${c.appName}-agent-invoker`, poller: c.pollerRoleName ?? `${c.appName}-async-result` } }
       : {}),
     context: c,
   };
+}
+
+function agentsSourceOf(c: ContextValues): { file?: string; inline?: unknown } {
+  return { ...(c.executionAgentsFile !== undefined ? { file: c.executionAgentsFile } : {}), ...(c.executionAgents !== undefined ? { inline: c.executionAgents } : {}) };
+}
+
+/** The list of `-c executionAgentsFile` / `executionAgents`, checked as the functions check it, or undefined. */
+function agentsOf(c: ContextValues, verificationEnv: ZoneEnv): ExecutionAgentPlan[] | undefined {
+  const source = agentsSourceOf(c);
+  try {
+    const list = readExecutionAgents(source);
+    if (list === undefined) return undefined;
+    return planExecutionAgents(list, {
+      transport: c.transport,
+      ...(c.verificationEnvironment ? { verificationEnvironment: c.verificationEnvironment } : {}),
+      ...(verificationEnv.account ? { account: verificationEnv.account } : {}),
+      ...(verificationEnv.region ? { region: verificationEnv.region } : {}),
+    }, sourceLabel(source));
+  } catch (error) {
+    if (error instanceof ExecutionAgentsError) throw new DeploymentConfigError(`invalid CDK context: ${error.message}`);
+    throw error;
+  }
 }
 
 function resolveTarget(c: ContextValues, separated: boolean): ExecutionTarget {

@@ -90,7 +90,8 @@ export const ENVIRONMENT_ROUTES: Readonly<Record<string, EnvironmentRoute>> = {
   // The execution agent (src/protocols/agent-config.ts, src/transport/config.ts).
   EXECUTION_PROTOCOL: context('executionProtocol'),
   A2A_VERSION: context('a2aVersion'),
-  EXECUTION_AGENTS: never('a deployment calls one execution agent, the one its context names and grants access to'),
+  // The list of -c executionAgentsFile / executionAgents, the own agent's address filled in (cdk/execution-agents.ts).
+  EXECUTION_AGENTS: cdk('executionAgentsFile', 'executionAgents'),
   TRANSPORT: context('transport'),
   AGENTCORE_RUNTIME_ARN: cdk('agentRuntimeArn'),
   AGENTCORE_QUALIFIER: context('agentRuntimeQualifier'),

@@ -63,7 +63,9 @@ export function buildZones(app: App): Zones {
       : undefined;
 
   const target = config.executionTarget;
-  if (target.kind === 'pending') {
+  // A list without this deployment's own agent never calls the execution zone: its address is not needed.
+  const needsTarget = !config.executionAgents || config.executionAgents.some((agent) => agent.own);
+  if (target.kind === 'pending' && needsTarget) {
     // Lambda refuses a role principal that does not exist yet: say so before the deploy fails.
     const roles = config.callerRoleNames;
     const pinnedRoles =
@@ -87,6 +89,7 @@ export function buildZones(app: App): Zones {
     ...(execution && config.executionTarget.kind === 'linked' ? { linkedExecution: execution.linked } : {}),
     executionProtocol: c.executionProtocol,
     ...(c.a2aVersion ? { a2aVersion: c.a2aVersion } : {}),
+    ...(config.executionAgents ? { executionAgents: config.executionAgents } : {}),
     ...(config.callerRoleNames ? { callerRoleNames: config.callerRoleNames } : {}),
     slack: {
       ...(c.signingSecretName ? { signingSecretName: c.signingSecretName } : {}),
@@ -145,7 +148,7 @@ export function governancePlanner(config: DeploymentConfig, logRetention: Retent
   const hosts = config.executionHosts;
   const needs: Record<'execution' | 'verification', EndpointService[]> = {
     execution: ['logs', 'bedrock-runtime', ...(hosts.includes('agentcore') ? (['bedrock-agentcore'] as const) : []), ...(hosts.includes('https') ? (['sqs'] as const) : [])],
-    verification: ['sqs', 'secretsmanager', 'logs', ...(config.transport === 'agentcore' ? (['bedrock-agentcore'] as const) : [])],
+    verification: ['sqs', 'secretsmanager', 'logs', ...(callsAgentCore(config) ? (['bedrock-agentcore'] as const) : [])],
   };
   const vpcIds = { execution: c.executionVpcId ?? c.vpcId, verification: c.verificationVpcId ?? c.vpcId };
   const sameEnv = config.executionEnv.account === config.verificationEnv.account && config.executionEnv.region === config.verificationEnv.region;
@@ -160,4 +163,9 @@ export function governancePlanner(config: DeploymentConfig, logRetention: Retent
       logRetention,
     };
   };
+}
+
+/** Whether the verification zone calls an AgentCore runtime: the one of -c transport, or an agent of the list. */
+function callsAgentCore(config: DeploymentConfig): boolean {
+  return config.executionAgents ? config.executionAgents.some((agent) => agent.transport === 'agentcore') : config.transport === 'agentcore';
 }

@@ -1,9 +1,12 @@
+import { Stack } from 'aws-cdk-lib';
 import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Function as LambdaFunction, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { RegionInfo } from 'aws-cdk-lib/region-info';
 import { Construct } from 'constructs';
-import { transportEnvironment } from '../../src/transport/config';
+import { ENV_VARIABLES, TRANSPORT_VARIABLE, transportEnvironment } from '../../src/transport/config';
 import type { ExecutionTarget, Transport } from '../config';
+import type { AgentGrant, ExecutionAgentPlan } from '../execution-agents';
 import { DEFAULT_ENDPOINT, runtimeEndpointArn } from './agentcore-execution-host';
 
 /** What the ExecutionZone stack of this app exposes to the verification zone beside it. */
@@ -20,6 +23,12 @@ export interface ExecutionAccessProps {
   /** EXECUTION_PROTOCOL: execute-task for this app's execution zone; a2a / simple-a2a for other agents. */
   readonly protocol: string;
   readonly a2aVersion?: string;
+  /**
+   * Several agents (cdk/execution-agents.ts, already checked): the environment is EXECUTION_AGENTS
+   * alone, and the grant is each agent's. The own entry's address and grant are the ones the single
+   * agent would get from `transport`, `target` and `linked`.
+   */
+  readonly agents?: readonly ExecutionAgentPlan[];
 }
 
 /**
@@ -41,6 +50,13 @@ export class ExecutionAccess extends Construct {
 
   constructor(scope: Construct, id: string, props: ExecutionAccessProps) {
     super(scope, id);
+    if (props.agents) {
+      const agents = this.agentsAccess(props, props.agents);
+      this.environment = agents.environment;
+      this.runtimeArns = agents.runtimeArns;
+      this.grantTo = agents.grantTo;
+      return;
+    }
     const protocol: Record<string, string> = {
       EXECUTION_PROTOCOL: props.protocol,
       ...(props.a2aVersion ? { A2A_VERSION: props.a2aVersion } : {}),
@@ -93,9 +109,71 @@ export class ExecutionAccess extends Construct {
     if (this.runtimeArns) Grant.addToPrincipal({ grantee, actions: ['bedrock-agentcore:StopRuntimeSession'], resourceArns: this.runtimeArns });
   }
 
+  /**
+   * EXECUTION_AGENTS and the grants of several agents:
+   * - agentcore: InvokeAgentRuntime on the runtime and the endpoint its qualifier names (another
+   *   account's runtime too: this is our half, its resource policy the other);
+   * - https with SigV4: InvokeFunctionUrl on the function (grantArn), or execute-api:Invoke on the
+   *   route its URL names (in this account unless grantArn says another);
+   * - https with a bearer token: GetSecretValue on that secret;
+   * - auth none: nothing.
+   */
+  private agentsAccess(props: ExecutionAccessProps, agents: readonly ExecutionAgentPlan[]): { environment: Record<string, string>; runtimeArns?: string[]; grantTo: (grantee: IGrantable) => void } {
+    const grants: Array<(grantee: IGrantable) => void> = [];
+    const runtimeArns: string[] = [];
+    const entries = agents.map((agent, index) => {
+      if (agent.grant.kind === 'own') {
+        const own = new ExecutionAccess(this, 'Own', { transport: props.transport, target: props.target, ...(props.linked ? { linked: props.linked } : {}), protocol: String(agent.entry.protocol) });
+        grants.push((grantee) => own.grantCall(grantee));
+        if (own.runtimeArns) runtimeArns.push(...own.runtimeArns);
+        return { ...agent.entry, ...fieldsOf(own.environment) };
+      }
+      if (agent.grant.kind === 'agentcore') runtimeArns.push(agent.grant.runtimeArn, agent.grant.endpointArn);
+      grants.push(this.grantOf(`Agent${index}`, agent.grant));
+      return agent.entry;
+    });
+    return {
+      // A JSON string with tokens in it (the own runtime's ARN or URL): toJsonString renders it as CloudFormation resolves it.
+      environment: { EXECUTION_AGENTS: Stack.of(this).toJsonString(entries) },
+      ...(runtimeArns.length ? { runtimeArns } : {}),
+      grantTo: (grantee) => grants.forEach((grant) => grant(grantee)),
+    };
+  }
+
+  private grantOf(id: string, grant: Exclude<AgentGrant, { kind: 'own' }>): (grantee: IGrantable) => void {
+    switch (grant.kind) {
+      case 'agentcore':
+        return (grantee) => Grant.addToPrincipal({ grantee, actions: ['bedrock-agentcore:InvokeAgentRuntime'], resourceArns: [grant.runtimeArn, grant.endpointArn] });
+      case 'function-url': {
+        const fn = LambdaFunction.fromFunctionAttributes(this, `${id}Function`, { functionArn: grant.functionArn, skipPermissions: true });
+        return (grantee) => fn.grantInvokeUrl(grantee);
+      }
+      case 'execute-api': {
+        const stack = Stack.of(this);
+        const arn =
+          'arn' in grant
+            ? grant.arn
+            : `arn:${RegionInfo.get(grant.region).partition ?? 'aws'}:execute-api:${grant.region}:${grant.account ?? stack.account}:${grant.resource}`;
+        return (grantee) => Grant.addToPrincipal({ grantee, actions: ['execute-api:Invoke'], resourceArns: [arn] });
+      }
+      case 'secret':
+        // GetSecretValue alone: the transport reads the token and nothing else of the secret.
+        return (grantee) => Grant.addToPrincipal({ grantee, actions: ['secretsmanager:GetSecretValue'], resourceArns: [grant.secretArn] });
+      case 'none':
+        return () => undefined;
+    }
+  }
+
   private runtimeOf(target: ExecutionTarget, linked: LinkedExecution | undefined): { runtimeArn: string; qualifier?: string } {
     if (target.kind === 'agentcore-arn') return { runtimeArn: target.runtimeArn, ...(target.qualifier ? { qualifier: target.qualifier } : {}) };
     if (target.kind === 'linked' && linked?.agentcore) return { runtimeArn: linked.agentcore.runtimeArn };
     throw new Error('transport=agentcore needs an AgentCore runtime: run the agentcore host in ExecutionZone (executionHosts) or pass agentRuntimeArn');
   }
+}
+
+/** The entry fields of a single agent's transport environment (TRANSPORT, AGENTCORE_RUNTIME_ARN, … → runtimeArn, …). */
+function fieldsOf(environment: Record<string, string>): Record<string, string> {
+  const kind = environment[TRANSPORT_VARIABLE] as Transport;
+  const variables = ENV_VARIABLES[kind] as Record<string, string>;
+  return Object.fromEntries(Object.entries(variables).flatMap(([field, variable]) => (environment[variable] !== undefined ? [[field, environment[variable]!]] : [])));
 }

@@ -1,10 +1,10 @@
 import * as path from 'node:path';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Construct } from 'constructs';
+import { Construct, type IConstruct } from 'constructs';
 import { PROJECT_ROOT } from '../project-root';
 import { acknowledge, acknowledgeControl, acknowledgeWildcards } from './nag-acknowledgements';
 import type { OperationsAlarms } from './operations-alarms';
@@ -74,6 +74,25 @@ export class ZoneFunction extends Construct {
         }),
       );
     }
+    const environment = {
+      // Stack traces point at the TypeScript sources through the bundled source map.
+      NODE_OPTIONS: '--enable-source-maps',
+      ...props.environment,
+    };
+    // Lambda refuses the deploy otherwise, after the other stacks have changed: refuse the synthesis.
+    const size = environmentSize(this, environment);
+    if (size > LAMBDA_ENVIRONMENT_LIMIT) {
+      const [largest, largestSize] = Object.entries(environment)
+        .map(([name, value]) => [name, environmentSize(this, { [name]: value })] as const)
+        .sort((a, b) => b[1] - a[1])[0]!;
+      const advice =
+        largest === 'EXECUTION_AGENTS'
+          ? ': shorten the execution agents list (leave out options equal to their defaults, set an option every agent shares once with -c verificationEnvironment, shorten displayNames)'
+          : '';
+      throw new Error(
+        `${this.node.path} (${props.description.split(':')[0]}): its environment would take about ${size} bytes, over Lambda's limit of ${LAMBDA_ENVIRONMENT_LIMIT} for all names and values together; the largest, ${largest}, takes ${largestSize}${advice}`,
+      );
+    }
     this.fn = new NodejsFunction(this, 'Function', {
       entry: path.join(PROJECT_ROOT, props.entry),
       handler: 'handler',
@@ -87,11 +106,7 @@ export class ZoneFunction extends Construct {
       ...(network ? { vpc: network.vpc, vpcSubnets: network.subnets, securityGroups: [network.securityGroup] } : {}),
       depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
       projectRoot: PROJECT_ROOT,
-      environment: {
-        // Stack traces point at the TypeScript sources through the bundled source map.
-        NODE_OPTIONS: '--enable-source-maps',
-        ...props.environment,
-      },
+      environment,
       bundling: {
         forceDockerBundling: false,
         minify: true,
@@ -118,4 +133,26 @@ export class ZoneFunction extends Construct {
       'Pinned to nodejs22.x on purpose: the execution zone runs on the AgentCore NODE_22 runtime, and both zones share one Node version and one tested toolchain. Raise it for all functions and the runtime together.',
     );
   }
+}
+
+/** Lambda's limit on a function's environment: 4 KB for every name and value together. */
+export const LAMBDA_ENVIRONMENT_LIMIT = 4096;
+/**
+ * What one value CloudFormation fills in at deploy time may take (a queue URL, a secret or runtime
+ * ARN, a table name): longer than most, so an estimate errs towards refusing at synthesis.
+ */
+const TOKEN_ESTIMATE = 128;
+
+/** The bytes of an environment's names and values as CloudFormation will write them; each value it fills in counted at TOKEN_ESTIMATE. */
+export function environmentSize(scope: IConstruct, environment: Readonly<Record<string, string>>): number {
+  const stack = Stack.of(scope);
+  return Object.entries(environment).reduce((size, [name, value]) => size + Buffer.byteLength(name) + resolvedSize(Token.isUnresolved(value) ? stack.resolve(value) : value), 0);
+}
+
+function resolvedSize(value: unknown): number {
+  if (typeof value === 'string') return Buffer.byteLength(value);
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value).length;
+  const join = (value as { 'Fn::Join'?: [string, unknown[]] } | null)?.['Fn::Join'];
+  if (join) return join[1].reduce((sum: number, part) => sum + resolvedSize(part), 0) + join[0].length * Math.max(0, join[1].length - 1);
+  return TOKEN_ESTIMATE;
 }

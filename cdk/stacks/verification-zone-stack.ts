@@ -6,6 +6,7 @@ import type { Construct } from 'constructs';
 import { FUNCTION_TIMEOUT_SECONDS, QUEUE_SETTINGS, visibilityTimeoutSeconds, type PipelineQueue } from '../../src/verification/pipeline-settings';
 import { DEFAULT_POLL_SCHEDULE } from '../../src/verification/poll-schedule';
 import type { ExecutionTarget, Transport } from '../config';
+import type { ExecutionAgentPlan } from '../execution-agents';
 import { ExecutionAccess, type LinkedExecution } from '../constructs/execution-access';
 import { OperationsAlarms } from '../constructs/operations-alarms';
 import { OperationsDashboard } from '../constructs/operations-dashboard';
@@ -56,6 +57,8 @@ export interface VerificationZoneStackProps extends StackProps {
   /** @default 'execute-task' */
   readonly executionProtocol?: string;
   readonly a2aVersion?: string;
+  /** Several execution agents (EXECUTION_AGENTS instead of TRANSPORT, …; cdk/execution-agents.ts). */
+  readonly executionAgents?: readonly ExecutionAgentPlan[];
   /** Fixed names for the two roles that call the execution zone (another account names them). */
   readonly callerRoleNames?: { readonly invoker: string; readonly poller: string };
   readonly slack: SlackSettings;
@@ -148,6 +151,7 @@ export class VerificationZoneStack extends Stack {
       ...(props.linkedExecution ? { linked: props.linkedExecution } : {}),
       protocol: props.executionProtocol ?? 'execute-task',
       ...(props.a2aVersion ? { a2aVersion: props.a2aVersion } : {}),
+      ...(props.executionAgents ? { agents: props.executionAgents } : {}),
     });
 
     const slack = props.slack;
@@ -186,6 +190,8 @@ export class VerificationZoneStack extends Stack {
         RATE_LIMIT_PER_MINUTE: String(slack.rateLimitPerMinute),
         MAX_TEXT_LENGTH: String(slack.maxTextLength),
         THREAD_FOLLOW_UPS: String(slack.threadFollowUps ?? true),
+        // Routes each task to its agent; unset (one agent), every task goes to the default.
+        EXECUTION_AGENTS: this.execution.environment.EXECUTION_AGENTS,
       }),
     });
     this.invoker = new ZoneFunction(this, 'AgentInvoker', {

@@ -333,6 +333,8 @@ describe('environment variables: how a deployment sets them', () => {
         // Agents this app does not deploy: an AgentCore endpoint, an A2A agent with a bearer token.
         synthesize({ externalExecution: 'true', agentRuntimeArn: 'arn:aws:bedrock-agentcore:us-east-1:333333333333:runtime/agent-AbCdEf1234', agentRuntimeQualifier: 'prod' }),
         synthesize({ externalExecution: 'true', transport: 'https', executionUrl: 'https://agent.example.com/rpc', executionBearerSecretName: 'agent-token', executionAuth: 'bearer', executionProtocol: 'a2a', a2aVersion: '0.3' }),
+        // Several agents (EXECUTION_AGENTS): this deployment's runtime and foreign ones.
+        synthesize({ ...SINGLE_ACCOUNT, executionAgentsFile: 'test/cdk/fixtures/execution-agents.json' }),
       ];
       try {
         plain = variablesOf(synths[0]!.execution, synths[0]!.verification);
