@@ -59,10 +59,18 @@ export function createSessionStop(options: SessionStopOptions) {
       await options.polls.send(check, { delaySeconds: policy.seconds, attributes: { request_id: task.request_id } });
     },
 
-    /** async-result's handler for a delayed check. */
+    /**
+     * async-result's handler for a delayed check. Never fails the message: a failed check costs
+     * idle memory until the idle timeout, while a failed message would end, on its last receive,
+     * in an apology to the user for a task that was answered.
+     */
     async check(body: string, call: { signal?: AbortSignal } = {}): Promise<void> {
-      const check = parseQueueMessage(SessionCheckSchema, body, 'session check');
-      await stopIfQuiet(threadOf(check), check.request_id, check.agent, 'quiet', call);
+      try {
+        const check = parseQueueMessage(SessionCheckSchema, body, 'session check');
+        await stopIfQuiet(threadOf(check), check.request_id, check.agent, 'quiet', call);
+      } catch (error) {
+        log.warn('a session check failed; the idle timeout will end the session', { error: error as Error });
+      }
     },
   };
 }
