@@ -28,7 +28,8 @@ const SINGLE_AGENT_VARIABLES = ['TRANSPORT', 'AGENTCORE_RUNTIME_ARN', 'AGENTCORE
 
 let synth: Synthesized;
 beforeAll(() => {
-  synth = synthesize({ ...SINGLE_ACCOUNT, executionAgentsFile: FILE });
+  // AGENTCORE_STOP_SESSION on: the callers may also end sessions, on the AgentCore agents only.
+  synth = synthesize({ ...SINGLE_ACCOUNT, executionAgentsFile: FILE, verificationEnvironment: JSON.stringify({ AGENTCORE_STOP_SESSION: 'after-answer' }) });
 });
 afterAll(() => synth?.cleanup());
 
@@ -122,6 +123,13 @@ describe('grants: exactly what each agent needs, on both callers', () => {
     // Reading a secret is all an agent's token needs: no DescribeSecret or anything else on it.
     const onLegal = pairsOf(prefix).filter((pair) => pair.resource === LEGAL_SECRET);
     expect(onLegal.map((pair) => pair.action)).toEqual(['secretsmanager:GetSecretValue']);
+  });
+
+  it.each(CALLERS)('%s may end sessions (AGENTCORE_STOP_SESSION) on the two AgentCore agents\' runtimes and endpoints, no other', (prefix) => {
+    const stops = pairsOf(prefix)
+      .filter((pair) => pair.action === 'bedrock-agentcore:StopRuntimeSession')
+      .map((pair) => (ownRuntimeRef(pair.resource) ? OWN_RUNTIME_ARN : (pair.resource as any)?.['Fn::Join'] ? rendered(pair.resource) : pair.resource));
+    expect(stops.sort()).toEqual([OWN_RUNTIME_ARN, `${OWN_RUNTIME_ARN}/runtime-endpoint/DEFAULT`, SRE_RUNTIME, `${SRE_RUNTIME}/runtime-endpoint/prod`].sort());
   });
 
   it('gives slack-events and slack-poster no agent access', () => {
