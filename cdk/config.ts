@@ -164,6 +164,12 @@ export const ContextSchema = z
     vpcId: vpcId.optional(),
     executionVpcId: vpcId.optional(),
     verificationVpcId: vpcId.optional(),
+    /**
+     * strict: the id of the Region's AWS-managed DynamoDB prefix list (com.amazonaws.<region>.dynamodb),
+     * the one egress the execution zone's security group allows besides the endpoints. Given, the
+     * synthesis needs no lookup; left out, it is looked up (credentials once, cached in cdk.context.json).
+     */
+    dynamodbPrefixListId: z.string().regex(/^pl-[0-9a-f]{8,17}$/, 'must be a prefix list id (pl-…)').optional(),
   })
   .superRefine((c, ctx) => {
     const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
@@ -189,7 +195,7 @@ export const ContextSchema = z
       }
     }
     if (c.governance !== 'strict') {
-      for (const key of ['kmsKeyArn', 'vpcId', 'executionVpcId', 'verificationVpcId'] as const) if (c[key]) issue(key, 'is used only with governance=strict');
+      for (const key of ['kmsKeyArn', 'vpcId', 'executionVpcId', 'verificationVpcId', 'dynamodbPrefixListId'] as const) if (c[key]) issue(key, 'is used only with governance=strict');
     }
     // A Lambda worker must finish a handed-off task within its 15-minute limit (plus margin).
     const hosts = c.executionHosts ?? [c.transport];

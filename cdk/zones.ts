@@ -158,6 +158,7 @@ export function governancePlanner(config: DeploymentConfig, logRetention: Retent
     return {
       ...(c.kmsKeyArn ? { kmsKeyArn: c.kmsKeyArn } : {}),
       ...(vpcIds[zone] ? { vpcId: vpcIds[zone] } : {}),
+      ...(c.dynamodbPrefixListId ? { dynamodbPrefixListId: c.dynamodbPrefixListId } : {}),
       interfaceEndpoints,
       dynamodbGateway: !(shared && zone === 'verification'),
       logRetention,

@@ -1,4 +1,4 @@
-import { RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import {
   FlowLogDestination,
   GatewayVpcEndpoint,
@@ -47,6 +47,8 @@ export interface StrictGovernanceProps {
   readonly interfaceEndpoints: readonly EndpointService[];
   /** A DynamoDB gateway endpoint on the zone's subnets. */
   readonly dynamodbGateway: boolean;
+  /** The Region's DynamoDB prefix list id (-c dynamodbPrefixListId); looked up when left out. */
+  readonly dynamodbPrefixListId?: string;
   readonly logRetention: RetentionDays;
 }
 
@@ -160,9 +162,18 @@ export class StrictGovernance extends Construct implements ResourceGovernance {
     if (props.dynamodbGateway) {
       this.dynamodbGateway = new GatewayVpcEndpoint(this, 'DynamoDbEndpoint', { vpc: this.vpc, service: GatewayVpcEndpointAwsService.DYNAMODB, subnets: [this.subnets] });
       if (props.zone === 'execution') {
-        // The gateway endpoint routes to DynamoDB's public addresses, named by an AWS-managed prefix list.
-        const dynamodb = PrefixList.fromLookup(this, 'DynamoDbPrefixList', { prefixListName: `com.amazonaws.${stack.region}.dynamodb` });
-        this.securityGroup.addEgressRule(Peer.prefixList(dynamodb.prefixListId), Port.tcp(443), 'HTTPS to DynamoDB through the gateway endpoint');
+        // The gateway endpoint routes to DynamoDB's public addresses, named by an AWS-managed prefix
+        // list. CloudFormation cannot name it by its name, so its id is given, or looked up — which an
+        // environment-agnostic synthesis (no account or Region) cannot do: it says what to give.
+        if (!props.dynamodbPrefixListId && (Token.isUnresolved(stack.account) || Token.isUnresolved(stack.region))) {
+          throw new Error(
+            'governance=strict needs the DynamoDB prefix list of the Region for the execution zone: give -c dynamodbPrefixListId=pl-… ' +
+              '(aws ec2 describe-managed-prefix-lists --filters Name=prefix-list-name,Values=com.amazonaws.<region>.dynamodb), ' +
+              'or deploy to a named account and Region so it can be looked up',
+          );
+        }
+        const prefixListId = props.dynamodbPrefixListId ?? PrefixList.fromLookup(this, 'DynamoDbPrefixList', { prefixListName: `com.amazonaws.${stack.region}.dynamodb` }).prefixListId;
+        this.securityGroup.addEgressRule(Peer.prefixList(prefixListId), Port.tcp(443), 'HTTPS to DynamoDB through the gateway endpoint');
       }
     }
   }

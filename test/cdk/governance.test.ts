@@ -144,6 +144,27 @@ describe('governance=strict (executionHosts agentcore and https; an A2A 1.0 agen
   });
 });
 
+describe('governance=strict offline (no account named: `npx cdk synth` without credentials)', () => {
+  it('names the DynamoDB prefix list given by -c dynamodbPrefixListId, with no lookup', () => {
+    const synth = synthesize({ governance: 'strict', dynamodbPrefixListId: 'pl-02cd2c6b' });
+    try {
+      const egress = resourcesOf(synth.execution!, 'AWS::EC2::SecurityGroupEgress').map(([, e]) => e.Properties);
+      expect(egress).toContainEqual(expect.objectContaining({ DestinationPrefixListId: 'pl-02cd2c6b', FromPort: 443 }));
+      expect(synth.app.node.metadata.filter((entry) => entry.type === 'aws:cdk:missing-context')).toEqual([]);
+    } finally {
+      synth.cleanup();
+    }
+  });
+
+  it('without it, says which value to give (a lookup needs an account and Region)', () => {
+    expect(() => synthesize({ governance: 'strict' })).toThrow(/governance=strict needs the DynamoDB prefix list of the Region for the execution zone: give -c dynamodbPrefixListId=pl-/);
+  });
+
+  it('refuses the key outside strict', () => {
+    expect(() => synthesize({ dynamodbPrefixListId: 'pl-02cd2c6b' })).toThrow(/dynamodbPrefixListId: is used only with governance=strict/);
+  });
+});
+
 describe('docs/deploy.md, "Governed accounts"', () => {
   const section = DEPLOY_MD.slice(DEPLOY_MD.indexOf('## Governed accounts'));
 
