@@ -124,6 +124,10 @@ export const ContextSchema = z
     allowedUserIds: list(text).optional(),
     allowedChannelIds: list(text).optional(),
     slackBotUserId: text.optional(),
+    /** Daily token budgets (USER_/CHANNEL_/TEAM_DAILY_TOKEN_BUDGET; docs/operations.md): unset, no budget. */
+    userDailyTokenBudget: int(1).optional(),
+    channelDailyTokenBudget: int(1).optional(),
+    teamDailyTokenBudget: int(1).optional(),
     rateLimitPerMinute: int(0).default(CONTEXT_DEFAULTS.rateLimitPerMinute),
     maxTextLength: int(1).default(CONTEXT_DEFAULTS.maxTextLength),
     slackReactions: bool.default(CONTEXT_DEFAULTS.slackReactions),

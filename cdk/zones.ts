@@ -100,6 +100,11 @@ export function buildZones(app: App): Zones {
       ...(c.slackBotUserId ? { botUserId: c.slackBotUserId } : {}),
       rateLimitPerMinute: c.rateLimitPerMinute,
       maxTextLength: c.maxTextLength,
+      dailyTokenBudgets: {
+        ...(c.userDailyTokenBudget ? { user: c.userDailyTokenBudget } : {}),
+        ...(c.channelDailyTokenBudget ? { channel: c.channelDailyTokenBudget } : {}),
+        ...(c.teamDailyTokenBudget ? { team: c.teamDailyTokenBudget } : {}),
+      },
       reactions: c.slackReactions,
       threadFollowUps: c.threadFollowUps,
       streamReplies: c.streamReplies,

@@ -31,6 +31,8 @@ export interface SlackSettings {
   readonly botUserId?: string;
   readonly rateLimitPerMinute: number;
   readonly maxTextLength: number;
+  /** Daily token budgets per user, per channel, for the team (docs/operations.md): unset, none. */
+  readonly dailyTokenBudgets?: { readonly user?: number; readonly channel?: number; readonly team?: number };
   /** 👀 on receipt, ✅ on reply. */
   readonly reactions: boolean;
   /** THREAD_FOLLOW_UPS: answer replies in a thread the bot answered in without a mention. @default true */
@@ -163,6 +165,13 @@ export class VerificationZoneStack extends Stack {
       POLL_DEADLINE_S: String(props.poll.deadlineSeconds),
     };
     const list = (values?: readonly string[]) => (values && values.length > 0 ? values.join(',') : undefined);
+    // Checked by agent-invoker before a task reaches its agent, settled by whichever function ends the task.
+    const budgets = slack.dailyTokenBudgets ?? {};
+    const budgetEnvironment = {
+      USER_DAILY_TOKEN_BUDGET: budgets.user === undefined ? undefined : String(budgets.user),
+      CHANNEL_DAILY_TOKEN_BUDGET: budgets.channel === undefined ? undefined : String(budgets.channel),
+      TEAM_DAILY_TOKEN_BUDGET: budgets.team === undefined ? undefined : String(budgets.team),
+    };
     // The operator's extra variables go on every function; CDK's own values are never among them.
     const defined = (env: Record<string, string | undefined>) => ({
       ...Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined)),
@@ -211,6 +220,7 @@ export class VerificationZoneStack extends Stack {
         REPLY_QUEUE_URL: this.replies.queue.queueUrl,
         TASK_MAX_RECEIVE_COUNT: String(receives.tasks),
         ...pollSchedule,
+        ...budgetEnvironment,
         SLACK_REACTIONS: String(slack.reactions),
         EXECUTION_SEND_BOT_TOKEN: String(slack.sendBotTokenToExecution ?? false),
         // Always: the invoker reads the thread's earlier messages and downloads shared files, and
@@ -234,6 +244,7 @@ export class VerificationZoneStack extends Stack {
         REPLY_QUEUE_URL: this.replies.queue.queueUrl,
         POLL_MAX_RECEIVE_COUNT: String(receives.polls),
         ...pollSchedule,
+        ...budgetEnvironment,
         // Live answers: each poll shows the task's new text in Slack.
         SLACK_BOT_TOKEN_ARN: secretId(this.botToken),
         STATE_TABLE_NAME: this.stateTable.table.tableName,

@@ -192,6 +192,17 @@ describe('Slack settings', () => {
     expect(mapping.Properties.BatchSize).toBe(1);
   });
 
+  it('-c userDailyTokenBudget / channelDailyTokenBudget / teamDailyTokenBudget reach the functions that check and settle budgets, and no other', () => {
+    const s = synth({ userDailyTokenBudget: '200000', teamDailyTokenBudget: '20000000' });
+    const env = (name: string) => s.verification!.toJSON().Resources[functionId(s.verification!, name)].Properties.Environment.Variables;
+    for (const name of ['agent-invoker', 'async-result']) {
+      expect(env(name)).toMatchObject({ USER_DAILY_TOKEN_BUDGET: '200000', TEAM_DAILY_TOKEN_BUDGET: '20000000' });
+      expect(env(name)).not.toHaveProperty('CHANNEL_DAILY_TOKEN_BUDGET');
+    }
+    for (const name of ['slack-events', 'slack-poster']) expect(env(name)).not.toHaveProperty('USER_DAILY_TOKEN_BUDGET');
+    expect(() => synth({ userDailyTokenBudget: '0' })).toThrow(/userDailyTokenBudget/);
+  });
+
   it('-c threadFollowUps=false turns follow-ups without a mention off', () => {
     const s = synth({ threadFollowUps: 'false' });
     const resources = s.verification!.toJSON().Resources;

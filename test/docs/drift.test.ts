@@ -320,7 +320,7 @@ describe('environment variables: how a deployment sets them', () => {
     };
     const sample = (name: string) => SAMPLES[name] ?? String(CODE.get(name)?.defaults[0]);
     const environment = (zone: 'verification' | 'execution') => JSON.stringify(Object.fromEntries(environmentVariablesOf(zone).map((name) => [name, sample(name)])));
-    const OPTIONAL_KEYS = { allowedTeamIds: 'T1', allowedUserIds: 'U1', allowedChannelIds: 'C1', slackBotUserId: 'U0BOT', bedrockMaxTokens: '1000', bedrockSystemPrompt: 'Be brief.' };
+    const OPTIONAL_KEYS = { allowedTeamIds: 'T1', allowedUserIds: 'U1', allowedChannelIds: 'C1', slackBotUserId: 'U0BOT', bedrockMaxTokens: '1000', bedrockSystemPrompt: 'Be brief.', userDailyTokenBudget: '200000', channelDailyTokenBudget: '2000000', teamDailyTokenBudget: '20000000' };
 
     let plain: Set<string>;
     let everything: Set<string>;
