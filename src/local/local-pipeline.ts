@@ -2,7 +2,7 @@ import { systemClock, type Clock } from '../clock';
 import { createLogger, type Log } from '../observability/logger';
 import type { ExecutionAgent } from '../protocols/execution-agent';
 import type { AgentRoutes } from '../protocols/agent-routes';
-import type { AgentDirectory } from '../verification/follow-up-options';
+import type { AgentDirectory } from '../verification/agent-directory';
 import { MemoryQueue, whenAllIdle } from '../queue/memory-queue';
 import { staticSecret } from '../secrets/secret-source';
 import type { SlackConversations } from '../slack/slack-conversations';

@@ -1,7 +1,8 @@
 import { systemClock } from '../clock';
 import { taskLogger } from '../observability/logger';
 import type { DeliveryHandler } from '../queue/queue';
-import { agentNamed, personaFor, type FollowUpOptions } from './follow-up-options';
+import { agentNamed, personaFor } from './agent-directory';
+import type { FollowUpOptions } from './follow-up-options';
 import { pollDelaySeconds } from './poll-schedule';
 import { parseQueueMessage } from './poison-message';
 import { PollMessageSchema, conversationKey, type PollMessage } from './queue-messages';

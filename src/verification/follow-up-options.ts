@@ -1,23 +1,18 @@
 import type { Clock } from '../clock';
 import type { Log } from '../observability/logger';
 import type { PipelineMetrics } from '../observability/metrics';
-import type { AgentPersona } from '../protocols/agent-config';
 import type { ExecutionAgent } from '../protocols/execution-agent';
 import type { Queue } from '../queue/queue';
+import type { AgentDirectory } from './agent-directory';
 import type { PollSchedule } from './poll-schedule';
 import type { PollMessage, ReplyMessage } from './queue-messages';
 import type { SessionStop } from './session-stop';
-import type { Settled, SettledTask } from './settle-outcome';
+import type { Settled, SettledTask } from './settled';
 import type { ThreadWork } from './thread-work';
 import type { LiveReplyService } from './live-reply';
 import type { Tracer } from './trace';
 import type { UserMessages } from './user-messages';
 
-/** Every configured execution agent by name (ExecutionAgents), and who each posts as. */
-export type AgentDirectory = {
-  get(name: string): ExecutionAgent | undefined;
-  persona(name: string): AgentPersona | undefined;
-};
 
 /** What agent-invoker and async-result both need: the agents, where polls and replies go, and how to poll. */
 export type FollowUpOptions = {
@@ -61,17 +56,3 @@ export type FollowUpOptions = {
   clock?: Clock;
 };
 
-/**
- * The agent a task or poll message names; the default agent when it names none (a message of a
- * version before routing). Undefined when the named agent is no longer configured.
- */
-export function agentNamed(options: Pick<FollowUpOptions, 'agent' | 'agents'>, name: string | undefined): ExecutionAgent | undefined {
-  if (name === undefined || name === options.agent.name) return options.agent;
-  return options.agents?.get(name);
-}
-
-/** The live message of a task goes out under its agent's name and icon, as its answer does. */
-export function personaFor(options: Pick<FollowUpOptions, 'agents'>, agent: ExecutionAgent): { persona?: { username?: string; iconEmoji?: string } } {
-  const persona = options.agents?.persona(agent.name);
-  return persona && (persona.username || persona.iconEmoji) ? { persona: { ...persona } } : {};
-}

@@ -3,10 +3,10 @@ import type { SessionStopPolicy } from './session-stop-setting';
 import type { Log } from '../observability/logger';
 import type { PipelineMetrics } from '../observability/metrics';
 import type { Queue } from '../queue/queue';
-import { agentNamed, type FollowUpOptions } from './follow-up-options';
+import { agentNamed, type AgentChoice } from './agent-directory';
 import { parseQueueMessage } from './poison-message';
 import { conversationKey, SlackThreadSchema, threadOf, type SlackThread } from './queue-messages';
-import type { Settled, SettledTask } from './settle-outcome';
+import type { Settled, SettledTask } from './settled';
 import type { ThreadWork } from './thread-work';
 
 /** The delayed check on the polls queue: end the thread's session if nothing was asked there since `request_id` ended. */
@@ -17,7 +17,7 @@ export const SessionCheckSchema = z.extend(SlackThreadSchema, {
 });
 export type SessionCheck = z.infer<typeof SessionCheckSchema>;
 
-export type SessionStopOptions = Pick<FollowUpOptions, 'agent' | 'agents'> & {
+export type SessionStopOptions = AgentChoice & {
   policy: SessionStopPolicy;
   work: ThreadWork;
   /** Where a delayed check goes (async-result reads it). */

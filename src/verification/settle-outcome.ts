@@ -1,13 +1,13 @@
 import type { Clock } from '../clock';
-import type { Usage } from '../contract';
 import type { Log, LogExtra } from '../observability/logger';
 import type { Failure, Outcome } from '../protocols/outcome';
 import type { DeliveryHandler } from '../queue/queue';
 import { answerReply, withNotes } from './answer-reply';
 import { userMessageForFailure } from './failure-messages';
 import type { FollowUpOptions } from './follow-up-options';
+import type { Settled, SettledTask } from './settled';
 import { withLastReceiveApology } from './last-receive';
-import { threadOf, type ReplyMessage, type SlackThread } from './queue-messages';
+import { threadOf, type ReplyMessage } from './queue-messages';
 import type { Tracer } from './trace';
 
 /**
@@ -19,15 +19,6 @@ import type { Tracer } from './trace';
  */
 
 /** What a task or poll message says of its task: the thread to reply in, the request, when it came in. */
-export type SettledTask = SlackThread & { request_id: string; received_at: number; /** The agent it went to (absent: the default). */ agent?: string; /** Who asked (task and poll messages carry it). */ user_id?: string };
-
-/**
- * What a settlement did with the task's end: answered, failed, or nothing (the user had stopped
- * it), with the agent that ran it and what its answer cost when the agent said (docs/contract.md,
- * "Usage") — counted even for a stopped task, whose tokens were spent all the same. The seam for
- * usage records and budgets: `SettlementOptions.onSettled` gets one per settled task.
- */
-export type Settled = { ended: 'answered' | 'failed' | 'stopped'; agent?: string; usage?: Usage };
 
 /** An outcome that ends the task. */
 export type FinalOutcome = Extract<Outcome, { kind: 'success' }> | Failure;

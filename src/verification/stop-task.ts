@@ -5,7 +5,7 @@ import type { ExecutionAgent } from '../protocols/execution-agent';
 import type { Queue } from '../queue/queue';
 import type { SlackAgent } from '../slack/slack-agent';
 import { StopMessageSchema } from './agent-messages';
-import { agentNamed, type AgentDirectory } from './follow-up-options';
+import { agentNamed, type AgentDirectory } from './agent-directory';
 import { parseQueueMessage } from './poison-message';
 import { conversationKey, replyThreadTs, threadOf, type ReplyMessage } from './queue-messages';
 import type { ThreadWork } from './thread-work';

@@ -3,7 +3,7 @@ import type { Usage } from '../contract';
 import type { Log } from '../observability/logger';
 import type { PipelineMetrics } from '../observability/metrics';
 import type { TaskMessage } from './queue-messages';
-import type { Settled, SettledTask } from './settle-outcome';
+import type { Settled, SettledTask } from './settled';
 import type { ListableRecords, Records } from './stores/records';
 import { tokensOf, utcDay, type UsageScope, type UsageStore } from './stores/usage-store';
 import { fill, type UserMessageKey, type UserMessages } from './user-messages';

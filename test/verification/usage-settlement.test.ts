@@ -4,7 +4,7 @@ import type { PipelineMetrics } from '../../src/observability/metrics';
 import { InProcessTransport } from '../../src/transport/in-process';
 import { createAgentInvoker } from '../../src/verification/agent-invoker';
 import { createAsyncResult } from '../../src/verification/async-result';
-import type { Settled, SettledTask } from '../../src/verification/settle-outcome';
+import type { Settled, SettledTask } from '../../src/verification/settled';
 import { echoUsage } from '../support/echo-usage';
 import { delivery, followUpParts, taskMessage, THREAD } from '../support/follow-up';
 import { eventually } from '../support/http';
