@@ -11,7 +11,8 @@ import { SPLITTER_TARGET_MS, type SplitterResult } from './reply-splitter';
 import type { ThroughputResult } from './runtime-throughput';
 import { SERVER_KINDS } from './support/throughput-shared';
 import { PRICE_REGION, PRICES } from '../tools/prices';
-import { formatBytes, formatNumber, formatRatio, formatSummary, type Summary } from './stats';
+import { formatNumber } from '../tools/format-number';
+import { formatBytes, formatRatio, formatSummary, type Summary } from './stats';
 
 /** Writes bench/RESULTS.md: machine, versions, every figure as median (min–max), ratios, PASS/MISS. */
 

@@ -1,3 +1,4 @@
+import { formatNumber } from '../tools/format-number';
 /**
  * The bench's arithmetic: medians, percentiles and how figures are written. Pure, so the unit
  * tests in test/bench/ can pin it down without timing anything.
@@ -46,18 +47,6 @@ export function pairedRatios(a: readonly number[], b: readonly number[]): number
 export function pairedDifferences(a: readonly number[], b: readonly number[]): number[] {
   if (a.length !== b.length) throw new RangeError(`paired samples differ in length: ${a.length} vs ${b.length}`);
   return a.map((value, index) => value - b[index]!);
-}
-
-/** A number with a sensible number of significant digits for a table cell. */
-export function formatNumber(value: number): string {
-  if (!Number.isFinite(value)) return String(value);
-  const magnitude = Math.abs(value);
-  if (magnitude >= 1000) return Math.round(value).toLocaleString('en-US');
-  if (magnitude >= 100) return value.toFixed(0);
-  if (magnitude >= 10) return value.toFixed(1);
-  if (magnitude >= 1) return value.toFixed(2);
-  if (magnitude === 0) return '0';
-  return value.toPrecision(2);
 }
 
 /** `12.3 (11.9–13.0)`, with an optional unit after the median. */

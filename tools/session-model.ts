@@ -1,4 +1,4 @@
-import { formatNumber } from '../bench/stats';
+import { formatNumber } from './format-number';
 
 /**
  * `npm run model` (issue 16): how many AgentCore runtime sessions a workspace keeps live, under
