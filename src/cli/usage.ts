@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { systemClock } from '../clock';
 import { DynamoDb } from '../aws/dynamodb';
 import { DynamoDbUsageStore } from '../verification/stores/dynamodb-usage-store';
 import { emptyTotals, lastDays, type UsageRow, type UsageScope, type UsageTotals } from '../verification/stores/usage-store';
@@ -89,7 +90,7 @@ async function fromTable(tableName: string, region: string | undefined, count: n
     const [credentials, resolvedRegion] = await Promise.all([sdk.config.credentials(), sdk.config.region()]);
     const store = new DynamoDbUsageStore({ dynamodb: new DynamoDb({ region: resolvedRegion, credentials }), tableName });
     const days: UsageDay[] = [];
-    for (const day of lastDays(Date.now(), count)) days.push({ day, rows: await store.day(day) });
+    for (const day of lastDays(systemClock.now(), count)) days.push({ day, rows: await store.day(day) });
     return days;
   } finally {
     sdk.destroy();

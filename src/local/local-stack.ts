@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { BedrockAgentCoreClient } from '@aws-sdk/client-bedrock-agentcore';
+import { systemClock } from '../clock';
 import { createExecutionHttpServer, readBody } from '../execution/hosts/http-host';
 import { runtimeFromEnv } from '../execution/runtime-from-env';
 import type { ExecutionRuntime } from '../execution/runtime';
@@ -280,7 +281,7 @@ async function routeVerification(req: IncomingMessage, res: ServerResponse, rout
     // Who used how much: for this machine alone, like the feedback (`zone usage`).
     if (!isLoopback(req.socket.remoteAddress)) return sendJson(res, 403, { error: 'usage is served to this machine only' });
     const count = Math.min(400, Math.max(1, Number(url.searchParams.get('days') ?? 7) || 7));
-    const days = await Promise.all(lastDays(Date.now(), count).map(async (day) => ({ day, rows: await routes.pipeline.usage.day(day) })));
+    const days = await Promise.all(lastDays(systemClock.now(), count).map(async (day) => ({ day, rows: await routes.pipeline.usage.day(day) })));
     return sendJson(res, 200, { days });
   }
   if (await routes.surface.route(req, res, url.pathname)) return;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { AGENT_CARD_PATH, newRequestId, request, type ExecuteTaskParams, type JsonRpcErrorObject } from '../contract';
+import { AGENT_CARD_PATH, newRequestId, request, type ExecuteTaskParams, type JsonRpcErrorObject, type JsonRpcRequest } from '../contract';
 import { TransportError, type Transport, type TransportKind } from '../transport/transport';
 import {
   A2A_DIALECTS,
@@ -100,19 +100,11 @@ export class A2aProtocol implements ExecutionProtocol {
     const sent = request(dialect.methods.stream, dialect.sendParams(messageOf(task), { blocking: this.blocking }), task.requestId);
     const read = new StreamedTask(dialect);
     try {
-      for await (const answer of streamJsonRpc(call, sent, { holdMs: hold.holdMs, headers: dialect.headers })) {
-        if (answer.kind !== 'result') {
-          yield outcomeOf(dialect, sent.method, answer, { stream: true, transport: call.transport.kind });
-          return;
-        }
-        const event = readA2aStreamEvent(answer.result);
-        const end = read.take(event, sent.method);
-        if (end) {
-          yield end;
-          return;
-        }
-        const text = read.newText();
-        if (text) yield text;
+      const stopped = yield* taskEvents(call, sent, read, dialect, hold.holdMs);
+      if (stopped === 'ended') return;
+      if (stopped) {
+        yield outcomeOf(dialect, sent.method, stopped, { stream: true, transport: call.transport.kind });
+        return;
       }
     } catch (error) {
       // Past the hold, gone quiet or cut off once the task is known: it runs on, and polling
@@ -160,19 +152,12 @@ export class A2aProtocol implements ExecutionProtocol {
     const sent = request(dialect.methods.subscribe, { id: handle.taskId }, newRequestId());
     const read = new StreamedTask(dialect, handle);
     try {
-      for await (const answer of streamJsonRpc(call, sent, { holdMs: hold.holdMs, headers: dialect.headers })) {
-        // Refused (a task already over, a resubscription it does not offer), or not an event: a plain look.
-        if (answer.kind !== 'result') {
-          yield await this.poll(handle, call);
-          return;
-        }
-        const end = read.take(readA2aStreamEvent(answer.result), sent.method);
-        if (end) {
-          yield end;
-          return;
-        }
-        const text = read.newText();
-        if (text) yield text;
+      const stopped = yield* taskEvents(call, sent, read, dialect, hold.holdMs);
+      if (stopped === 'ended') return;
+      // Refused (a task already over, a resubscription it does not offer), or not an event: a plain look.
+      if (stopped) {
+        yield await this.poll(handle, call);
+        return;
       }
     } catch (error) {
       // Past the hold, gone quiet or cut off: the task runs on, and polling goes on from what was shown.
@@ -216,6 +201,26 @@ export class A2aProtocol implements ExecutionProtocol {
 function messageOf(task: TaskInput): OutgoingMessage {
   const { params } = task;
   return { messageId: task.requestId, contextId: slackThreadContextId(params), text: params.text, metadata: slackContextOf(params), thread: params.messages, files: params.attachments };
+}
+
+/**
+ * The events of one streamed request, read into `read`: its new text as text steps as they come,
+ * and the task's end as the last step (then `'ended'`). An answer that is not an event (an error,
+ * a plain body) stops the read and is returned for the caller to judge; a stream that just ends
+ * returns nothing. Transport faults are thrown.
+ */
+async function* taskEvents(call: CallContext, sent: JsonRpcRequest<unknown>, read: StreamedTask, dialect: A2aDialect, holdMs: number): AsyncGenerator<StreamStep, RpcAnswer | 'ended' | undefined, undefined> {
+  for await (const answer of streamJsonRpc(call, sent, { holdMs, headers: dialect.headers })) {
+    if (answer.kind !== 'result') return answer;
+    const end = read.take(readA2aStreamEvent(answer.result), sent.method);
+    if (end) {
+      yield end;
+      return 'ended';
+    }
+    const text = read.newText();
+    if (text) yield text;
+  }
+  return undefined;
 }
 
 /**
