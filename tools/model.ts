@@ -1,5 +1,6 @@
 import { DEFAULT_ASSUMPTIONS, renderCostReport, runCostModel, type Assumptions } from './cost-model';
 import { BEDROCK_MODELS } from './prices';
+import { scanFlags } from './cli-flags';
 import { modelCli, parseModelArgs, USAGE as SESSION_USAGE } from './session-model';
 
 /**
@@ -25,20 +26,7 @@ export type CostCli = { assumptions: Assumptions; governed: boolean; cost: boole
 
 /** Takes the cost flags out of argv; the rest goes to the session model's parser. */
 export function parseCostArgs(argv: readonly string[]): CostCli {
-  const rest: string[] = [];
-  const values = new Map<string, string>();
-  const flags = new Set<string>();
-  for (let i = 0; i < argv.length; i += 1) {
-    const arg = argv[i]!;
-    const eq = arg.indexOf('=');
-    const name = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
-    if (COST_BOOLEAN_FLAGS.has(name)) flags.add(name);
-    else if (COST_VALUE_FLAGS.has(name)) {
-      const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
-      if (value === undefined) throw new RangeError(`${name} needs a value`);
-      values.set(name, value);
-    } else rest.push(arg);
-  }
+  const { flags, values, rest } = scanFlags(argv, { booleans: COST_BOOLEAN_FLAGS, values: COST_VALUE_FLAGS });
   const positive = (flag: string, fallback: number) => {
     const raw = values.get(flag);
     if (raw === undefined) return fallback;

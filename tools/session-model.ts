@@ -1,3 +1,4 @@
+import { scanFlags } from './cli-flags';
 import { formatNumber } from './format-number';
 
 /**
@@ -521,22 +522,8 @@ const VALUE_FLAGS = new Set([
 ]);
 
 export function parseModelArgs(argv: readonly string[]): Cli {
-  const values = new Map<string, string>();
-  const flags = new Set<string>();
-  for (let i = 0; i < argv.length; i += 1) {
-    const arg = argv[i]!;
-    const eq = arg.indexOf('=');
-    const name = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
-    if (BOOLEAN_FLAGS.has(name)) {
-      flags.add(name);
-    } else if (VALUE_FLAGS.has(name)) {
-      const value = eq > 0 && arg.startsWith('--') ? arg.slice(eq + 1) : argv[++i];
-      if (value === undefined) throw new RangeError(`${name} needs a value`);
-      values.set(name, value);
-    } else {
-      throw new RangeError(`unknown argument ${JSON.stringify(arg)} (see --help)`);
-    }
-  }
+  const { flags, values, rest } = scanFlags(argv, { booleans: BOOLEAN_FLAGS, values: VALUE_FLAGS });
+  if (rest.length) throw new RangeError(`unknown argument ${JSON.stringify(rest[0])} (see --help)`);
   const number = (flag: string, fallback: number): number => {
     const raw = values.get(flag);
     if (raw === undefined) return fallback;
