@@ -6,7 +6,7 @@ import { build, type Metafile } from 'esbuild';
 import { executeTaskRequest } from '../src/contract';
 import { appMentionEnvelope } from '../src/local/slack-event-builder';
 import { DynamoDbTaskStore } from '../src/execution/stores/dynamodb-task-store';
-import { slackSignatureHeaders } from '../src/verification/slack-signature';
+import { slackSignatureHeaders } from '../src/verification/intake/slack-signature';
 import { pairedDifferences, pairedRatios, rotate, summarize, type Summary } from './stats';
 import { PLACEHOLDER_AWS_ENV, RUNTIME_ARN, STATE_TABLE, TASK_TABLE, startLoopbackAws, type LoopbackAws } from './support/loopback-aws';
 import { pinned, spawnTracked } from './support/processes';

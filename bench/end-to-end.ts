@@ -6,7 +6,7 @@ import { createLocalPipeline, type LocalPipeline } from '../src/local/local-pipe
 import { appMentionEnvelope } from '../src/local/slack-event-builder';
 import { createLogger } from '../src/observability/logger';
 import { createSlackWebClient, WebApiSlackReplies } from '../src/slack/slack-replies';
-import { slackSignatureHeaders } from '../src/verification/slack-signature';
+import { slackSignatureHeaders } from '../src/verification/intake/slack-signature';
 import { startFakeSlackApi } from '../test/support/fake-slack-api';
 import { percentile, rotate, summarize, type Summary } from './stats';
 import { PLACEHOLDER_AWS_ENV } from './support/net';

@@ -15,7 +15,7 @@ import { createSlackWebClient, WebApiSlackReplies } from '../src/slack/slack-rep
 import { DEFAULT_STREAM_HOLD_S, DEFAULT_STREAM_QUIET_S } from '../src/transport/config';
 import { loadVerificationConfig } from '../src/verification/config';
 import { FUNCTION_TIMEOUT_SECONDS, type PipelineQueue } from '../src/verification/pipeline-settings';
-import { FLUSH_RULES, holdMsFor } from '../src/verification/stream-hold';
+import { FLUSH_RULES, holdMsFor } from '../src/verification/live/stream-hold';
 import { startSdkA2aAgent, streamedWords, type A2aTestAgent } from '../test/support/a2a-agents';
 import { FAKE_BOT_USER_ID, fakeSlackNow, startFakeSlackApi, type FakeSlackRequest } from '../test/support/fake-slack-api';
 import { LAMBDA_MEMORY_MB } from '../tools/cost-model';

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { withoutEmpty } from '../src/config/env';
 import { ExecutionConfigSchema } from '../src/execution/config';
 import { ENV_VARIABLES, transportConfigFrom } from '../src/transport/config';
-import { agentPromptsOf } from '../src/verification/agent-prompts';
+import { agentPromptsOf } from '../src/verification/surface/suggested-prompts';
 import { VerificationConfigSchema } from '../src/verification/config';
-import { userMessages } from '../src/verification/user-messages';
+import { userMessages } from '../src/verification/messages/user-messages';
 
 /**
  * How a deployment sets each environment variable the code reads — the one table the CDK app, the

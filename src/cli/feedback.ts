@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { FeedbackRecord } from '../verification/feedback-records';
+import type { FeedbackRecord } from '../verification/surface/feedback-records';
 import type { Command } from './command';
 
 export const feedbackCommand: Command = {

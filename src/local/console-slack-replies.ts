@@ -5,7 +5,7 @@ import { REPLY_METADATA_TYPE } from '../slack/reply-metadata';
 import type { ReactionTarget, ReplyMarker, SlackReplies } from '../slack/slack-port';
 import { SlackApiError } from '../slack/slack-api-error';
 import type { LiveMessage, LiveThread, SlackLive } from '../slack/slack-live';
-import type { AgentSession, AgentSessionStatus, SlackAgent, SuggestedPrompt } from '../slack/slack-agent';
+import type { AgentSession, AgentSessionStatus, SlackAssistant, SuggestedPrompt } from '../slack/slack-assistant';
 import { decodeFeedbackValue, type MessageBlock } from '../slack/feedback-blocks';
 import { LOCAL_BOT_USER_ID, slackTs } from './slack-event-builder';
 
@@ -41,7 +41,7 @@ const MAX_FILES = 200;
  * accepted event) and the files shared through the playground or `zone say --file`, so thread
  * context and attachments work locally as they do in Slack.
  */
-export class ConsoleSlackReplies implements SlackReplies, SlackConversations, SlackLive, SlackAgent {
+export class ConsoleSlackReplies implements SlackReplies, SlackConversations, SlackLive, SlackAssistant {
   readonly posted: RecordedReply[] = [];
   /** Thread statuses set, in order (`''` clears). */
   readonly statuses: Array<{ channel: string; threadTs: string; status: string; at: number }> = [];

@@ -2,7 +2,7 @@ import { systemClock, type Clock } from '../clock';
 import { createLogger, type Log } from '../observability/logger';
 import type { ExecutionAgent } from '../protocols/execution-agent';
 import type { AgentRoutes } from '../protocols/agent-routes';
-import type { AgentDirectory } from '../verification/agent-directory';
+import type { AgentDirectory } from '../verification/routing/agent-directory';
 import { MemoryQueue, whenAllIdle } from '../queue/memory-queue';
 import { staticSecret } from '../secrets/secret-source';
 import type { SlackConversations } from '../slack/slack-conversations';
@@ -10,8 +10,8 @@ import type { SlackLive } from '../slack/slack-live';
 import type { SlackReplies } from '../slack/slack-replies';
 import { loadVerificationConfig, type VerificationConfig } from '../verification/config';
 import { visibilityTimeoutSeconds, type PipelineQueue } from '../verification/pipeline-settings';
-import type { PollMessage, ReplyMessage, TaskMessage } from '../verification/queue-messages';
-import type { IngressRequest, IngressResponse } from '../verification/slack-ingress';
+import type { PollMessage, ReplyMessage, TaskMessage } from '../verification/queues/queue-messages';
+import type { IngressRequest, IngressResponse } from '../verification/intake/slack-ingress';
 import { MemoryBotThreads } from '../verification/stores/memory-bot-threads';
 import { MemoryClaimStore } from '../verification/stores/memory-claim-store';
 import { MemoryLiveReplies } from '../verification/stores/memory-live-replies';
@@ -19,7 +19,7 @@ import { MemoryCounterStore } from '../verification/stores/memory-counter-store'
 import { MemoryRecords } from '../verification/stores/memory-records';
 import { MemoryUsageStore } from '../verification/stores/memory-usage-store';
 import type { ListableRecords } from '../verification/stores/records';
-import type { SlackAgent } from '../slack/slack-agent';
+import type { SlackAssistant } from '../slack/slack-assistant';
 import { noTrace, type Tracer } from '../verification/trace';
 import { wireAgentInvoker, wireAsyncResult, wireSlackEvents, wireSlackPoster, type FunctionContext } from '../verification/wiring';
 
@@ -32,7 +32,7 @@ export type LocalPipelineOptions = {
    * Where replies go: the Slack Web API (real or fake), or the terminal. When it can also read
    * threads and files (SlackConversations), tasks carry their thread context and attachments.
    */
-  slack: SlackReplies & Partial<SlackConversations> & Partial<SlackLive> & Partial<SlackAgent>;
+  slack: SlackReplies & Partial<SlackConversations> & Partial<SlackLive> & Partial<SlackAssistant>;
   /** The agent surface's records; the local stack passes its own, so `zone feedback` can list them. */
   records?: ListableRecords;
   signingSecret: string;
@@ -159,7 +159,7 @@ function canStream(slack: SlackReplies & Partial<SlackLive>): slack is SlackRepl
   return ['setStatus', 'startStream', 'appendStream', 'stopStream', 'update'].every((method) => typeof (slack as unknown as Record<string, unknown>)[method] === 'function');
 }
 
-function canAct(slack: SlackReplies & Partial<SlackAgent>): slack is SlackReplies & SlackAgent {
+function canAct(slack: SlackReplies & Partial<SlackAssistant>): slack is SlackReplies & SlackAssistant {
   return ['setSessionStatus', 'setSuggestedPrompts', 'postEphemeral', 'openView'].every((method) => typeof (slack as unknown as Record<string, unknown>)[method] === 'function');
 }
 

@@ -19,10 +19,10 @@ import { createLocalPipeline, type LocalPipeline } from './local-pipeline';
 import { PLAYGROUND_HTML } from './playground-page';
 import { close, listen, sendJson } from './server-lifecycle';
 import { postSignedEvent, slackEventEnvelope } from './slack-event-builder';
-import { SlackEnvelopeSchema } from '../verification/slack-event';
+import { SlackEnvelopeSchema } from '../verification/intake/slack-event';
 import { TraceRecorder } from './trace-recorder';
-import { replyThreadTs } from '../verification/queue-messages';
-import type { FeedbackRecord } from '../verification/feedback-records';
+import { replyThreadTs } from '../verification/queues/queue-messages';
+import type { FeedbackRecord } from '../verification/surface/feedback-records';
 
 export const LOCAL_RUNTIME_ARN = 'arn:aws:bedrock-agentcore:us-east-1:000000000000:runtime/local_runtime-0000000000';
 

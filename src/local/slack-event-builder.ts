@@ -1,5 +1,5 @@
 import { systemClock } from '../clock';
-import { slackSignatureHeaders } from '../verification/slack-signature';
+import { slackSignatureHeaders } from '../verification/intake/slack-signature';
 
 /**
  * Builds Slack Events API payloads the way Slack would send them, for the local CLI, the

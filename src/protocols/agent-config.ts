@@ -23,7 +23,7 @@ export type { AgentRoutes } from './agent-routes';
  * or several from
  *   EXECUTION_AGENTS   = JSON array of entries: name, protocol, a2aVersion?, default?, stream?,
  *                        channels?, prefix?, displayName?, icon? (where it answers and who it
- *                        posts as: src/verification/agent-routing.ts),
+ *                        posts as: src/verification/routing/agent-routing.ts),
  *                        transport (the kind) and that transport's options (url, auth, runtimeArn,
  *                        …, timeoutMs, maxAttempts, streamHoldS, …). Options an entry leaves out
  *                        come from the environment as for a single agent; A2A_VERSION is the
@@ -179,7 +179,7 @@ export type ExecutionAgents = {
   get(name: string): ExecutionAgent | undefined;
   /** Who the agent's answers are posted as, if it says. */
   persona(name: string): AgentPersona | undefined;
-  /** Where each agent answers (src/verification/agent-routing.ts). */
+  /** Where each agent answers (src/verification/routing/agent-routing.ts). */
   readonly routes: AgentRoutes;
 };
 

@@ -126,7 +126,7 @@ async function* streamedSteps(sent: JsonRpcRequest<unknown>, call: CallContext, 
       const known = handle !== undefined;
       ({ handle, state } = outcome);
       // The first pending answer names the task even without text: a caller that reads a quiet
-      // task may let the stream go and poll (src/verification/stream-hold.ts).
+      // task may let the stream go and poll (src/verification/live/stream-hold.ts).
       if (outcome.partial || !known) yield textStep(outcome.partial ?? '', handle);
     }
   } catch (error) {

@@ -50,7 +50,7 @@ export type ExecutionAgentOptions = {
 export class ExecutionAgent {
   /** The configured hold of a streamed read, in ms; 0 when this agent is not read with streams. */
   readonly streamHoldMs: number;
-  /** How long a held stream may go without text (src/verification/stream-hold.ts), in ms. */
+  /** How long a held stream may go without text (src/verification/live/stream-hold.ts), in ms. */
   readonly streamQuietMs: number;
 
   constructor(

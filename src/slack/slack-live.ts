@@ -8,7 +8,7 @@
  * available here, fall back" are listed in slack-api-error.ts (`isLiveReplyRefusal`).
  */
 import type { MessageBlock } from './feedback-blocks';
-import type { AgentSessionStatus } from './slack-agent';
+import type { AgentSessionStatus } from './slack-assistant';
 import type { ReplyMarker, SlackCallOptions, SlackPersona } from './slack-port';
 
 /** A thread: the channel and the `ts` of its parent message. */

@@ -1,7 +1,7 @@
 /*
  * The types-only port the pipeline imports for Slack replies (docs/architecture.md §4.5): what a
  * reply, a reaction and a call's bounds are. Free of @slack/web-api; the adapter in
- * src/slack/web-api/ implements it (and SlackConversations, SlackLive and SlackAgent beside it),
+ * src/slack/web-api/ implements it (and SlackConversations, SlackLive and SlackAssistant beside it),
  * the local console in src/local too. test/architecture/boundaries.test.ts keeps the pipeline on
  * the ports and src/slack free of import circles.
  */

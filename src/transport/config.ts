@@ -29,7 +29,7 @@ const positive = () => z.coerce.number().int().min(1);
 /**
  * How long a streamed read holds by default, in seconds (docs/contract.md, "Streamed answers";
  * docs/architecture.md §2.5): 30 s of text as the model writes it, for about $0.00025 of a 512 MB
- * function; a task that writes nothing for STREAM_QUIET_S (5 s) is let go to polling (src/verification/stream-hold.ts).
+ * function; a task that writes nothing for STREAM_QUIET_S (5 s) is let go to polling (src/verification/live/stream-hold.ts).
  */
 export const DEFAULT_STREAM_HOLD_S = 30;
 /**
@@ -40,7 +40,7 @@ export const DEFAULT_STREAM_HOLD_S = 30;
 const streamHoldS = () => z.coerce.number().int().min(0).max(900).default(DEFAULT_STREAM_HOLD_S);
 /**
  * How long a held stream may go without new text before the caller lets it go to polling, in
- * seconds (src/verification/stream-hold.ts): 5 s, the reference runtime's sync budget
+ * seconds (src/verification/live/stream-hold.ts): 5 s, the reference runtime's sync budget
  * (SYNC_BUDGET_MS) — a quiet task holds the invoker no longer than the plain call that answers
  * `accepted` did, so following a ten-minute task stays ≥ 100× cheaper than waiting on it (bench
  * part 5) — and above most models' time to a first token. 1 to 900.

@@ -1,10 +1,10 @@
 import { envBool, envInt, envList, envNumber, envOptionalInt, parseEnv } from '../config/env';
 import * as z from '../config/zod-mini';
 import { QUEUE_SETTINGS } from './pipeline-settings';
-import { DEFAULT_POLL_SCHEDULE, type PollSchedule } from './poll-schedule';
-import { DEFAULT_ATTACHMENT_LIMITS, defaultMaxTotalBytes, type AttachmentLimits } from './attachment-limits';
+import { DEFAULT_POLL_SCHEDULE, type PollSchedule } from './poll/poll-schedule';
+import { DEFAULT_ATTACHMENT_LIMITS, defaultMaxTotalBytes, type AttachmentLimits } from './invoke/attachment-limits';
 import type { TransportKind } from '../transport/transport';
-import { SessionStopSchema } from './session-stop-setting';
+import { SessionStopSchema } from './stop/agentcore-session-stop-setting';
 
 /**
  * Verification-zone configuration, parsed once per function (src/verification/wiring.ts turns it
@@ -74,7 +74,7 @@ export const VerificationConfigSchema = z.object({
    * agent session (`processing`, with Slack's Stop button), where Slack allows it.
    */
   AGENT_SESSIONS: envBool(true),
-  /** Suggested prompts, as JSON `{"title"?, "home": [{title, message}…], "channel": […]}` (src/verification/agent-prompts.ts). */
+  /** Suggested prompts, as JSON `{"title"?, "home": [{title, message}…], "channel": […]}` (src/verification/surface/suggested-prompts.ts). */
   AGENT_PROMPTS_JSON: z.optional(z.string()),
   /** 👍 / 👎 under every answer (needs interactivity on in the Slack app). */
   FEEDBACK_BUTTONS: envBool(true),
@@ -93,7 +93,7 @@ export const VerificationConfigSchema = z.object({
   AUDIT_RETENTION_DAYS: envInt(90, 1, 3650),
   /** Opt-in: the audit record keeps the user's message text. */
   AUDIT_MESSAGE_TEXT: envBool(false),
-  /** When a conversation's AgentCore session is ended (src/verification/session-stop.ts): never (the idle timeout does), after-answer, quiet-<N>s / quiet-<N>m. */
+  /** When a conversation's AgentCore session is ended (src/verification/stop/agentcore-session-stop.ts): never (the idle timeout does), after-answer, quiet-<N>s / quiet-<N>m. */
   AGENTCORE_STOP_SESSION: SessionStopSchema,
 });
 export type VerificationConfig = z.infer<typeof VerificationConfigSchema>;

@@ -3,15 +3,15 @@ import type { Log } from '../observability/logger';
 import type { PipelineMetrics } from '../observability/metrics';
 import type { ExecutionAgent } from '../protocols/execution-agent';
 import type { Queue } from '../queue/queue';
-import type { AgentDirectory } from './agent-directory';
-import type { PollSchedule } from './poll-schedule';
-import type { PollMessage, ReplyMessage } from './queue-messages';
-import type { SessionStop } from './session-stop';
-import type { Settled, SettledTask } from './settled';
-import type { ThreadWork } from './thread-work';
-import type { LiveReplyService } from './live-reply';
+import type { AgentDirectory } from './routing/agent-directory';
+import type { PollSchedule } from './poll/poll-schedule';
+import type { PollMessage, ReplyMessage } from './queues/queue-messages';
+import type { AgentCoreSessionStop } from './stop/agentcore-session-stop';
+import type { Settled, SettledTask } from './settle/settled';
+import type { ThreadWork } from './stores/thread-work';
+import type { LiveReplyService } from './live/live-reply';
 import type { Tracer } from './trace';
-import type { UserMessages } from './user-messages';
+import type { UserMessages } from './messages/user-messages';
 
 
 /** What agent-invoker and async-result both need: the agents, where polls and replies go, and how to poll. */
@@ -48,10 +48,10 @@ export type FollowUpOptions = {
    */
   onSettled?: (task: SettledTask, settled: Settled) => void | Promise<void>;
   /**
-   * AGENTCORE_STOP_SESSION other than `never` (src/verification/session-stop.ts): async-result
+   * AGENTCORE_STOP_SESSION other than `never` (src/verification/stop/agentcore-session-stop.ts): async-result
    * takes the delayed checks it puts on the polls queue.
    */
-  sessions?: Pick<SessionStop, 'check'>;
+  sessions?: Pick<AgentCoreSessionStop, 'check'>;
   trace?: Tracer;
   clock?: Clock;
 };

@@ -7,35 +7,35 @@ import type { SecretSource } from '../secrets/secret-source';
 import type { SlackConversations } from '../slack/slack-conversations';
 import type { SlackLive } from '../slack/slack-live';
 import type { SlackReplies } from '../slack/slack-port';
-import { createAgentInvoker } from './agent-invoker';
-import { createAsyncResult } from './async-result';
+import { createAgentInvoker } from './invoke/agent-invoker';
+import { createAsyncResult } from './poll/async-result';
 import { attachmentLimitsOf, pollScheduleOf, type VerificationConfig } from './config';
-import type { AgentDirectory } from './agent-directory';
+import type { AgentDirectory } from './routing/agent-directory';
 import type { FollowUpOptions } from './follow-up-options';
-import type { PollMessage, ReplyMessage, TaskMessage } from './queue-messages';
-import { RateLimiter } from './rate-limiter';
-import { acknowledgeReceipt, createSlackPoster, type SlackPoster } from './slack-poster';
-import { createSlackIngress, type IngressRequest, type IngressResponse } from './slack-ingress';
-import { createLiveReply, type LiveReplyService } from './live-reply';
+import type { PollMessage, ReplyMessage, TaskMessage } from './queues/queue-messages';
+import { RateLimiter } from './intake/rate-limiter';
+import { acknowledgeReceipt, createSlackPoster, type SlackPoster } from './post/slack-poster';
+import { createSlackIngress, type IngressRequest, type IngressResponse } from './intake/slack-ingress';
+import { createLiveReply, type LiveReplyService } from './live/live-reply';
 import type { BotThreads } from './stores/bot-threads';
 import type { LiveReplies } from './stores/live-replies';
 import type { ClaimStore } from './stores/claim-store';
-import { readTaskInputs } from './task-inputs';
+import { readTaskInputs } from './invoke/task-inputs';
 import type { CounterStore } from './stores/counter-store';
 import type { Tracer } from './trace';
-import { userMessages } from './user-messages';
-import { agentPromptsOf } from './agent-prompts';
-import { createAgentSurface, type AgentSurface } from './agent-surface';
-import { createFeedbackRecords } from './feedback-records';
+import { userMessages } from './messages/user-messages';
+import { agentPromptsOf } from './surface/suggested-prompts';
+import { createAssistantSurface, type AssistantSurface } from './surface/assistant-surface';
+import { createFeedbackRecords } from './surface/feedback-records';
 import type { Records } from './stores/records';
-import { createThreadWork } from './thread-work';
-import { createUserContexts } from './user-context';
-import type { SlackAgent } from '../slack/slack-agent';
+import { createThreadWork } from './stores/thread-work';
+import { createUserContexts } from './surface/user-context';
+import type { SlackAssistant } from '../slack/slack-assistant';
 import type { AgentRoutes } from '../protocols/agent-routes';
 import type { UsageStore } from './stores/usage-store';
-import { createSessionStop, type SessionStop } from './session-stop';
-import { sessionStopPolicy } from './session-stop-setting';
-import { createAuditFeedback, createUsageLedger, type Budgets, type UsageLedger } from './usage-ledger';
+import { createAgentCoreSessionStop, type AgentCoreSessionStop } from './stop/agentcore-session-stop';
+import { agentCoreSessionStopPolicy } from './stop/agentcore-session-stop-setting';
+import { createAuditFeedback, createUsageLedger, type Budgets, type UsageLedger } from './budgets/usage-ledger';
 
 /**
  * The one place the four verification functions are wired from configuration and ports. The
@@ -100,7 +100,7 @@ export function wireSlackEvents(context: FunctionContext, ports: SlackEventsPort
  * that cannot stream), answers come when they are done.
  */
 export type LivePorts = {
-  slack: () => SlackLive & Pick<SlackReplies, 'post'> & Partial<Pick<SlackAgent, 'setSessionStatus'>>;
+  slack: () => SlackLive & Pick<SlackReplies, 'post'> & Partial<Pick<SlackAssistant, 'setSessionStatus'>>;
   store: LiveReplies;
 };
 
@@ -175,7 +175,7 @@ export type SlackPosterPorts = {
   /** Where answered threads are recorded, for THREAD_FOLLOW_UPS. */
   threads: BotThreads;
   /** The agent surface's Slack calls (prompts, ephemeral messages, modals). */
-  agent?: () => SlackAgent;
+  agent?: () => SlackAssistant;
   /** The state table's records: feedback, and what runs in each thread. */
   records?: Records;
 };
@@ -192,15 +192,15 @@ export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPort
     ...(config.THREAD_FOLLOW_UPS ? { threads: { store: ports.threads, ttlSeconds: config.THREAD_MEMORY_TTL_SECONDS } } : {}),
     ...(config.STREAM_REPLIES && ports.live ? { live: liveReplyOf(context, ports.live) } : {}),
     ...(ports.records ? { work: createThreadWork(ports.records, context.clock) } : {}),
-    ...(ports.records && ports.agent ? { surface: agentSurfaceOf(context, ports.agent(), ports.records), feedbackButtons: config.FEEDBACK_BUTTONS } : {}),
+    ...(ports.records && ports.agent ? { surface: assistantSurfaceOf(context, ports.agent(), ports.records), feedbackButtons: config.FEEDBACK_BUTTONS } : {}),
     ...common(context),
   });
 }
 
-function agentSurfaceOf(context: FunctionContext, slack: SlackAgent, records: Records): AgentSurface {
+function assistantSurfaceOf(context: FunctionContext, slack: SlackAssistant, records: Records): AssistantSurface {
   const feedback = createFeedbackRecords(records, { clock: context.clock, ttlSeconds: context.config.FEEDBACK_RETENTION_DAYS * 24 * 60 * 60 });
   const audit = createAuditFeedback(records, context.config.AUDIT_RETENTION_DAYS * DAY_SECONDS);
-  return createAgentSurface({ slack, feedback, audit, messages: userMessages(context.config.USER_MESSAGES_JSON), ...common(context) });
+  return createAssistantSurface({ slack, feedback, audit, messages: userMessages(context.config.USER_MESSAGES_JSON), ...common(context) });
 }
 
 const DAY_SECONDS = 24 * 60 * 60;
@@ -240,13 +240,13 @@ function followUp(context: FunctionContext, ports: AsyncResultPorts, maxReceiveC
     maxReceiveCount,
     ...(context.config.STREAM_REPLIES && ports.live ? { live: { reply: liveReplyOf(context, ports.live), pollDelaySeconds: context.config.STREAM_POLL_DELAY_S } } : {}),
     ...(ports.records ? { work: createThreadWork(ports.records, context.clock) } : {}),
-    ...afterSettled(ledgerOf(context, ports), sessionStopOf(context, ports)),
+    ...afterSettled(ledgerOf(context, ports), agentCoreSessionStopOf(context, ports)),
     ...common(context),
   };
 }
 
 /** What a settled task is handed to: its usage records, then its AgentCore session's end. */
-function afterSettled(ledger: UsageLedger | undefined, sessions: SessionStop | undefined): Pick<FollowUpOptions, 'onSettled' | 'sessions'> {
+function afterSettled(ledger: UsageLedger | undefined, sessions: AgentCoreSessionStop | undefined): Pick<FollowUpOptions, 'onSettled' | 'sessions'> {
   if (!ledger && !sessions) return {};
   return {
     onSettled: async (task, settled) => {
@@ -261,10 +261,10 @@ function afterSettled(ledger: UsageLedger | undefined, sessions: SessionStop | u
 }
 
 /** AGENTCORE_STOP_SESSION: only for agents whose transport has sessions to end, and with the records that say which task is a thread's latest. */
-function sessionStopOf(context: FunctionContext, ports: AsyncResultPorts): SessionStop | undefined {
-  const policy = sessionStopPolicy(context.config.AGENTCORE_STOP_SESSION);
+function agentCoreSessionStopOf(context: FunctionContext, ports: AsyncResultPorts): AgentCoreSessionStop | undefined {
+  const policy = agentCoreSessionStopPolicy(context.config.AGENTCORE_STOP_SESSION);
   if (policy.kind === 'never' || !ports.records) return undefined;
-  return createSessionStop({
+  return createAgentCoreSessionStop({
     policy,
     agent: ports.agent,
     ...(ports.agents ? { agents: ports.agents } : {}),

@@ -1,7 +1,7 @@
 import { chromium, type Browser } from 'playwright-core';
 import { feedbackCommand } from '../../src/cli/feedback';
 import { startLocalStack, type LocalStack } from '../../src/local/local-stack';
-import { DEFAULT_AGENT_PROMPTS } from '../../src/verification/agent-prompts';
+import { DEFAULT_AGENT_PROMPTS } from '../../src/verification/surface/suggested-prompts';
 import { CHROMIUM_ARGS, chromiumExecutable } from '../support/chromium';
 
 describe('the playground page in a real browser (Chromium, playwright-core)', () => {

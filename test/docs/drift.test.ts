@@ -5,12 +5,12 @@ import { ContextSchema, parseDeploymentConfig } from '../../cdk/config';
 import { ENVIRONMENT_ROUTES, environmentVariablesOf, type EnvironmentRoute } from '../../cdk/environment';
 import { ExecutionConfigSchema } from '../../src/execution/config';
 import { DEFAULT_TRANSPORT, ENV_VARIABLES, TRANSPORT_VARIABLE, transportConfigFrom } from '../../src/transport/config';
-import { defaultMaxTotalBytes } from '../../src/verification/attachment-limits';
+import { defaultMaxTotalBytes } from '../../src/verification/invoke/attachment-limits';
 import { VerificationConfigSchema } from '../../src/verification/config';
 import { createLogger } from '../../src/observability/logger';
-import { DEFAULT_AGENT_PROMPTS } from '../../src/verification/agent-prompts';
+import { DEFAULT_AGENT_PROMPTS } from '../../src/verification/surface/suggested-prompts';
 import { EVENT_HANDLERS, INTERACTION_HANDLERS } from '../../src/verification/intake/intake-table';
-import type { SlackEventCallback } from '../../src/verification/slack-event';
+import type { SlackEventCallback } from '../../src/verification/intake/slack-event';
 import { MemoryBotThreads } from '../../src/verification/stores/memory-bot-threads';
 import { SINGLE_ACCOUNT, synthesize } from '../cdk/support/synth';
 

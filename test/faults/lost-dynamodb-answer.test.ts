@@ -1,4 +1,4 @@
-import { userMessages } from '../../src/verification/user-messages';
+import { userMessages } from '../../src/verification/messages/user-messages';
 import { keyOf, type DynamoDbRequest } from '../support/dynamodb-fault-proxy';
 import { lambdaContext } from '../support/lambda-context';
 import { replaySlackEvent, SqsReplay, sqsEvent, startFaultPipeline, statusOf, type FaultPipeline } from './pipeline';

@@ -7,7 +7,7 @@ import { isHeld, SqsReplay, sqsEvent, startFaultPipeline, type FaultPipeline } f
  * ends its delivery at once, as retryable, and SQS's redelivery posts. A poster stopped mid-post
  * keeps the chunk's claim for its lease: no second post while the lease holds; after it, the
  * chunk is taken over and posted — again, if the stalled post did land. That is the trade-off
- * chosen (src/verification/slack-poster.ts): a repost, never a loss.
+ * chosen (src/verification/post/slack-poster.ts): a repost, never a loss.
  */
 let pipeline: FaultPipeline;
 beforeAll(async () => {

@@ -1,9 +1,9 @@
 import { startLocalStack, type LocalStack } from '../../src/local/local-stack';
 import { appContextChangedEnvelope, appHomeOpenedEnvelope, postSignedEvent, slackEventEnvelope, type SlackEventKind } from '../../src/local/slack-event-builder';
 import { feedbackClickPayload, feedbackFormSubmission, postSignedInteraction } from '../../src/local/slack-interaction-builder';
-import { DEFAULT_AGENT_PROMPTS } from '../../src/verification/agent-prompts';
-import { listFeedback } from '../../src/verification/feedback-records';
-import { DEFAULT_USER_MESSAGES } from '../../src/verification/user-messages';
+import { DEFAULT_AGENT_PROMPTS } from '../../src/verification/surface/suggested-prompts';
+import { listFeedback } from '../../src/verification/surface/feedback-records';
+import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-messages';
 import { FAKE_BOT_USER_ID, slackAppEnv, startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
 import { eventually } from '../support/http';
 import { capturingLog, feedbackButtons, requestIdOfButton } from '../support/slack-surface';

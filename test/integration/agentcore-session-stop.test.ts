@@ -1,13 +1,13 @@
 import { startLocalStack, type LocalStack } from '../../src/local/local-stack';
 import { postSignedEvent, slackEventEnvelope } from '../../src/local/slack-event-builder';
 import { runtimeSessionId } from '../../src/transport/session-id';
-import { conversationKey } from '../../src/verification/queue-messages';
+import { conversationKey } from '../../src/verification/queues/queue-messages';
 import { FAKE_BOT_USER_ID, slackAppEnv, startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
 import { eventually } from '../support/http';
 import { capturingLog } from '../support/slack-surface';
 
 /**
- * AGENTCORE_STOP_SESSION (src/verification/session-stop.ts): when a conversation's AgentCore session
+ * AGENTCORE_STOP_SESSION (src/verification/stop/agentcore-session-stop.ts): when a conversation's AgentCore session
  * is ended with StopRuntimeSession. The local stack over TRANSPORT=agentcore — the real SDK client,
  * the local AgentCore emulator (which keeps sessions as AgentCore does and answers
  * StopRuntimeSession), the execution runtime — and the fake Slack API.

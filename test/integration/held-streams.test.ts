@@ -9,7 +9,7 @@ import { createProtocol } from '../../src/protocols/factory';
 import type { MemoryQueue } from '../../src/queue/memory-queue';
 import { createSlackWebClient, WebApiSlackReplies } from '../../src/slack/slack-replies';
 import { InProcessTransport } from '../../src/transport/in-process';
-import { slackSignatureHeaders } from '../../src/verification/slack-signature';
+import { slackSignatureHeaders } from '../../src/verification/intake/slack-signature';
 import type { TraceEvent } from '../../src/verification/trace';
 import { FAKE_BOT_USER_ID, slackAppEnv, startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
 

@@ -12,9 +12,9 @@ import { agentSessionStoppedEnvelope, slackEventEnvelope } from '../../src/local
 import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { createProtocol } from '../../src/protocols/factory';
 import { InProcessTransport } from '../../src/transport/in-process';
-import { slackSignatureHeaders } from '../../src/verification/slack-signature';
+import { slackSignatureHeaders } from '../../src/verification/intake/slack-signature';
 import { tokensOf, utcDay, type UsageRow } from '../../src/verification/stores/usage-store';
-import { listAudit, type AuditRecord } from '../../src/verification/usage-ledger';
+import { listAudit, type AuditRecord } from '../../src/verification/budgets/usage-ledger';
 import type { Usage } from '../../src/contract';
 import { echoUsage } from '../support/echo-usage';
 import { closeServer, eventually, listenOnLoopback } from '../support/http';

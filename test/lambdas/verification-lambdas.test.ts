@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, SQSEvent } from 'aws-lambda';
 import { appMentionEnvelope } from '../../src/local/slack-event-builder';
-import { slackSignatureHeaders } from '../../src/verification/slack-signature';
+import { slackSignatureHeaders } from '../../src/verification/intake/slack-signature';
 import { createTable, startLocalDynamoDb, type LocalDynamoDb } from '../support/dynalite';
 import { startExecutionRuntime, type RunningRuntime } from '../support/execution-runtime';
 import { slackAppEnv, startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';

@@ -7,7 +7,7 @@ import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { createProtocol } from '../../src/protocols/factory';
 import type { SlackReplies } from '../../src/slack/slack-replies';
 import { InProcessTransport } from '../../src/transport/in-process';
-import { slackSignatureHeaders } from '../../src/verification/slack-signature';
+import { slackSignatureHeaders } from '../../src/verification/intake/slack-signature';
 
 describe('createLocalPipeline', () => {
   it('scales only queue delays and poll deadlines: Slack\'s 5-minute signature window stays real time', async () => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { startLocalStack, type LocalStack } from '../../src/local/local-stack';
 import { appMentionEnvelope } from '../../src/local/slack-event-builder';
-import { slackSignatureHeaders } from '../../src/verification/slack-signature';
+import { slackSignatureHeaders } from '../../src/verification/intake/slack-signature';
 import { eventually } from '../support/http';
 import { startSdkA2aAgent } from '../support/a2a-agents';
 

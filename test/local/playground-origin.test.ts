@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import { sayCommand } from '../../src/cli/say';
 import { startLocalStack, type LocalStack } from '../../src/local/local-stack';
 import { appMentionEnvelope } from '../../src/local/slack-event-builder';
-import { slackSignatureHeaders } from '../../src/verification/slack-signature';
+import { slackSignatureHeaders } from '../../src/verification/intake/slack-signature';
 import { eventually } from '../support/http';
 
 type Answer = { status: number; headers: Record<string, string | string[] | undefined>; text: string };

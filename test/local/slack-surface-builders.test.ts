@@ -3,11 +3,11 @@ import { createLogger } from '../../src/observability/logger';
 import { encodeFeedbackValue, feedbackFormView } from '../../src/slack/feedback-blocks';
 import { agentSessionStoppedEnvelope, appContextChangedEnvelope, appHomeOpenedEnvelope } from '../../src/local/slack-event-builder';
 import { feedbackClickPayload, feedbackFormSubmission, postSignedInteraction } from '../../src/local/slack-interaction-builder';
-import { DEFAULT_AGENT_PROMPTS } from '../../src/verification/agent-prompts';
+import { DEFAULT_AGENT_PROMPTS } from '../../src/verification/surface/suggested-prompts';
 import type { IntakeContext } from '../../src/verification/intake/intake';
 import { EVENT_HANDLERS, INTERACTION_HANDLERS } from '../../src/verification/intake/intake-table';
 import { readSlackRequest } from '../../src/verification/intake/slack-request';
-import { verifySlackSignature } from '../../src/verification/slack-signature';
+import { verifySlackSignature } from '../../src/verification/intake/slack-signature';
 import { closeServer, listenOnLoopback } from '../support/http';
 
 const REQUEST_ID = '0f8fad5b-d9cb-469f-a165-70867728950e';

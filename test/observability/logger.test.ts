@@ -10,10 +10,10 @@ import { createProtocol } from '../../src/protocols/factory';
 import { failure } from '../../src/protocols/outcome';
 import type { Queue } from '../../src/queue/queue';
 import { InProcessTransport } from '../../src/transport/in-process';
-import { createAgentInvoker } from '../../src/verification/agent-invoker';
-import { createAsyncResult } from '../../src/verification/async-result';
-import type { PollMessage, ReplyMessage, TaskMessage } from '../../src/verification/queue-messages';
-import { userMessages } from '../../src/verification/user-messages';
+import { createAgentInvoker } from '../../src/verification/invoke/agent-invoker';
+import { createAsyncResult } from '../../src/verification/poll/async-result';
+import type { PollMessage, ReplyMessage, TaskMessage } from '../../src/verification/queues/queue-messages';
+import { userMessages } from '../../src/verification/messages/user-messages';
 
 /** Every line Powertools writes (stdout and stderr) while `run` runs, sync or async. */
 async function captureOutput(run: () => unknown): Promise<string[]> {

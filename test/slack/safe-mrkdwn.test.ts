@@ -3,7 +3,7 @@ import { createLogger } from '../../src/observability/logger';
 import { labelMisleads, toSafeMrkdwn } from '../../src/slack/safe-mrkdwn';
 import { WebApiSlackReplies, createSlackWebClient } from '../../src/slack/slack-replies';
 import { splitForSlack } from '../../src/slack/split-message';
-import { createSlackPoster } from '../../src/verification/slack-poster';
+import { createSlackPoster } from '../../src/verification/post/slack-poster';
 import { MemoryClaimStore } from '../../src/verification/stores/memory-claim-store';
 import { startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
 

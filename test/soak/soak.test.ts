@@ -1,7 +1,7 @@
 import { expectedAnswer, judgeThread, NO_FAULTS, planSoak, renderReport, runSoak, type SoakPlan } from './soak';
 import type { SlackReplies } from '../../src/slack/slack-replies';
 import { splitForSlack } from '../../src/slack/split-message';
-import { DEFAULT_USER_MESSAGES } from '../../src/verification/user-messages';
+import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-messages';
 
 /**
  * The soak (`npm run soak`) must not pass silently: its judge and its whole run are checked here

@@ -19,9 +19,9 @@ import { createSlackWebClient, WebApiSlackReplies, type SlackReplies } from '../
 import { SLACK_CHUNK_LIMIT, splitForSlack } from '../../src/slack/split-message';
 import { HttpsTransport } from '../../src/transport/https';
 import { REPLY_CHUNK_LEASE_SECONDS, visibilityTimeoutSeconds } from '../../src/verification/pipeline-settings';
-import { slackSignatureHeaders } from '../../src/verification/slack-signature';
+import { slackSignatureHeaders } from '../../src/verification/intake/slack-signature';
 import type { TraceEvent } from '../../src/verification/trace';
-import { DEFAULT_USER_MESSAGES, type UserMessageKey } from '../../src/verification/user-messages';
+import { DEFAULT_USER_MESSAGES, type UserMessageKey } from '../../src/verification/messages/user-messages';
 import { startFakeSlackApi, type FakeSlackApi, type FakeSlackFailure } from '../support/fake-slack-api';
 import { startFakeSqs, type FakeSqsMessage } from '../support/fake-sqs';
 import { closeServer, listenOnLoopback } from '../support/http';

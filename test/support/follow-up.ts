@@ -16,12 +16,12 @@ import type { Delivery, DeliveryHandler } from '../../src/queue/queue';
 import { InProcessTransport } from '../../src/transport/in-process';
 import type { Transport } from '../../src/transport/transport';
 import type { FollowUpOptions } from '../../src/verification/follow-up-options';
-import { createLiveReply } from '../../src/verification/live-reply';
-import { DEFAULT_POLL_SCHEDULE, type PollSchedule } from '../../src/verification/poll-schedule';
-import type { PollMessage, ReplyMessage, TaskMessage } from '../../src/verification/queue-messages';
+import { createLiveReply } from '../../src/verification/live/live-reply';
+import { DEFAULT_POLL_SCHEDULE, type PollSchedule } from '../../src/verification/poll/poll-schedule';
+import type { PollMessage, ReplyMessage, TaskMessage } from '../../src/verification/queues/queue-messages';
 import { MemoryLiveReplies } from '../../src/verification/stores/memory-live-replies';
 import type { TraceEvent } from '../../src/verification/trace';
-import { DEFAULT_USER_MESSAGES } from '../../src/verification/user-messages';
+import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-messages';
 import { manualClock, type ManualClock } from './manual-clock';
 
 /**

@@ -1,7 +1,7 @@
-import { createAgentInvoker, RetryableTaskError } from '../../src/verification/agent-invoker';
+import { createAgentInvoker, RetryableTaskError } from '../../src/verification/invoke/agent-invoker';
 import { InProcessTransport } from '../../src/transport/in-process';
-import { acknowledgeReceipt, REACTIONS } from '../../src/verification/slack-poster';
-import { DEFAULT_USER_MESSAGES } from '../../src/verification/user-messages';
+import { acknowledgeReceipt, REACTIONS } from '../../src/verification/post/slack-poster';
+import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-messages';
 import { delivery, endScriptedTasks, firstAndLastReceive, followUpParts, MAX_RECEIVE_COUNT, SCHEDULE, scriptedExecutor, STREAM_POLL_DELAY_S, taskMessage, THREAD, throttledExecutor, UNREADABLE } from '../support/follow-up';
 
 /**

@@ -1,6 +1,6 @@
 import { agentRoutesFromEnv, routingProblems } from '../../src/protocols/agent-routes';
 import { agentSettingsFrom } from '../../src/protocols/agent-config';
-import { matchPrefix, routeMessage } from '../../src/verification/agent-routing';
+import { matchPrefix, routeMessage } from '../../src/verification/routing/agent-routing';
 
 const routes = agentRoutesFromEnv({
   EXECUTION_AGENTS: JSON.stringify([

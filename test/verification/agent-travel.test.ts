@@ -6,11 +6,11 @@ import type { AgentPersona } from '../../src/protocols/agent-config';
 import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { createProtocol } from '../../src/protocols/factory';
 import { InProcessTransport } from '../../src/transport/in-process';
-import { createAgentInvoker } from '../../src/verification/agent-invoker';
-import { createAsyncResult } from '../../src/verification/async-result';
+import { createAgentInvoker } from '../../src/verification/invoke/agent-invoker';
+import { createAsyncResult } from '../../src/verification/poll/async-result';
 import { MemoryRecords } from '../../src/verification/stores/memory-records';
-import { createThreadWork } from '../../src/verification/thread-work';
-import { DEFAULT_USER_MESSAGES } from '../../src/verification/user-messages';
+import { createThreadWork } from '../../src/verification/stores/thread-work';
+import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-messages';
 import { delivery, endScriptedTasks, followUpParts, pollMessage, scriptedExecutor, taskMessage, THREAD, type FollowUpParts } from '../support/follow-up';
 import { eventually } from '../support/http';
 

@@ -1,5 +1,5 @@
-import { answerReply } from '../../src/verification/answer-reply';
-import { DEFAULT_USER_MESSAGES } from '../../src/verification/user-messages';
+import { answerReply } from '../../src/verification/settle/answer-reply';
+import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-messages';
 
 describe('answerReply', () => {
   it.each([[''], ['   '], ['\n\t \n'], ['\u200B\u200D'], ['\uFEFF ']])('answers %j (nothing visible) with the same apology as a failed task', (text) => {

@@ -7,12 +7,12 @@ import { createProtocol } from '../../src/protocols/factory';
 import type { Outcome, PendingHandle } from '../../src/protocols/outcome';
 import { HttpsTransport } from '../../src/transport/https';
 import { InProcessTransport } from '../../src/transport/in-process';
-import { createAgentInvoker } from '../../src/verification/agent-invoker';
-import { createAsyncResult } from '../../src/verification/async-result';
-import { liveTargetOf } from '../../src/verification/live-reply';
-import { pollDelaySeconds } from '../../src/verification/poll-schedule';
-import type { PollMessage } from '../../src/verification/queue-messages';
-import { DEFAULT_USER_MESSAGES } from '../../src/verification/user-messages';
+import { createAgentInvoker } from '../../src/verification/invoke/agent-invoker';
+import { createAsyncResult } from '../../src/verification/poll/async-result';
+import { liveTargetOf } from '../../src/verification/live/live-reply';
+import { pollDelaySeconds } from '../../src/verification/poll/poll-schedule';
+import type { PollMessage } from '../../src/verification/queues/queue-messages';
+import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-messages';
 import { delivery, endScriptedTasks, firstAndLastReceive, followUpParts, pollMessage, SCHEDULE, scriptedExecutor, STREAM_POLL_DELAY_S, taskMessage, THREAD, UNREADABLE, type FollowUpParts } from '../support/follow-up';
 import { closeServer, eventually, listenOnLoopback } from '../support/http';
 

@@ -5,11 +5,11 @@ import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { FAILURE_CATEGORIES, type FailureCategory } from '../../src/protocols/outcome';
 import type { Queue } from '../../src/queue/queue';
 import { HttpsTransport } from '../../src/transport/https';
-import { RetryableTaskError, createAgentInvoker } from '../../src/verification/agent-invoker';
-import { createAsyncResult } from '../../src/verification/async-result';
-import { FAILURE_MESSAGES, userMessageForFailure } from '../../src/verification/failure-messages';
-import type { PollMessage, ReplyMessage, TaskMessage } from '../../src/verification/queue-messages';
-import { DEFAULT_USER_MESSAGES, userMessages, type UserMessageKey } from '../../src/verification/user-messages';
+import { RetryableTaskError, createAgentInvoker } from '../../src/verification/invoke/agent-invoker';
+import { createAsyncResult } from '../../src/verification/poll/async-result';
+import { FAILURE_MESSAGES, userMessageForFailure } from '../../src/verification/messages/failure-messages';
+import type { PollMessage, ReplyMessage, TaskMessage } from '../../src/verification/queues/queue-messages';
+import { DEFAULT_USER_MESSAGES, userMessages, type UserMessageKey } from '../../src/verification/messages/user-messages';
 import { startSdkA2aAgent, type A2aTestAgent } from '../support/a2a-agents';
 
 describe('userMessageForFailure', () => {

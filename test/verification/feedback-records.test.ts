@@ -1,5 +1,5 @@
-import type { FeedbackMessage } from '../../src/verification/agent-messages';
-import { createFeedbackRecords, listFeedback } from '../../src/verification/feedback-records';
+import type { FeedbackMessage } from '../../src/verification/queues/surface-messages';
+import { createFeedbackRecords, listFeedback } from '../../src/verification/surface/feedback-records';
 import { MemoryRecords } from '../../src/verification/stores/memory-records';
 import { manualClock } from '../support/manual-clock';
 

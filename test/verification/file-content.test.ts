@@ -1,5 +1,5 @@
 import { ATTACHMENT_TYPES, type AttachmentType } from '../../src/contract';
-import { contentMatches } from '../../src/verification/file-content';
+import { contentMatches } from '../../src/verification/invoke/file-content';
 
 const type = (mimetype: string): AttachmentType => {
   const found = ATTACHMENT_TYPES[mimetype];

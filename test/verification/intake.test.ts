@@ -1,11 +1,11 @@
 import { decodeFeedbackValue, encodeFeedbackValue, feedbackBlocks, feedbackFormAnswer, feedbackFormView, FEEDBACK_ACTION_ID, FEEDBACK_FORM_CALLBACK_ID } from '../../src/slack/feedback-blocks';
 import { createLogger } from '../../src/observability/logger';
-import { DEFAULT_AGENT_PROMPTS, agentPromptsOf } from '../../src/verification/agent-prompts';
+import { DEFAULT_AGENT_PROMPTS, agentPromptsOf } from '../../src/verification/surface/suggested-prompts';
 import type { IntakeContext, IntakeDecision } from '../../src/verification/intake/intake';
 import { EVENT_HANDLERS, INTERACTION_HANDLERS } from '../../src/verification/intake/intake-table';
 import { readSlackRequest } from '../../src/verification/intake/slack-request';
 import { InteractionPayloadSchema } from '../../src/verification/intake/interaction-payload';
-import { SlackEnvelopeSchema, type SlackEventCallback } from '../../src/verification/slack-event';
+import { SlackEnvelopeSchema, type SlackEventCallback } from '../../src/verification/intake/slack-event';
 import { MemoryBotThreads } from '../../src/verification/stores/memory-bot-threads';
 
 const REQUEST_ID = '0f8fad5b-d9cb-469f-a165-70867728950e';

@@ -1,11 +1,11 @@
 import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { createProtocol } from '../../src/protocols/factory';
 import type { Queue } from '../../src/queue/queue';
-import { conversationKey } from '../../src/verification/queue-messages';
+import { conversationKey } from '../../src/verification/queues/queue-messages';
 import type { Transport } from '../../src/transport/transport';
-import { createSessionStop } from '../../src/verification/session-stop';
-import { SessionStopSchema, sessionStopPolicy } from '../../src/verification/session-stop-setting';
-import type { ThreadWork } from '../../src/verification/thread-work';
+import { createAgentCoreSessionStop } from '../../src/verification/stop/agentcore-session-stop';
+import { SessionStopSchema, agentCoreSessionStopPolicy } from '../../src/verification/stop/agentcore-session-stop-setting';
+import type { ThreadWork } from '../../src/verification/stores/thread-work';
 import { capturingLog } from '../support/slack-surface';
 
 /** AGENTCORE_STOP_SESSION's parts on their own (src/verification/session-stop*.ts). */
@@ -25,7 +25,7 @@ function parts(latest: ThreadWork['latest']) {
 describe('session stop', () => {
   it('reads the setting: never by default, after-answer, quiet-<N>s / quiet-<N>m up to 15 minutes', () => {
     expect(SessionStopSchema.parse(undefined)).toBe('never');
-    expect(['never', 'after-answer', 'quiet-30s', 'quiet-2m', 'quiet-15m'].map(sessionStopPolicy)).toEqual([
+    expect(['never', 'after-answer', 'quiet-30s', 'quiet-2m', 'quiet-15m'].map(agentCoreSessionStopPolicy)).toEqual([
       { kind: 'never' },
       { kind: 'after-answer' },
       { kind: 'quiet', seconds: 30 },
@@ -38,7 +38,7 @@ describe('session stop', () => {
   it('quiet: queues a check after the quiet; the check ends the session only when the task is still the thread\'s latest', async () => {
     let latest = 'r1';
     const p = parts(async () => ({ request_id: latest, user_id: 'U1', thread, state: 'done' }));
-    const stop = createSessionStop({ policy: { kind: 'quiet', seconds: 120 }, agent: p.agent, work: p.work, polls: p.polls, log: p.log });
+    const stop = createAgentCoreSessionStop({ policy: { kind: 'quiet', seconds: 120 }, agent: p.agent, work: p.work, polls: p.polls, log: p.log });
     await stop.settled({ ...thread, request_id: 'r1', received_at: 0 }, { ended: 'answered', agent: 'default' });
     expect(p.sent).toEqual([{ body: { kind: 'session-check', ...thread, request_id: 'r1', agent: 'default' }, delaySeconds: 120 }]);
     latest = 'r2';
@@ -54,7 +54,7 @@ describe('session stop', () => {
     const p = parts(async () => {
       throw new Error('DynamoDB is away');
     });
-    const stop = createSessionStop({ policy: { kind: 'quiet', seconds: 60 }, agent: p.agent, work: p.work, polls: p.polls, log: p.log });
+    const stop = createAgentCoreSessionStop({ policy: { kind: 'quiet', seconds: 60 }, agent: p.agent, work: p.work, polls: p.polls, log: p.log });
     await expect(stop.check(JSON.stringify({ kind: 'session-check', ...thread, request_id: 'r1' }))).resolves.toBeUndefined();
     expect(p.log.lines.find((line) => line.message === 'a session check failed; the idle timeout will end the session')).toBeDefined();
     expect(p.stopped).toEqual([]);

@@ -1,4 +1,4 @@
-import { classifyEvent, SlackEnvelopeSchema, stripMentions, type SlackEventCallback } from '../../src/verification/slack-event';
+import { classifyEvent, SlackEnvelopeSchema, stripMentions, type SlackEventCallback } from '../../src/verification/intake/slack-event';
 
 const envelope = (event: Record<string, unknown>, authorizations = [{ user_id: 'UBOT', is_bot: true }]): SlackEventCallback =>
   SlackEnvelopeSchema.parse({ type: 'event_callback', team_id: 'T1', event_id: 'Ev1', event, authorizations }) as SlackEventCallback;

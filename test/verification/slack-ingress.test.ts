@@ -1,13 +1,13 @@
 import { MemoryQueue } from '../../src/queue/memory-queue';
 import { createLogger } from '../../src/observability/logger';
-import type { ReplyMessage, TaskMessage } from '../../src/verification/queue-messages';
-import { RateLimiter } from '../../src/verification/rate-limiter';
+import type { ReplyMessage, TaskMessage } from '../../src/verification/queues/queue-messages';
+import { RateLimiter } from '../../src/verification/intake/rate-limiter';
 import { staticSecret, type SecretSource } from '../../src/secrets/secret-source';
-import { createSlackIngress, type SlackIngressOptions } from '../../src/verification/slack-ingress';
-import { slackSignatureHeaders } from '../../src/verification/slack-signature';
+import { createSlackIngress, type SlackIngressOptions } from '../../src/verification/intake/slack-ingress';
+import { slackSignatureHeaders } from '../../src/verification/intake/slack-signature';
 import { MemoryClaimStore } from '../../src/verification/stores/memory-claim-store';
 import { MemoryCounterStore } from '../../src/verification/stores/memory-counter-store';
-import { DEFAULT_USER_MESSAGES } from '../../src/verification/user-messages';
+import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-messages';
 import { appMentionEnvelope, slackEventEnvelope } from '../../src/local/slack-event-builder';
 import { MemoryBotThreads } from '../../src/verification/stores/memory-bot-threads';
 import { manualClock } from '../support/manual-clock';

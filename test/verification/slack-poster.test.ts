@@ -3,13 +3,13 @@ import type { Delivery } from '../../src/queue/queue';
 import { secretsManagerSecret } from '../../src/secrets/secret-source';
 import { SlackApiError, WebApiSlackReplies, createSlackWebClient, slackRepliesFromSecret, type SlackReplies } from '../../src/slack/slack-replies';
 import { splitForSlack } from '../../src/slack/split-message';
-import { PoisonMessageError } from '../../src/verification/poison-message';
-import type { ReplyMessage } from '../../src/verification/queue-messages';
-import { ChunkInProgressError, acknowledgeReceipt, createSlackPoster, type SlackPosterOptions } from '../../src/verification/slack-poster';
+import { PoisonMessageError } from '../../src/verification/queues/poison-message';
+import type { ReplyMessage } from '../../src/verification/queues/queue-messages';
+import { ChunkInProgressError, acknowledgeReceipt, createSlackPoster, type SlackPosterOptions } from '../../src/verification/post/slack-poster';
 import { MemoryClaimStore } from '../../src/verification/stores/memory-claim-store';
 import { MemoryLiveReplies } from '../../src/verification/stores/memory-live-replies';
-import { createLiveReply } from '../../src/verification/live-reply';
-import type { SlackAgent } from '../../src/slack/slack-agent';
+import { createLiveReply } from '../../src/verification/live/live-reply';
+import type { SlackAssistant } from '../../src/slack/slack-assistant';
 import type { SlackLive } from '../../src/slack/slack-live';
 import { startFakeSecretsManager } from '../support/fake-secrets-manager';
 import { startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
@@ -264,7 +264,7 @@ describe('createSlackPoster', () => {
 
     it('ends the task with the fallback: its agent session leaves processing (no Stop button left over it)', async () => {
       // The sign of life opened the thread's session, as agent-invoker does.
-      const slackPorts = replies as SlackReplies & SlackLive & SlackAgent;
+      const slackPorts = replies as SlackReplies & SlackLive & SlackAssistant;
       const live = createLiveReply({ slack: slackPorts, store: new MemoryLiveReplies(), sessions: true, workingText: 'is working on it…', placeholderText: '_Working on it…_', log: createLogger('test') });
       await live.signOfLife({ team_id: 'T1', channel: 'C1', ts: USER_TS, request_id: 'req-1', user_id: 'U1' });
       expect(slack.sessionOf('C1', USER_TS)?.status).toBe('processing');

@@ -1,4 +1,4 @@
-import { computeSlackSignature, slackSignatureHeaders, verifySlackSignature } from '../../src/verification/slack-signature';
+import { computeSlackSignature, slackSignatureHeaders, verifySlackSignature } from '../../src/verification/intake/slack-signature';
 
 // Slack's published test vector (docs/architecture.md §10.1).
 const SECRET = '8f742231b10e8888abcd99yyyzzz85a5';

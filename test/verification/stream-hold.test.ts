@@ -2,9 +2,9 @@ import { createLogger } from '../../src/observability/logger';
 import { failure, pending, success, textStep, type PendingHandle, type StreamStep } from '../../src/protocols/outcome';
 import type { SlackLive } from '../../src/slack/slack-live';
 import type { SlackReplies } from '../../src/slack/slack-port';
-import { createLiveReply } from '../../src/verification/live-reply';
+import { createLiveReply } from '../../src/verification/live/live-reply';
 import { MemoryLiveReplies } from '../../src/verification/stores/memory-live-replies';
-import { delayAfterHold, FLUSH_RULES, holdMsFor, holdStream, HOLD_MARGIN_MS, type HoldTimer } from '../../src/verification/stream-hold';
+import { delayAfterHold, FLUSH_RULES, holdMsFor, holdStream, HOLD_MARGIN_MS, type HoldTimer } from '../../src/verification/live/stream-hold';
 import { manualClock } from '../support/manual-clock';
 
 /**

@@ -2,9 +2,9 @@ import { ATTACHMENT_TYPES } from '../../src/contract';
 import type { Log } from '../../src/observability/logger';
 import type { SlackCallOptions } from '../../src/slack/slack-replies';
 import { FileDownloadError, type FileDownloadFailure, type SlackConversations } from '../../src/slack/slack-conversations';
-import { DEFAULT_ATTACHMENT_LIMITS, type AttachmentLimits } from '../../src/verification/attachment-limits';
-import type { TaskFile } from '../../src/verification/queue-messages';
-import { resolveType, taskFiles } from '../../src/verification/task-files';
+import { DEFAULT_ATTACHMENT_LIMITS, type AttachmentLimits } from '../../src/verification/invoke/attachment-limits';
+import type { TaskFile } from '../../src/verification/queues/queue-messages';
+import { resolveType, taskFiles } from '../../src/verification/invoke/task-files';
 
 const MIB = 1024 * 1024;
 const limits: AttachmentLimits = { ...DEFAULT_ATTACHMENT_LIMITS, maxTotalBytes: 32 * MIB };

@@ -1,10 +1,10 @@
 import type { Log } from '../../src/observability/logger';
 import type { SlackCallOptions } from '../../src/slack/slack-replies';
 import { FileDownloadError, type SlackConversations, type SlackThreadMessage, type ThreadRead } from '../../src/slack/slack-conversations';
-import { DEFAULT_ATTACHMENT_LIMITS } from '../../src/verification/attachment-limits';
-import type { TaskFile, TaskMessage } from '../../src/verification/queue-messages';
-import { readTaskInputs, type TaskInputReading } from '../../src/verification/task-inputs';
-import { fill, userMessages } from '../../src/verification/user-messages';
+import { DEFAULT_ATTACHMENT_LIMITS } from '../../src/verification/invoke/attachment-limits';
+import type { TaskFile, TaskMessage } from '../../src/verification/queues/queue-messages';
+import { readTaskInputs, type TaskInputReading } from '../../src/verification/invoke/task-inputs';
+import { fill, userMessages } from '../../src/verification/messages/user-messages';
 import { manualClock } from '../support/manual-clock';
 
 const messages = userMessages();

@@ -1,6 +1,6 @@
 import type { SlackThreadMessage } from '../../src/slack/slack-conversations';
 import { REPLY_METADATA_TYPE } from '../../src/slack/reply-metadata';
-import { threadContext } from '../../src/verification/thread-context';
+import { threadContext } from '../../src/verification/invoke/thread-context';
 
 const roomy = { maxMessages: 50, maxChars: 100_000 };
 const said = (ts: string, text: string, user = 'U1'): SlackThreadMessage => ({ ts, text, user });

@@ -2,11 +2,11 @@ import { createLogger } from '../../src/observability/logger';
 import { MemoryRecords } from '../../src/verification/stores/memory-records';
 import { MemoryUsageStore } from '../../src/verification/stores/memory-usage-store';
 import type { UsageStore } from '../../src/verification/stores/usage-store';
-import type { TaskMessage } from '../../src/verification/queue-messages';
-import { createUsageLedger, listAudit, untilMidnightUtc, type Budgets } from '../../src/verification/usage-ledger';
-import { userMessages } from '../../src/verification/user-messages';
+import type { TaskMessage } from '../../src/verification/queues/queue-messages';
+import { createUsageLedger, listAudit, untilMidnightUtc, type Budgets } from '../../src/verification/budgets/usage-ledger';
+import { userMessages } from '../../src/verification/messages/user-messages';
 
-/** The usage ledger on its own (src/verification/usage-ledger.ts): reservations across budgets, and counting once. */
+/** The usage ledger on its own (src/verification/budgets/usage-ledger.ts): reservations across budgets, and counting once. */
 const DAY = Date.UTC(2026, 10, 25, 12);
 let sequence = 0;
 const task = (user = 'U1', channel = 'C1'): TaskMessage => ({

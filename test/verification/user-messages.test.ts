@@ -1,4 +1,4 @@
-import { DEFAULT_USER_MESSAGES, fill, userMessages } from '../../src/verification/user-messages';
+import { DEFAULT_USER_MESSAGES, fill, userMessages } from '../../src/verification/messages/user-messages';
 
 describe('user messages', () => {
   it('lets operators override wording, and refuses unknown keys', () => {

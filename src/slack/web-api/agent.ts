@@ -1,5 +1,5 @@
 import type { WebClient } from '@slack/web-api';
-import type { AgentSession, AgentSessionStatus, SlackAgent, SuggestedPrompt } from '../slack-agent';
+import type { AgentSession, AgentSessionStatus, SlackAssistant, SuggestedPrompt } from '../slack-assistant';
 import type { SlackCallOptions } from '../slack-port';
 import { WebApiPort } from './web-api-port';
 
@@ -8,8 +8,8 @@ const MAX_PROMPTS = 4;
 /** Slack's limit on a session title. */
 const MAX_TITLE = 200;
 
-/** SlackAgent over a WebClient: agent sessions, suggested prompts, ephemeral messages, modals. */
-export class WebApiAgent extends WebApiPort implements SlackAgent {
+/** SlackAssistant over a WebClient: agent sessions, suggested prompts, ephemeral messages, modals. */
+export class WebApiAgent extends WebApiPort implements SlackAssistant {
   async setSessionStatus(session: AgentSession & { status: AgentSessionStatus; title?: string; initiatorUserId?: string }, options: SlackCallOptions = {}): Promise<void> {
     const title = session.title ? { title: sessionTitle(session.title) } : {};
     const initiator = session.initiatorUserId ? { initiator_user_id: session.initiatorUserId } : {};

@@ -1,6 +1,6 @@
 import { SlackApiError } from '../slack-api-error';
 import type { MessageBlock } from '../feedback-blocks';
-import type { AgentSessionStatus } from '../slack-agent';
+import type { AgentSessionStatus } from '../slack-assistant';
 import { STREAM_MARKDOWN_LIMIT, type LiveMessage, type LiveTask, type LiveThread, type SlackLive } from '../slack-live';
 import type { ReplyMarker, SlackCallOptions, SlackPersona } from '../slack-port';
 import { WebApiPort } from './web-api-port';

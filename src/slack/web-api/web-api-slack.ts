@@ -1,5 +1,5 @@
 import type { WebClient } from '@slack/web-api';
-import type { SlackAgent } from '../slack-agent';
+import type { SlackAssistant } from '../slack-assistant';
 import type { SlackConversations } from '../slack-conversations';
 import type { SlackLive } from '../slack-live';
 import type { SlackReplies } from '../slack-port';
@@ -10,7 +10,7 @@ import { WebApiLive } from './live';
 import { WebApiReplies } from './replies';
 
 /** Every Slack port the pipeline uses, over one WebClient. */
-export type SlackPorts = SlackReplies & SlackConversations & SlackLive & SlackAgent;
+export type SlackPorts = SlackReplies & SlackConversations & SlackLive & SlackAssistant;
 
 /** The methods each port contributes to the whole. */
 const PORT_METHODS = {

@@ -1,4 +1,4 @@
-import type { SlackEventCallback } from '../slack-event';
+import type { SlackEventCallback } from './slack-event';
 import { agentSessionStopped } from './handlers/agent-session-stopped';
 import { appContextChanged } from './handlers/app-context-changed';
 import { appHomeOpened } from './handlers/app-home-opened';

@@ -1,8 +1,8 @@
 import type { ContextEntity } from '../../contract';
 import type { Log } from '../../observability/logger';
-import type { SuggestedPrompt, SlackAction } from '../../slack/slack-agent';
-import type { SlackFile } from '../slack-event';
-import type { SlackThread } from '../queue-messages';
+import type { SuggestedPrompt, SlackAction } from '../../slack/slack-assistant';
+import type { SlackFile } from './slack-event';
+import type { SlackThread } from '../queues/queue-messages';
 import type { BotThreads } from '../stores/bot-threads';
 import type { FeedbackValue } from '../../slack/feedback-blocks';
 

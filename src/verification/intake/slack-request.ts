@@ -1,4 +1,4 @@
-import { SlackEnvelopeSchema, type SlackEventCallback } from '../slack-event';
+import { SlackEnvelopeSchema, type SlackEventCallback } from './slack-event';
 import { InteractionPayloadSchema, type InteractionPayload } from './interaction-payload';
 
 /** What a verified request to the Slack ingress holds. */

@@ -2,7 +2,7 @@ import { DynamoDb } from '../../../src/aws/dynamodb';
 import { createLogger } from '../../../src/observability/logger';
 import { SlackApiError } from '../../../src/slack/slack-api-error';
 import type { LiveMessage, SlackLive } from '../../../src/slack/slack-live';
-import { createLiveReply, type LiveTarget } from '../../../src/verification/live-reply';
+import { createLiveReply, type LiveTarget } from '../../../src/verification/live/live-reply';
 import { DynamoDbLiveReplies } from '../../../src/verification/stores/dynamodb-live-replies';
 import type { LiveReplies, LiveReply } from '../../../src/verification/stores/live-replies';
 import { MemoryLiveReplies } from '../../../src/verification/stores/memory-live-replies';

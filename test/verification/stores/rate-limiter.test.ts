@@ -1,4 +1,4 @@
-import { RateLimiter } from '../../../src/verification/rate-limiter';
+import { RateLimiter } from '../../../src/verification/intake/rate-limiter';
 import type { CounterStore } from '../../../src/verification/stores/counter-store';
 import { MemoryCounterStore } from '../../../src/verification/stores/memory-counter-store';
 import { manualClock } from '../../support/manual-clock';

@@ -1,5 +1,5 @@
-import type { SlackEventCallback } from '../../slack-event';
-import type { SuggestedPrompt } from '../../../slack/slack-agent';
+import type { SlackEventCallback } from '../slack-event';
+import type { SuggestedPrompt } from '../../../slack/slack-assistant';
 import { ignore, type ContextEntity, type IntakeHandler, type IntakeResult } from '../intake';
 
 /** Slack's entity types (`context.entities[].type`) and what the contract calls them. */

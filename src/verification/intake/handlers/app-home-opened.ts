@@ -1,4 +1,4 @@
-import type { SlackEventCallback } from '../../slack-event';
+import type { SlackEventCallback } from '../slack-event';
 import { ignore, type IntakeHandler } from '../intake';
 
 /**

@@ -1,4 +1,4 @@
-import { classifyEvent, type SlackEventCallback } from '../../slack-event';
+import { classifyEvent, type SlackEventCallback } from '../slack-event';
 import { ignore, type IntakeHandler } from '../intake';
 
 /**

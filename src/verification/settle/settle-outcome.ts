@@ -1,0 +1,145 @@
+import type { Clock } from '../../clock';
+import type { Log, LogExtra } from '../../observability/logger';
+import type { Failure, Outcome } from '../../protocols/outcome';
+import type { DeliveryHandler } from '../../queue/queue';
+import { answerReply, withNotes } from './answer-reply';
+import { userMessageForFailure } from '../messages/failure-messages';
+import type { FollowUpOptions } from '../follow-up-options';
+import type { Settled, SettledTask } from './settled';
+import { withLastReceiveApology } from './last-receive';
+import { threadOf, type ReplyMessage } from '../queues/queue-messages';
+import type { Tracer } from '../trace';
+
+/**
+ * How a task ends, the same whether agent-invoker or async-result sees it end
+ * (docs/architecture.md §2.2, §2.3): each call to the agent is counted, and an outcome that settles
+ * the task — an answer, or a failure that retrying will not mend — becomes its one reply on the
+ * replies queue. slack-poster then posts it, finishing the live message the answer was shown in
+ * (§2.5). The user never sees a failure's code or the far side's words: those are logged.
+ */
+
+/** What a task or poll message says of its task: the thread to reply in, the request, when it came in. */
+
+/** An outcome that ends the task. */
+export type FinalOutcome = Extract<Outcome, { kind: 'success' }> | Failure;
+
+export type SettlementOptions = Pick<FollowUpOptions, 'replies' | 'messages' | 'metrics' | 'maxReceiveCount' | 'log' | 'work'> & Partial<Pick<FollowUpOptions, 'agent' | 'agents'>> & {
+  trace: Tracer;
+  clock: Clock;
+  /**
+   * Told of each task once it is settled (its reply queued): where records and budgets take the
+   * usage. A failure here is logged, never the task's: the reply has gone, and a retry would send it twice.
+   */
+  onSettled?: (task: SettledTask, settled: Settled) => void | Promise<void>;
+};
+
+export type Settlement = {
+  /** Counts one call to the agent (`execute_task` or `get_task_result`): how long it took, what came of it; per agent when `agent` is given. */
+  counted(stage: 'execute' | 'poll', outcome: Outcome, startedAt: number, agent?: { name: string; protocol: string }): void;
+  /**
+   * success → the answer, with the notes about what the task went without under it (an answer with
+   * nothing visible → the safe apology); failure → the safe text for its category, logged and traced
+   * with its code. `details` go into the log line, with the answer's `usage`; the usage is also
+   * counted (InputTokens, OutputTokens by agent), and one the agent sent malformed is logged and dropped.
+   */
+  settle(task: SettledTask, outcome: FinalOutcome, how: { log: Log; notes?: readonly string[]; details?: LogExtra }): Promise<void>;
+  /**
+   * A task that ends with no reply of its own, stopped by the user (the Stop sent its one final
+   * message): `onSettled` is told, so its reservation is given back and its audit record written.
+   */
+  stopped(task: SettledTask, how: { log: Log; agent?: string }): Promise<void>;
+  /** Queues one reply in the task's thread. */
+  reply(task: SettledTask, kind: ReplyMessage['kind'], text: string): Promise<void>;
+  /**
+   * The function's handler, made to end in a reply even when it fails on the last receive: the
+   * generic apology (src/verification/settle/last-receive.ts), unless `told` says the handler already
+   * replied with the reason.
+   */
+  lastReceiveApology(handler: DeliveryHandler, stage: 'execute' | 'poll', told?: (error: unknown) => boolean): DeliveryHandler;
+};
+
+export function createSettlement(options: SettlementOptions): Settlement {
+  const { trace, clock } = options;
+
+  async function reply(task: SettledTask, kind: ReplyMessage['kind'], text: string): Promise<void> {
+    const agent = task.agent ?? options.agent?.name;
+    // The answer goes out under the agent's own name and icon, when it has them.
+    const persona = agent !== undefined ? options.agents?.persona(agent) : undefined;
+    await options.replies.send({
+      ...threadOf(task),
+      request_id: task.request_id,
+      kind,
+      text,
+      received_at: task.received_at,
+      ...(agent !== undefined ? { agent } : {}),
+      ...(persona ? { persona: { ...(persona.username ? { username: persona.username } : {}), ...(persona.iconEmoji ? { icon_emoji: persona.iconEmoji } : {}) } } : {}),
+    });
+    trace({ requestId: task.request_id, hop: 'reply-queued', at: clock.now(), detail: { kind } });
+  }
+
+  /** Tells `onSettled`; a failure there is logged, never the task's: its reply has gone, and a retry would send it twice. */
+  async function told(task: SettledTask, settled: Settled, log: Log): Promise<void> {
+    if (!options.onSettled) return;
+    try {
+      await options.onSettled(task, settled);
+    } catch (error) {
+      log.warn('a settled task could not be recorded', { ended: settled.ended, error: error as Error });
+    }
+  }
+
+  return {
+    counted(stage, outcome, startedAt, agent) {
+      const code = outcome.kind === 'failure' ? outcome.code : undefined;
+      options.metrics?.latency(stage, clock.now() - startedAt);
+      options.metrics?.outcome(stage, outcome.kind, code);
+      if (agent) options.metrics?.agentCall(agent.name, agent.protocol, stage, outcome.kind, clock.now() - startedAt, code);
+    },
+
+    async settle(task, outcome, how) {
+      const agent = task.agent ?? options.agent?.name;
+      const usage = outcome.kind === 'success' ? outcome.usage : undefined;
+      if (outcome.kind === 'success') {
+        if (outcome.usageDropped) how.log.warn('the agent sent a usage that is not one; the answer stands, its usage is dropped', { usage_problem: outcome.usageDropped.slice(0, 500) });
+        if (usage) options.metrics?.tokens(agent ?? 'default', usage);
+      }
+      const usageField = usage ? { usage } : {};
+      const settled = (ended: Settled['ended']): Promise<void> => told(task, { ended, ...(agent !== undefined ? { agent } : {}), ...usageField }, how.log);
+      // A task the user stopped has had its one final message (the Stop's): nothing more.
+      if (options.work && (await options.work.isStopped(task.request_id))) {
+        how.log.info('the task ended after it was stopped; no reply', { outcome: outcome.kind, ...usageField });
+        return settled('stopped');
+      }
+      if (outcome.kind === 'success') {
+        how.log.info('task answered', { ...how.details, ...usageField });
+        const answer = answerReply(outcome.text, options.messages);
+        await reply(task, answer.kind, answer.kind === 'answer' ? withNotes(answer.text, how.notes) : answer.text);
+        return settled('answered');
+      }
+      how.log.warn('task failed', { category: outcome.category, code: outcome.code, error_message: outcome.message, ...how.details });
+      trace({ requestId: task.request_id, hop: 'failed', at: clock.now(), detail: { code: outcome.code } });
+      await reply(task, 'error', options.messages[userMessageForFailure(outcome.category)]);
+      return settled('failed');
+    },
+
+    stopped(task, how) {
+      const agent = how.agent ?? task.agent ?? options.agent?.name;
+      return told(task, { ended: 'stopped', ...(agent !== undefined ? { agent } : {}) }, how.log);
+    },
+
+    reply,
+
+    lastReceiveApology(handler, stage, told) {
+      return withLastReceiveApology(handler, {
+        maxReceiveCount: options.maxReceiveCount,
+        replies: options.replies,
+        apology: options.messages.internalError,
+        log: options.log,
+        trace,
+        clock,
+        stage,
+        ...(told ? { skip: told } : {}),
+        ...(options.metrics ? { metrics: options.metrics } : {}),
+      });
+    },
+  };
+}

@@ -1,0 +1,69 @@
+import { systemClock } from '../../clock';
+import type { FunctionServices } from '../function-services';
+import type { Log } from '../../observability/logger';
+import type { ExecutionAgent } from '../../protocols/execution-agent';
+import type { Queue } from '../../queue/queue';
+import type { SlackAssistant } from '../../slack/slack-assistant';
+import { StopMessageSchema } from '../queues/surface-messages';
+import { agentNamed, type AgentDirectory } from '../routing/agent-directory';
+import { parseQueueMessage } from '../queues/poison-message';
+import { conversationKey, replyThreadTs, threadOf, type ReplyMessage } from '../queues/queue-messages';
+import type { ThreadWork } from '../stores/thread-work';
+import { noTrace } from '../trace';
+import type { UserMessages } from '../messages/user-messages';
+
+export type StopTaskOptions = FunctionServices & {
+  /** The default agent; `agents` holds the others: the task is cancelled through the one it went to. */
+  agent: ExecutionAgent;
+  agents?: AgentDirectory;
+  work: ThreadWork;
+  replies: Queue<ReplyMessage>;
+  messages: UserMessages;
+  /** Moves a session with nothing running out of `processing` (its Stop button goes). */
+  session?: Pick<SlackAssistant, 'setSessionStatus'>;
+};
+
+/**
+ * A Stop pressed on a thread's agent session (docs/architecture.md §2.6, "Stop"), in agent-invoker,
+ * which holds the execution agent:
+ * - the Stop is recorded on the thread, so a task asked before it and not picked up yet is dropped
+ *   when it is (with the note);
+ * - the thread's working task is marked stopped — agent-invoker and async-result then neither show
+ *   its text nor reply for it — and cancelled through the zone contract (`cancel_task`, or A2A's
+ *   cancel) on the conversation's session, so the executor aborts its model call. A task still in
+ *   its `execute_task` call has no handle yet: the invoker cancels it when the call returns;
+ * - its one final message is the `stopped` reply: slack-poster ends the live message with what was
+ *   shown and the note, and moves the session out of `processing`;
+ * - a Stop with nothing working is acknowledged, and the session leaves `processing`.
+ * Every step may be repeated (a redelivered Stop): cancel is idempotent, and the reply's chunk
+ * claim lets one final message out.
+ */
+export function createStopTask(options: StopTaskOptions) {
+  const trace = options.trace ?? noTrace;
+  const clock = options.clock ?? systemClock;
+  return async (body: string, call: { signal?: AbortSignal; deadline?: number }): Promise<void> => {
+    const stop = parseQueueMessage(StopMessageSchema, body, 'stop message');
+    const thread = threadOf(stop);
+    await options.work.stopRequested(thread, stop.stopped_at);
+    const task = await options.work.working(thread);
+    if (!task) {
+      options.log.info('Stop acknowledged: nothing is working in this thread', { channel: stop.channel, thread_ts: replyThreadTs(stop) });
+      options.metrics?.stopped('idle');
+      await options.session?.setSessionStatus({ channel: stop.channel, threadTs: replyThreadTs(stop), status: 'active' }, call).catch((error: unknown) => options.log.warn('could not move the session out of processing', { error: error as Error }));
+      return;
+    }
+    const log = options.log;
+    await options.work.markStopped(task.request_id);
+    trace({ requestId: task.request_id, hop: 'stop', at: clock.now(), detail: { user: stop.user_id, cancels: task.handle ? 'cancel_task' : 'when the call returns' } });
+    const agent = agentNamed(options, task.agent);
+    if (task.handle && !agent) log.warn('the task was accepted by an execution agent that is no longer configured; it is not cancelled', { request_id: task.request_id, agent: task.agent });
+    if (task.handle && agent) {
+      const failure = await agent.cancel(task.handle, { requestId: task.request_id, sessionKey: conversationKey(task.thread), correlationId: task.request_id, ...(call.signal ? { signal: call.signal } : {}) });
+      if (failure) log.warn('cancel_task failed after a Stop; the execution zone will expire the task', { request_id: task.request_id, code: failure.kind === 'failure' ? failure.code : undefined });
+      else log.info('task cancelled after a Stop', { request_id: task.request_id, task_id: task.handle.taskId });
+    }
+    options.metrics?.stopped('cancelled');
+    await options.replies.send({ ...task.thread, request_id: task.request_id, kind: 'stopped', text: options.messages.stopped, ...(task.agent ? { agent: task.agent } : {}) });
+    trace({ requestId: task.request_id, hop: 'reply-queued', at: clock.now(), detail: { kind: 'stopped' } });
+  };
+}

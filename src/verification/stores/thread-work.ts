@@ -1,0 +1,79 @@
+import type { Clock } from '../../clock';
+import type { PendingHandle } from '../../protocols/outcome';
+import { conversationKey, type SlackThread } from '../queues/queue-messages';
+import type { Records } from './records';
+
+/**
+ * What runs in a thread, so a Stop can find it (docs/architecture.md §2.6, "Stop"). agent-invoker
+ * records a task when it picks it up and its handle once the agent accepts it; slack-poster marks
+ * it done when its final message is out. A Stop records itself too: the task it stopped is
+ * `stopped` (every function then leaves it alone), and a task of the thread asked before the
+ * click but not picked up yet is dropped when it is.
+ */
+export type ThreadTask = {
+  request_id: string;
+  user_id: string;
+  /** The user's message: where the task's reply goes. */
+  thread: SlackThread;
+  state: 'working' | 'done';
+  /** Once the agent accepted the task: what cancels it. */
+  handle?: PendingHandle;
+  /** The execution agent the task went to: the thread's agent, which its follow-ups stay with. */
+  agent?: string;
+};
+
+/** Longer than any task may run (POLL_DEADLINE_S is at most a few hours). */
+const WORK_TTL_SECONDS = 24 * 60 * 60;
+
+export function createThreadWork(records: Records, clock: Clock) {
+  const workKey = (thread: SlackThread) => `work#${conversationKey(thread)}`;
+  const stopKey = (thread: SlackThread) => `stop#${conversationKey(thread)}`;
+  const stoppedKey = (requestId: string) => `stopped#${requestId}`;
+
+  return {
+    /** The task picked up in its thread (the newest task of a thread is the one a Stop stops). */
+    async started(task: Omit<ThreadTask, 'state'>): Promise<void> {
+      await records.put(workKey(task.thread), { ...task, state: 'working' }, WORK_TTL_SECONDS);
+    },
+    /** The agent accepted the task: a Stop can cancel it with `handle` from now on. */
+    async accepted(task: Omit<ThreadTask, 'state'>): Promise<void> {
+      await records.putIf(workKey(task.thread), { ...task, state: 'working' }, WORK_TTL_SECONDS, { field: 'request_id', expected: task.request_id });
+    },
+    /** The task's final message is out: a later Stop finds nothing to stop. */
+    async finished(thread: SlackThread, requestId: string): Promise<void> {
+      const current = await records.get<ThreadTask>(workKey(thread));
+      if (current?.request_id !== requestId) return;
+      await records.putIf(workKey(thread), { ...current, state: 'done' }, WORK_TTL_SECONDS, { field: 'request_id', expected: requestId });
+    },
+    /** The agent the thread's latest task went to, working or done (while the record lives: a day). */
+    async agentOf(thread: SlackThread): Promise<string | undefined> {
+      return (await records.get<ThreadTask>(workKey(thread)))?.agent;
+    },
+    /** The thread's latest task, working or done (while the record lives: a day). */
+    async latest(thread: SlackThread): Promise<ThreadTask | undefined> {
+      return records.get<ThreadTask>(workKey(thread));
+    },
+    /** The thread's task, if one is working. */
+    async working(thread: SlackThread): Promise<ThreadTask | undefined> {
+      const current = await records.get<ThreadTask>(workKey(thread));
+      return current?.state === 'working' ? current : undefined;
+    },
+    /** Records a Stop on the thread at `at` (epoch ms). */
+    async stopRequested(thread: SlackThread, at: number): Promise<void> {
+      await records.put(stopKey(thread), { at }, WORK_TTL_SECONDS);
+    },
+    /** True when the thread was stopped after `receivedAt`: the task asked then is not run. */
+    async stoppedSince(thread: SlackThread, receivedAt: number): Promise<boolean> {
+      const stop = await records.get<{ at: number }>(stopKey(thread));
+      return stop !== undefined && stop.at >= receivedAt;
+    },
+    async markStopped(requestId: string): Promise<void> {
+      await records.put(stoppedKey(requestId), { at: clock.now() }, WORK_TTL_SECONDS);
+    },
+    async isStopped(requestId: string): Promise<boolean> {
+      return (await records.get(stoppedKey(requestId))) !== undefined;
+    },
+  };
+}
+
+export type ThreadWork = ReturnType<typeof createThreadWork>;

@@ -1,0 +1,82 @@
+import { systemClock } from '../../clock';
+import type { FunctionServices } from '../function-services';
+import type { Log } from '../../observability/logger';
+import { feedbackFormView } from '../../slack/feedback-blocks';
+import { SlackApiError } from '../../slack/slack-api-error';
+import type { SlackAssistant } from '../../slack/slack-assistant';
+import type { SlackCallOptions } from '../../slack/slack-port';
+import type { ActionMessage, FeedbackMessage } from '../queues/surface-messages';
+import type { FeedbackRecords } from './feedback-records';
+import { noTrace } from '../trace';
+import type { UserMessages } from '../messages/user-messages';
+
+export type AssistantSurfaceOptions = FunctionServices & {
+  slack: SlackAssistant;
+  feedback: FeedbackRecords;
+  /** The task's audit record takes the last rating (usage-ledger.ts); a failure there is logged, never the click's. */
+  audit?: (requestId: string, value: 'positive' | 'negative') => Promise<void>;
+  messages: UserMessages;
+};
+
+/**
+ * slack-poster's part of the agent surface (docs/architecture.md §2.6): the Slack calls the intake
+ * asked for (suggested prompts, ephemeral messages, modals) and feedback on answers — recorded,
+ * counted per agent and value, and thanked with a message only the clicker sees. A decoration
+ * Slack refuses is logged and dropped: retrying a prompt or a thank-you helps no one.
+ */
+export function createAssistantSurface(options: AssistantSurfaceOptions) {
+  const trace = options.trace ?? noTrace;
+  const clock = options.clock ?? systemClock;
+
+  async function decorate(what: string, call: () => Promise<void>, log: Log): Promise<boolean> {
+    try {
+      await call();
+      return true;
+    } catch (error) {
+      if (!(error instanceof SlackApiError) || error.retryable) throw error;
+      log.warn(`Slack refused ${what}; left as it is`, { code: error.code });
+      return false;
+    }
+  }
+
+  return {
+    async act(message: ActionMessage, call: SlackCallOptions = {}): Promise<void> {
+      const log = options.log;
+      const action = message.action;
+      switch (action.type) {
+        case 'set-prompts':
+          await decorate('the suggested prompts', () => options.slack.setSuggestedPrompts({ channel: action.channel, prompts: action.prompts, ...(action.title ? { title: action.title } : {}) }, call), log);
+          break;
+        case 'ephemeral':
+          await decorate('an ephemeral message', () => options.slack.postEphemeral({ channel: action.channel, user: action.user, text: action.text, ...(action.thread_ts ? { threadTs: action.thread_ts } : {}) }, call), log);
+          break;
+        case 'open-view':
+          await decorate('a modal (its trigger lasts 3 s)', () => options.slack.openView({ triggerId: action.trigger_id, view: action.view }, call), log);
+          break;
+      }
+      trace({ requestId: message.id, hop: 'slack-action', at: clock.now(), detail: { type: action.type } });
+    },
+
+    async feedback(message: FeedbackMessage, call: SlackCallOptions = {}): Promise<void> {
+      const log = options.log;
+      const { record, changedValue } = await options.feedback.record(message);
+      const agent = record.agent ?? 'unknown';
+      if (changedValue && record.value) options.metrics?.feedback(agent, record.value);
+      if (changedValue && record.value && options.audit) await options.audit(record.request_id, record.value).catch((error: unknown) => log.warn('the audit record could not take the feedback', { error: error as Error }));
+      // The line the Logs Insights query in docs/operations.md reads.
+      log.info('feedback recorded', { request_id: record.request_id, agent, value: record.value, user: record.user, channel: record.channel, thread_ts: record.thread_ts, has_comment: record.comment !== undefined });
+      trace({ requestId: record.request_id, hop: 'feedback', at: clock.now(), detail: { value: record.value ?? '', comment: message.comment !== undefined } });
+      if (message.trigger_id && message.value === 'negative') {
+        const view = feedbackFormView(
+          { requestId: record.request_id, ...(record.agent ? { agent: record.agent } : {}), channel: record.channel, messageTs: record.message_ts, ...(record.thread_ts ? { threadTs: record.thread_ts } : {}) },
+          { title: options.messages.feedbackFormTitle, label: options.messages.feedbackFormLabel, submit: options.messages.feedbackFormSubmit },
+        );
+        if (await decorate('the feedback form (its trigger lasts 3 s)', () => options.slack.openView({ triggerId: message.trigger_id!, view }, call), log)) return;
+      }
+      const thanks = message.comment !== undefined ? options.messages.feedbackDetailsThanks : options.messages.feedbackThanks;
+      await decorate('the thank-you', () => options.slack.postEphemeral({ channel: record.channel, user: record.user, text: thanks, ...(record.thread_ts ? { threadTs: record.thread_ts } : {}) }, call), log);
+    },
+  };
+}
+
+export type AssistantSurface = ReturnType<typeof createAssistantSurface>;
