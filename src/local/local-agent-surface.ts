@@ -3,7 +3,7 @@ import { systemClock } from '../clock';
 import { readBody } from '../execution/hosts/http-host';
 import { encodeFeedbackValue, feedbackFormAnswer, type FeedbackValue } from '../slack/feedback-blocks';
 import { listFeedback, type FeedbackRecord } from '../verification/surface/feedback-records';
-import { replyThreadTs } from '../verification/queues/queue-messages';
+import { replyThreadTs } from '../verification/queues/slack-thread';
 import type { ConsoleSlackReplies, LocalSession, LocalSurfaceEvent, RecordedReply } from './console-slack-replies';
 import type { LocalPipeline } from './local-pipeline';
 import { sendJson } from './server-lifecycle';

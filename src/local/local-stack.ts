@@ -21,7 +21,7 @@ import { close, listen, sendJson } from './server-lifecycle';
 import { postSignedEvent, slackEventEnvelope } from './slack-event-builder';
 import { SlackEnvelopeSchema } from '../verification/intake/slack-event';
 import { TraceRecorder } from './trace-recorder';
-import { replyThreadTs } from '../verification/queues/queue-messages';
+import { replyThreadTs } from '../verification/queues/slack-thread';
 import type { FeedbackRecord } from '../verification/surface/feedback-records';
 
 export const LOCAL_RUNTIME_ARN = 'arn:aws:bedrock-agentcore:us-east-1:000000000000:runtime/local_runtime-0000000000';

@@ -5,7 +5,8 @@ import type { ExecutionAgent } from '../protocols/execution-agent';
 import type { Queue } from '../queue/queue';
 import type { AgentDirectory } from './routing/agent-directory';
 import type { PollSchedule } from './poll/poll-schedule';
-import type { PollMessage, ReplyMessage } from './queues/queue-messages';
+import type { PollsQueueMessage } from './queues/polls-queue';
+import type { ReplyMessage } from './queues/replies-queue';
 import type { AgentCoreSessionStop } from './stop/agentcore-session-stop';
 import type { Settled, SettledTask } from './settle/settled';
 import type { ThreadWork } from './stores/thread-work';
@@ -23,7 +24,7 @@ export type FollowUpOptions = {
    * one that accepted it. Without it, only the default agent is known.
    */
   agents?: AgentDirectory;
-  polls: Queue<PollMessage>;
+  polls: Queue<PollsQueueMessage>;
   replies: Queue<ReplyMessage>;
   messages: UserMessages;
   schedule: PollSchedule;

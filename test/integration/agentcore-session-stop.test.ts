@@ -1,7 +1,7 @@
 import { startLocalStack, type LocalStack } from '../../src/local/local-stack';
 import { postSignedEvent, slackEventEnvelope } from '../../src/local/slack-event-builder';
 import { runtimeSessionId } from '../../src/transport/session-id';
-import { conversationKey } from '../../src/verification/queues/queue-messages';
+import { conversationKey } from '../../src/verification/queues/slack-thread';
 import { FAKE_BOT_USER_ID, slackAppEnv, startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
 import { eventually } from '../support/http';
 import { capturingLog } from '../support/slack-surface';

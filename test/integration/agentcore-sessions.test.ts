@@ -2,7 +2,7 @@ import { startLocalStack, type LocalStack } from '../../src/local/local-stack';
 import { postSignedEvent, slackEventEnvelope } from '../../src/local/slack-event-builder';
 import { createLogger } from '../../src/observability/logger';
 import { runtimeSessionId } from '../../src/transport/session-id';
-import { conversationKey } from '../../src/verification/queues/queue-messages';
+import { conversationKey } from '../../src/verification/queues/slack-thread';
 import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-messages';
 import { FAKE_BOT_USER_ID, slackAppEnv, startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
 import { manualClock } from '../support/manual-clock';

@@ -12,7 +12,9 @@ import type { Queue } from '../../src/queue/queue';
 import { InProcessTransport } from '../../src/transport/in-process';
 import { createAgentInvoker } from '../../src/verification/invoke/agent-invoker';
 import { createAsyncResult } from '../../src/verification/poll/async-result';
-import type { PollMessage, ReplyMessage, TaskMessage } from '../../src/verification/queues/queue-messages';
+import type { PollMessage } from '../../src/verification/queues/polls-queue';
+import type { ReplyMessage } from '../../src/verification/queues/replies-queue';
+import type { TaskMessage } from '../../src/verification/queues/tasks-queue';
 import { userMessages } from '../../src/verification/messages/user-messages';
 
 /** Every line Powertools writes (stdout and stderr) while `run` runs, sync or async. */

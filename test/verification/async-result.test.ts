@@ -11,7 +11,7 @@ import { createAgentInvoker } from '../../src/verification/invoke/agent-invoker'
 import { createAsyncResult } from '../../src/verification/poll/async-result';
 import { liveTargetOf } from '../../src/verification/live/live-reply';
 import { pollDelaySeconds } from '../../src/verification/poll/poll-schedule';
-import type { PollMessage } from '../../src/verification/queues/queue-messages';
+import type { PollMessage } from '../../src/verification/queues/polls-queue';
 import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-messages';
 import { delivery, endScriptedTasks, firstAndLastReceive, followUpParts, pollMessage, SCHEDULE, scriptedExecutor, STREAM_POLL_DELAY_S, taskMessage, THREAD, UNREADABLE, type FollowUpParts } from '../support/follow-up';
 import { closeServer, eventually, listenOnLoopback } from '../support/http';

@@ -8,7 +8,9 @@ import { HttpsTransport } from '../../src/transport/https';
 import { RetryableTaskError, createAgentInvoker } from '../../src/verification/invoke/agent-invoker';
 import { createAsyncResult } from '../../src/verification/poll/async-result';
 import { FAILURE_MESSAGES, userMessageForFailure } from '../../src/verification/messages/failure-messages';
-import type { PollMessage, ReplyMessage, TaskMessage } from '../../src/verification/queues/queue-messages';
+import type { PollMessage } from '../../src/verification/queues/polls-queue';
+import type { ReplyMessage } from '../../src/verification/queues/replies-queue';
+import type { TaskMessage } from '../../src/verification/queues/tasks-queue';
 import { DEFAULT_USER_MESSAGES, userMessages, type UserMessageKey } from '../../src/verification/messages/user-messages';
 import { startSdkA2aAgent, type A2aTestAgent } from '../support/a2a-agents';
 

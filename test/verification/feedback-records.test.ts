@@ -1,4 +1,4 @@
-import type { FeedbackMessage } from '../../src/verification/queues/surface-messages';
+import type { FeedbackMessage } from '../../src/verification/queues/replies-queue';
 import { createFeedbackRecords, listFeedback } from '../../src/verification/surface/feedback-records';
 import { MemoryRecords } from '../../src/verification/stores/memory-records';
 import { manualClock } from '../support/manual-clock';

@@ -1,7 +1,8 @@
+import type { SessionCheck } from '../../src/verification/queues/polls-queue';
 import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { createProtocol } from '../../src/protocols/factory';
 import type { Queue } from '../../src/queue/queue';
-import { conversationKey } from '../../src/verification/queues/queue-messages';
+import { conversationKey } from '../../src/verification/queues/slack-thread';
 import type { Transport } from '../../src/transport/transport';
 import { createAgentCoreSessionStop } from '../../src/verification/stop/agentcore-session-stop';
 import { SessionStopSchema, agentCoreSessionStopPolicy } from '../../src/verification/stop/agentcore-session-stop-setting';
@@ -42,10 +43,10 @@ describe('session stop', () => {
     await stop.settled({ ...thread, request_id: 'r1', received_at: 0 }, { ended: 'answered', agent: 'default' });
     expect(p.sent).toEqual([{ body: { kind: 'session-check', ...thread, request_id: 'r1', agent: 'default' }, delaySeconds: 120 }]);
     latest = 'r2';
-    await stop.check(JSON.stringify(p.sent[0]!.body));
+    await stop.check(p.sent[0]!.body as SessionCheck);
     expect(p.stopped).toEqual([]);
     latest = 'r1';
-    await stop.check(JSON.stringify(p.sent[0]!.body));
+    await stop.check(p.sent[0]!.body as SessionCheck);
     // The conversation's session: the key every call of the thread uses.
     expect(p.stopped).toEqual([conversationKey(thread)]);
   });
@@ -55,7 +56,7 @@ describe('session stop', () => {
       throw new Error('DynamoDB is away');
     });
     const stop = createAgentCoreSessionStop({ policy: { kind: 'quiet', seconds: 60 }, agent: p.agent, work: p.work, polls: p.polls, log: p.log });
-    await expect(stop.check(JSON.stringify({ kind: 'session-check', ...thread, request_id: 'r1' }))).resolves.toBeUndefined();
+    await expect(stop.check({ kind: 'session-check', ...thread, request_id: 'r1' })).resolves.toBeUndefined();
     expect(p.log.lines.find((line) => line.message === 'a session check failed; the idle timeout will end the session')).toBeDefined();
     expect(p.stopped).toEqual([]);
   });

@@ -1,6 +1,7 @@
 import { MemoryQueue } from '../../src/queue/memory-queue';
 import { createLogger } from '../../src/observability/logger';
-import type { ReplyMessage, TaskMessage } from '../../src/verification/queues/queue-messages';
+import type { ReplyMessage } from '../../src/verification/queues/replies-queue';
+import type { TaskMessage } from '../../src/verification/queues/tasks-queue';
 import { RateLimiter } from '../../src/verification/intake/rate-limiter';
 import { staticSecret, type SecretSource } from '../../src/secrets/secret-source';
 import { createSlackIngress, type SlackIngressOptions } from '../../src/verification/intake/slack-ingress';

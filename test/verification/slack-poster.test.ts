@@ -4,7 +4,7 @@ import { secretsManagerSecret } from '../../src/secrets/secret-source';
 import { SlackApiError, WebApiSlackReplies, createSlackWebClient, slackRepliesFromSecret, type SlackReplies } from '../../src/slack/slack-replies';
 import { splitForSlack } from '../../src/slack/split-message';
 import { PoisonMessageError } from '../../src/verification/queues/poison-message';
-import type { ReplyMessage } from '../../src/verification/queues/queue-messages';
+import type { ReplyMessage } from '../../src/verification/queues/replies-queue';
 import { ChunkInProgressError, acknowledgeReceipt, createSlackPoster, type SlackPosterOptions } from '../../src/verification/post/slack-poster';
 import { MemoryClaimStore } from '../../src/verification/stores/memory-claim-store';
 import { MemoryLiveReplies } from '../../src/verification/stores/memory-live-replies';
@@ -346,7 +346,10 @@ describe('createSlackPoster', () => {
     const post = poster();
 
     await expect(post(delivery('{not json'))).rejects.toBeInstanceOf(PoisonMessageError);
-    await expect(post(delivery({ channel: 'C1', text: 'no thread, no id' }))).rejects.toThrow(/malformed: .*ts.*request_id/);
+    await expect(post(delivery({ channel: 'C1', text: 'no kind' }))).rejects.toThrow(/unknown kind/);
+    await expect(post(delivery({ kind: 'answer', channel: 'C1', text: 'no thread, no id' }))).rejects.toThrow(/malformed: .*ts.*request_id/);
+    // A kind is looked up among the table's own rows: Object's members are no kinds.
+    await expect(post(delivery({ ...replyMessage(), kind: 'constructor' }))).rejects.toThrow(/unknown kind/);
     await expect(post(delivery({ ...replyMessage(), kind: 'shout' }))).rejects.toMatchObject({ name: 'PoisonMessageError' });
     expect(slack.requests).toHaveLength(0);
   });

@@ -3,7 +3,7 @@ import type { Log } from '../../src/observability/logger';
 import type { SlackCallOptions } from '../../src/slack/slack-replies';
 import { FileDownloadError, type FileDownloadFailure, type SlackConversations } from '../../src/slack/slack-conversations';
 import { DEFAULT_ATTACHMENT_LIMITS, type AttachmentLimits } from '../../src/verification/invoke/attachment-limits';
-import type { TaskFile } from '../../src/verification/queues/queue-messages';
+import type { TaskFile } from '../../src/verification/queues/task-file';
 import { resolveType, taskFiles } from '../../src/verification/invoke/task-files';
 
 const MIB = 1024 * 1024;

@@ -2,7 +2,7 @@ import { createLogger } from '../../src/observability/logger';
 import { MemoryRecords } from '../../src/verification/stores/memory-records';
 import { MemoryUsageStore } from '../../src/verification/stores/memory-usage-store';
 import type { UsageStore } from '../../src/verification/stores/usage-store';
-import type { TaskMessage } from '../../src/verification/queues/queue-messages';
+import type { TaskMessage } from '../../src/verification/queues/tasks-queue';
 import { createUsageLedger, listAudit, untilMidnightUtc, type Budgets } from '../../src/verification/budgets/usage-ledger';
 import { userMessages } from '../../src/verification/messages/user-messages';
 

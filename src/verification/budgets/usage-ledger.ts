@@ -2,7 +2,7 @@ import type { Clock } from '../../clock';
 import type { Usage } from '../../contract';
 import type { Log } from '../../observability/logger';
 import type { PipelineMetrics } from '../../observability/metrics';
-import type { TaskMessage } from '../queues/queue-messages';
+import type { TaskMessage } from '../queues/tasks-queue';
 import type { Settled, SettledTask } from '../settle/settled';
 import type { ListableRecords, Records } from '../stores/records';
 import { tokensOf, utcDay, type UsageScope, type UsageStore } from '../stores/usage-store';

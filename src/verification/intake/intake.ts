@@ -2,7 +2,7 @@ import type { ContextEntity } from '../../contract';
 import type { Log } from '../../observability/logger';
 import type { SuggestedPrompt, SlackAction } from '../../slack/slack-assistant';
 import type { SlackFile } from './slack-event';
-import type { SlackThread } from '../queues/queue-messages';
+import type { SlackThread } from '../queues/slack-thread';
 import type { BotThreads } from '../stores/bot-threads';
 import type { FeedbackValue } from '../../slack/feedback-blocks';
 

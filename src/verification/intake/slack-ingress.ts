@@ -4,11 +4,12 @@ import { newRequestId } from '../../contract/request-id';
 import { taskLogger, type Log } from '../../observability/logger';
 import type { PipelineMetrics } from '../../observability/metrics';
 import type { Queue } from '../../queue/queue';
-import type { ReplyQueueMessage, TaskQueueMessage } from '../queues/surface-messages';
+import type { RepliesQueueMessage } from '../queues/replies-queue';
+import type { TasksQueueMessage } from '../queues/tasks-queue';
 import { EVENT_HANDLERS, INTERACTION_HANDLERS } from './intake-table';
 import { ignore, type IntakeContext, type IntakeDecision, type IntakeResult, type PromptSettings, type TaskDraft } from './intake';
 import { readSlackRequest } from './slack-request';
-import { MAX_TASK_FILES, type TaskFile } from '../queues/queue-messages';
+import { MAX_TASK_FILES, type TaskFile } from '../queues/task-file';
 import type { RateLimiter } from './rate-limiter';
 import type { SecretSource } from '../../secrets/secret-source';
 import type { SlackFile } from './slack-event';
@@ -30,9 +31,9 @@ export type SlackIngressOptions = {
   claims: ClaimStore;
   rateLimiter: RateLimiter;
   /** Tasks, and Stops (agent-invoker holds the execution agent that cancels). */
-  tasks: Queue<TaskQueueMessage>;
+  tasks: Queue<TasksQueueMessage>;
   /** Replies and notices, and the Slack calls and feedback the intake asks for (slack-poster holds the bot token). */
-  replies: Queue<ReplyQueueMessage>;
+  replies: Queue<RepliesQueueMessage>;
   messages: UserMessages;
   /** The suggested prompts (AGENT_PROMPTS_JSON). Without them, none are offered. */
   prompts?: PromptSettings;

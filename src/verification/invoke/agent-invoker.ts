@@ -1,14 +1,14 @@
 import { systemClock } from '../../clock';
 import type { ExecuteTaskParams } from '../../contract';
 import { taskLogger } from '../../observability/logger';
-import type { DeliveryHandler } from '../../queue/queue';
+import type { Delivery, DeliveryContext, DeliveryHandler } from '../../queue/queue';
 import { agentNamed, personaFor } from '../routing/agent-directory';
 import type { FollowUpOptions } from '../follow-up-options';
 import { pollDelaySeconds } from '../poll/poll-schedule';
-import { parseQueueMessage } from '../queues/poison-message';
-import { TaskMessageSchema, conversationKey, replyThreadTs, threadOf, type SlackThread, type TaskMessage } from '../queues/queue-messages';
+import { StopMessageSchema, TaskMessageSchema, type TaskMessage, type TasksQueueMessage } from '../queues/tasks-queue';
+import { conversationKey, replyThreadTs, threadOf, type SlackThread } from '../queues/slack-thread';
 import { createSettlement } from '../settle/settle-outcome';
-import { kindOf } from '../queues/surface-messages';
+import { consumeByKind, type QueueTable } from '../queues/queue-consumer';
 import { createStopTask } from '../stop/stop-task';
 import type { SlackAssistant } from '../../slack/slack-assistant';
 import type { UserContexts } from '../surface/user-context';
@@ -87,14 +87,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
     }
   }
 
-  const invoke: DeliveryHandler = async (delivery, { signal, deadline }) => {
-    // The tasks queue carries Stops too (docs/architecture.md §2.6): this function holds the agent that cancels.
-    if (kindOf(delivery.body) === 'stop') {
-      if (stopTask) return stopTask(delivery.body, { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) });
-      options.log.warn('a Stop arrived but this deployment keeps no record of running tasks; ignored');
-      return;
-    }
-    const task = parseQueueMessage(TaskMessageSchema, delivery.body, 'task message');
+  const invoke = async (task: TaskMessage, delivery: Delivery, { signal, deadline }: DeliveryContext): Promise<void> => {
     // Every line names the agent the task went to (a message without one: the default's).
     const log = taskLogger(options.log, { request_id: task.request_id, correlation_id: task.request_id, event_id: task.event_id, agent: task.agent ?? options.agent.name });
     const thread = threadOf(task);
@@ -258,5 +251,11 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
 
   // A retryable failure on the last receive has already replied with its reason; only unexpected
   // errors (poison bodies, queue outages) need the generic apology.
-  return settlement.lastReceiveApology(invoke, 'execute', (error) => error instanceof RetryableTaskError && error.userNotified);
+  // The tasks queue's table: tasks, and Stops (docs/architecture.md §2.6: this function holds the
+  // agent that cancels; a deployment that keeps no record of running tasks drops them).
+  const table: QueueTable<TasksQueueMessage> = {
+    task: { schema: TaskMessageSchema, what: 'task message', handle: invoke },
+    stop: stopTask ? { schema: StopMessageSchema, what: 'stop message', handle: (stop, _delivery, { signal, deadline }) => stopTask(stop, { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) }) } : undefined,
+  };
+  return settlement.lastReceiveApology(consumeByKind(table, { unmarked: 'task', log: options.log }), 'execute', (error) => error instanceof RetryableTaskError && error.userNotified);
 }

@@ -4,7 +4,7 @@ import type { Log } from '../../observability/logger';
 import type { SlackCallOptions } from '../../slack/slack-port';
 import { FileDownloadError, type SlackConversations } from '../../slack/slack-conversations';
 import { contentMatches } from './file-content';
-import type { TaskFile } from '../queues/queue-messages';
+import type { TaskFile } from '../queues/task-file';
 import type { AttachmentLimits } from './attachment-limits';
 
 export type SkippedFile = { name: string; reason: string };

@@ -3,7 +3,7 @@ import type { Attachment, ThreadMessage } from '../../contract';
 import type { Log } from '../../observability/logger';
 import type { SlackConversations } from '../../slack/slack-conversations';
 import type { SlackCallOptions } from '../../slack/slack-port';
-import type { TaskMessage } from '../queues/queue-messages';
+import type { TaskMessage } from '../queues/tasks-queue';
 import type { AttachmentLimits } from './attachment-limits';
 import { taskFiles } from './task-files';
 import { threadContext, type ThreadContextLimits } from './thread-context';

@@ -8,7 +8,8 @@ import type { LiveTask, SlackLive } from '../../slack/slack-live';
 import type { SlackCallOptions, SlackPersona, SlackReplies } from '../../slack/slack-port';
 import { toSafeMrkdwn } from '../../slack/safe-mrkdwn';
 import { SLACK_CHUNK_LIMIT } from '../../slack/split-message';
-import { replyThreadTs, threadOf, type ReplyMessage, type SlackThread } from '../queues/queue-messages';
+import { replyThreadTs, threadOf, type SlackThread } from '../queues/slack-thread';
+import { type ReplyMessage } from '../queues/replies-queue';
 import type { LiveIntent, LiveReplies, LiveReply } from '../stores/live-replies';
 
 /**

@@ -1,13 +1,13 @@
 import { systemClock } from '../../clock';
 import { taskLogger } from '../../observability/logger';
-import type { DeliveryHandler } from '../../queue/queue';
+import type { Delivery, DeliveryContext, DeliveryHandler } from '../../queue/queue';
 import { agentNamed, personaFor } from '../routing/agent-directory';
 import type { FollowUpOptions } from '../follow-up-options';
 import { pollDelaySeconds } from './poll-schedule';
-import { parseQueueMessage } from '../queues/poison-message';
-import { PollMessageSchema, conversationKey, type PollMessage } from '../queues/queue-messages';
+import { PollMessageSchema, SessionCheckSchema, type PollMessage, type PollsQueueMessage } from '../queues/polls-queue';
+import { conversationKey } from '../queues/slack-thread';
 import { createSettlement } from '../settle/settle-outcome';
-import { kindOf } from '../queues/surface-messages';
+import { consumeByKind, type QueueTable } from '../queues/queue-consumer';
 import { liveTargetOf } from '../live/live-reply';
 import { noTrace } from '../trace';
 import type { Outcome, PendingHandle } from '../../protocols/outcome';
@@ -27,14 +27,7 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
   const settlement = createSettlement({ ...options, trace, clock });
   const deadlineMs = options.schedule.deadlineSeconds * 1000;
 
-  const poll: DeliveryHandler = async (delivery, { signal, deadline }) => {
-    // The polls queue carries the delayed session checks too (AGENTCORE_STOP_SESSION=quiet-…).
-    if (kindOf(delivery.body) === 'session-check') {
-      if (options.sessions) return options.sessions.check(delivery.body, signal ? { signal } : {});
-      options.log.info('a session check arrived but AGENTCORE_STOP_SESSION no longer asks for it; ignored');
-      return;
-    }
-    const message = parseQueueMessage(PollMessageSchema, delivery.body, 'poll message');
+  const poll = async (message: PollMessage, _delivery: Delivery, { signal, deadline }: DeliveryContext): Promise<void> => {
     const log = taskLogger(options.log, { request_id: message.request_id, correlation_id: message.request_id, event_id: message.event_id, task_id: message.handle.taskId, agent: message.agent ?? options.agent.name });
     // The conversation's session: the one that runs the task (agent-invoker started it there).
     const call = { requestId: message.request_id, sessionKey: conversationKey(message), correlationId: message.request_id, signal };
@@ -137,5 +130,13 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
     log.debug('still pending; next poll queued', { attempt, delay_seconds: delaySeconds });
   };
 
-  return settlement.lastReceiveApology(poll, 'poll');
+  // The polls queue's table: polls, and the delayed session checks of AGENTCORE_STOP_SESSION=quiet-…
+  // (a check never fails its message: a malformed one is dropped, and a deployment that no longer
+  // asks for them drops them).
+  const sessions = options.sessions;
+  const table: QueueTable<PollsQueueMessage> = {
+    poll: { schema: PollMessageSchema, what: 'poll message', handle: poll },
+    'session-check': sessions ? { schema: SessionCheckSchema, what: 'session check', malformed: 'drop', handle: (check, _delivery, { signal }) => sessions.check(check, signal ? { signal } : {}) } : undefined,
+  };
+  return settlement.lastReceiveApology(consumeByKind(table, { unmarked: 'poll', log: options.log }), 'poll');
 }

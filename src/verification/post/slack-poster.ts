@@ -7,12 +7,12 @@ import { SlackApiError } from '../../slack/slack-api-error';
 import type { ReplyMarker, SlackPersona, SlackReplies } from '../../slack/slack-port';
 import { toSafeMrkdwn } from '../../slack/safe-mrkdwn';
 import { SLACK_CHUNK_LIMIT, splitForSlack } from '../../slack/split-message';
-import { parseQueueMessage } from '../queues/poison-message';
-import { ActionMessageSchema, FeedbackMessageSchema, kindOf } from '../queues/surface-messages';
+import { ActionMessageSchema, FeedbackMessageSchema, ReplyMessageSchema, type RepliesQueueMessage, type ReplyMessage } from '../queues/replies-queue';
+import { consumeByKind, type QueueRow } from '../queues/queue-consumer';
 import type { AssistantSurface } from '../surface/assistant-surface';
 import type { ThreadWork } from '../stores/thread-work';
 import { feedbackBlocks, type MessageBlock } from '../../slack/feedback-blocks';
-import { ReplyMessageSchema, conversationOf, replyThreadTs, threadOf, type ReplyMessage, type SlackThread } from '../queues/queue-messages';
+import { conversationOf, replyThreadTs, threadOf, type SlackThread } from '../queues/slack-thread';
 import type { LiveReplyService } from '../live/live-reply';
 import type { BotThreads } from '../stores/bot-threads';
 import type { ClaimStore } from '../stores/claim-store';
@@ -108,19 +108,24 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
   const trace = options.trace ?? noTrace;
   const clock = options.clock ?? systemClock;
 
-  return async (delivery, context = {}) => {
-    // The replies queue carries the agent surface's Slack calls and feedback too (docs/architecture.md §2.6).
-    const kind = kindOf(delivery.body);
-    if (kind === 'action' || kind === 'feedback') {
-      if (!options.surface) {
-        options.log.warn('a Slack action or feedback arrived but this deployment has no agent surface; ignored', { kind });
-        return;
-      }
-      const call = { ...(context.signal ? { signal: context.signal } : {}), ...(context.deadline !== undefined ? { deadline: context.deadline } : {}) };
-      if (kind === 'action') return options.surface.act(parseQueueMessage(ActionMessageSchema, delivery.body, 'Slack action message'), call);
-      return options.surface.feedback(parseQueueMessage(FeedbackMessageSchema, delivery.body, 'feedback message'), call);
-    }
-    const message = parseQueueMessage(ReplyMessageSchema, delivery.body, 'reply message');
+  // The replies queue's table: every kind of reply is posted; the assistant surface's Slack calls
+  // and feedback go to it (docs/architecture.md §2.6), dropped where this deployment has none.
+  const surface = options.surface;
+  const reply: QueueRow<ReplyMessage> = { schema: ReplyMessageSchema, what: 'reply message', handle: (message, delivery, context) => postReply(message, delivery, context) };
+  const consume = consumeByKind<RepliesQueueMessage>(
+    {
+      answer: reply,
+      error: reply,
+      notice: reply,
+      stopped: reply,
+      action: surface ? { schema: ActionMessageSchema, what: 'Slack action message', handle: (action, _delivery, context) => surface.act(action, callOf(context)) } : undefined,
+      feedback: surface ? { schema: FeedbackMessageSchema, what: 'feedback message', handle: (feedback, _delivery, context) => surface.feedback(feedback, callOf(context)) } : undefined,
+    },
+    { log: options.log },
+  );
+  return (delivery, context = {}) => consume(delivery, context);
+
+  async function postReply(message: ReplyMessage, delivery: Delivery, context: DeliveryContext): Promise<void> {
     const log = taskLogger(options.log, { request_id: message.request_id, correlation_id: message.request_id });
     const chunks = splitForSlack(toSafeMrkdwn(message.text), limit);
     const target: PostTarget = { channel: message.channel, threadTs: replyThreadTs(message), ...personaOf(message) };
@@ -175,7 +180,7 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
     // Also on a redelivery that posted nothing new: the earlier delivery may have died before
     // reacting, and reacting twice is harmless (already_reacted and no_reaction are ignored).
     if (options.reactions) await markDone(slack, message, log, options.metrics);
-  };
+  }
 
   /**
    * The task's final message is out — its reply, or the fallback that tells the user instead: its
@@ -306,6 +311,11 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
     if (options.reactions) await markDone(slack, { ...message, kind: 'error' }, log, options.metrics);
     return { told: true };
   }
+}
+
+/** The Slack call options of a delivery: its signal and deadline. */
+function callOf(context: DeliveryContext): { signal?: AbortSignal; deadline?: number } {
+  return { ...(context.signal ? { signal: context.signal } : {}), ...(context.deadline !== undefined ? { deadline: context.deadline } : {}) };
 }
 
 function errorCode(error: unknown): string {

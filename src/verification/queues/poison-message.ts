@@ -11,15 +11,23 @@ export class PoisonMessageError extends Error {
   override name = 'PoisonMessageError';
 }
 
-/** Parses a queue body against its schema; anything unreadable is a PoisonMessageError. */
-export function parseQueueMessage<S extends core.$ZodType>(schema: S, body: string, what: string): core.output<S> {
-  let json: unknown;
+/** A queue body's JSON; text that is not JSON is a PoisonMessageError. */
+export function readQueueJson(body: string, what: string): unknown {
   try {
-    json = JSON.parse(body);
+    return JSON.parse(body);
   } catch (error) {
     throw new PoisonMessageError(`${what} is not JSON`, { cause: error });
   }
+}
+
+/** A queue body's JSON against its schema; anything else is a PoisonMessageError. */
+export function parseQueueJson<S extends core.$ZodType>(schema: S, json: unknown, what: string): core.output<S> {
   const parsed = z.safeParse(schema, json);
   if (!parsed.success) throw new PoisonMessageError(`${what} is malformed: ${parsed.error.issues.map((issue) => issue.path.join('.') || '(root)').join(', ')}`);
   return parsed.data;
+}
+
+/** Parses a queue body against its schema; anything unreadable is a PoisonMessageError. */
+export function parseQueueMessage<S extends core.$ZodType>(schema: S, body: string, what: string): core.output<S> {
+  return parseQueueJson(schema, readQueueJson(body, what), what);
 }

@@ -2,7 +2,8 @@ import type { Clock } from '../../clock';
 import type { Log } from '../../observability/logger';
 import type { PipelineMetrics } from '../../observability/metrics';
 import type { Delivery, DeliveryHandler, Queue } from '../../queue/queue';
-import { SlackThreadSchema, type ReplyMessage } from '../queues/queue-messages';
+import { SlackThreadSchema } from '../queues/slack-thread';
+import { type ReplyMessage } from '../queues/replies-queue';
 import type { Tracer } from '../trace';
 
 /**

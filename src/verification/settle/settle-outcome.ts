@@ -7,7 +7,8 @@ import { userMessageForFailure } from '../messages/failure-messages';
 import type { FollowUpOptions } from '../follow-up-options';
 import type { Settled, SettledTask } from './settled';
 import { withLastReceiveApology } from './last-receive';
-import { threadOf, type ReplyMessage } from '../queues/queue-messages';
+import { threadOf } from '../queues/slack-thread';
+import { type ReplyMessage } from '../queues/replies-queue';
 import type { Tracer } from '../trace';
 
 /**

@@ -1,5 +1,5 @@
 import type { Usage } from '../../contract';
-import type { SlackThread } from '../queues/queue-messages';
+import type { SlackThread } from '../queues/slack-thread';
 
 /**
  * What settling a task reports (src/verification/settle/settle-outcome.ts): the seam that usage

@@ -1,27 +1,18 @@
-import * as z from '../../config/zod-mini';
 import type { AgentCoreSessionStopPolicy } from './agentcore-session-stop-setting';
 import type { Log } from '../../observability/logger';
 import type { PipelineMetrics } from '../../observability/metrics';
 import type { Queue } from '../../queue/queue';
 import { agentNamed, type AgentChoice } from '../routing/agent-directory';
-import { parseQueueMessage } from '../queues/poison-message';
-import { conversationKey, SlackThreadSchema, threadOf, type SlackThread } from '../queues/queue-messages';
+import type { PollsQueueMessage, SessionCheck } from '../queues/polls-queue';
+import { conversationKey, threadOf, type SlackThread } from '../queues/slack-thread';
 import type { Settled, SettledTask } from '../settle/settled';
 import type { ThreadWork } from '../stores/thread-work';
-
-/** The delayed check on the polls queue: end the thread's session if nothing was asked there since `request_id` ended. */
-export const SessionCheckSchema = z.extend(SlackThreadSchema, {
-  kind: z.literal('session-check'),
-  request_id: z.string().check(z.minLength(1)),
-  agent: z.optional(z.string()),
-});
-export type SessionCheck = z.infer<typeof SessionCheckSchema>;
 
 export type AgentCoreSessionStopOptions = AgentChoice & {
   policy: AgentCoreSessionStopPolicy;
   work: ThreadWork;
   /** Where a delayed check goes (async-result reads it). */
-  polls: Queue<unknown>;
+  polls: Queue<PollsQueueMessage>;
   log: Log;
   metrics?: PipelineMetrics;
 };
@@ -64,9 +55,8 @@ export function createAgentCoreSessionStop(options: AgentCoreSessionStopOptions)
      * idle memory until the idle timeout, while a failed message would end, on its last receive,
      * in an apology to the user for a task that was answered.
      */
-    async check(body: string, call: { signal?: AbortSignal } = {}): Promise<void> {
+    async check(check: SessionCheck, call: { signal?: AbortSignal } = {}): Promise<void> {
       try {
-        const check = parseQueueMessage(SessionCheckSchema, body, 'session check');
         await stopIfQuiet(threadOf(check), check.request_id, check.agent, 'quiet', call);
       } catch (error) {
         log.warn('a session check failed; the idle timeout will end the session', { error: error as Error });

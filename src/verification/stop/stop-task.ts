@@ -4,10 +4,10 @@ import type { Log } from '../../observability/logger';
 import type { ExecutionAgent } from '../../protocols/execution-agent';
 import type { Queue } from '../../queue/queue';
 import type { SlackAssistant } from '../../slack/slack-assistant';
-import { StopMessageSchema } from '../queues/surface-messages';
+import type { StopMessage } from '../queues/tasks-queue';
 import { agentNamed, type AgentDirectory } from '../routing/agent-directory';
-import { parseQueueMessage } from '../queues/poison-message';
-import { conversationKey, replyThreadTs, threadOf, type ReplyMessage } from '../queues/queue-messages';
+import { conversationKey, replyThreadTs, threadOf } from '../queues/slack-thread';
+import { type ReplyMessage } from '../queues/replies-queue';
 import type { ThreadWork } from '../stores/thread-work';
 import { noTrace } from '../trace';
 import type { UserMessages } from '../messages/user-messages';
@@ -41,8 +41,7 @@ export type StopTaskOptions = FunctionServices & {
 export function createStopTask(options: StopTaskOptions) {
   const trace = options.trace ?? noTrace;
   const clock = options.clock ?? systemClock;
-  return async (body: string, call: { signal?: AbortSignal; deadline?: number }): Promise<void> => {
-    const stop = parseQueueMessage(StopMessageSchema, body, 'stop message');
+  return async (stop: StopMessage, call: { signal?: AbortSignal; deadline?: number }): Promise<void> => {
     const thread = threadOf(stop);
     await options.work.stopRequested(thread, stop.stopped_at);
     const task = await options.work.working(thread);

@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock';
 import type { PendingHandle } from '../../protocols/outcome';
-import { conversationKey, type SlackThread } from '../queues/queue-messages';
+import { conversationKey, type SlackThread } from '../queues/slack-thread';
 import type { Records } from './records';
 
 /**

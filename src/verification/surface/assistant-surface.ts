@@ -5,7 +5,7 @@ import { feedbackFormView } from '../../slack/feedback-blocks';
 import { SlackApiError } from '../../slack/slack-api-error';
 import type { SlackAssistant } from '../../slack/slack-assistant';
 import type { SlackCallOptions } from '../../slack/slack-port';
-import type { ActionMessage, FeedbackMessage } from '../queues/surface-messages';
+import type { ActionMessage, FeedbackMessage } from '../queues/replies-queue';
 import type { FeedbackRecords } from './feedback-records';
 import { noTrace } from '../trace';
 import type { UserMessages } from '../messages/user-messages';

@@ -1,5 +1,5 @@
 import type { Clock } from '../../clock';
-import type { FeedbackMessage } from '../queues/surface-messages';
+import type { FeedbackMessage } from '../queues/replies-queue';
 import type { ListableRecords, Records } from '../stores/records';
 
 /**

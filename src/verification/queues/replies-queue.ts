@@ -1,25 +1,27 @@
 import * as z from '../../config/zod-mini';
-import { SlackThreadSchema, type ReplyMessage, type TaskMessage } from './queue-messages';
+import { PersonaSchema, SlackThreadSchema } from './slack-thread';
 
 /**
- * The queue messages of the agent surface (docs/architecture.md §2.6), beside the task, poll and
- * reply messages: a Stop travels on the tasks queue (agent-invoker holds the execution agent that
- * cancels), Slack calls the intake asks for and feedback travel on the replies queue (slack-poster
- * holds the bot token). Each carries `kind`, which the task and reply messages leave out or use
- * for other values, so a consumer tells them apart before it parses.
+ * The replies queue (→ slack-poster, which holds the bot token): its message kinds, one union.
+ * A reply's `kind` says what it is (an answer, an error, a notice, a Stop's note); the intake's
+ * Slack calls (`action`) and feedback travel here too (docs/architecture.md §2.6).
  */
 
-/** A Stop pressed on a thread's agent session. */
-export const StopMessageSchema = z.extend(SlackThreadSchema, {
-  kind: z.literal('stop'),
-  event_id: z.string(),
-  user_id: z.string(),
-  /** Epoch ms of the click: a task the user asked before it is stopped, one asked after runs. */
-  stopped_at: z.number(),
-  /** The app's streams Slack already stopped. */
-  streaming_ts: z.optional(z.array(z.string())),
+export const ReplyKindSchema = z.enum(['answer', 'error', 'notice', 'stopped']);
+
+export const ReplyMessageSchema = z.extend(SlackThreadSchema, {
+  request_id: z.string().check(z.minLength(1)),
+  text: z.string().check(z.minLength(1)),
+  /** answer: the task's result; error: a safe failure message; notice: refusals and hints. */
+  kind: ReplyKindSchema,
+  received_at: z.optional(z.number()),
+  /** The execution agent that answered: its name goes into the feedback buttons under the answer. */
+  agent: z.optional(z.string()),
+  /** Who the answer is posted as: the agent's `displayName` and `icon` (chat:write.customize). */
+  persona: z.optional(PersonaSchema),
 });
-export type StopMessage = z.infer<typeof StopMessageSchema>;
+export type ReplyMessage = z.infer<typeof ReplyMessageSchema>;
+
 
 const PromptSchema = z.object({ title: z.string(), message: z.string() });
 
@@ -51,17 +53,5 @@ export const FeedbackMessageSchema = z.object({
 });
 export type FeedbackMessage = z.infer<typeof FeedbackMessageSchema>;
 
-/** The `kind` of a queue body, without parsing the rest (a poison body has none). */
-export function kindOf(body: string): string | undefined {
-  try {
-    const kind = (JSON.parse(body) as { kind?: unknown } | null)?.kind;
-    return typeof kind === 'string' ? kind : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** What the tasks queue carries: tasks, and Stops. */
-export type TaskQueueMessage = TaskMessage | StopMessage;
 /** What the replies queue carries: replies and notices, Slack calls for the intake, feedback. */
-export type ReplyQueueMessage = ReplyMessage | ActionMessage | FeedbackMessage;
+export type RepliesQueueMessage = ReplyMessage | ActionMessage | FeedbackMessage;
