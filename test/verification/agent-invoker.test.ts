@@ -1,6 +1,6 @@
 import { createAgentInvoker, RetryableTaskError } from '../../src/verification/invoke/agent-invoker';
 import { InProcessTransport } from '../../src/transport/in-process';
-import { acknowledgeReceipt, REACTIONS } from '../../src/verification/post/slack-poster';
+import { acknowledgeReceipt, REACTIONS } from '../../src/verification/post/reactions';
 import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-messages';
 import { delivery, endScriptedTasks, firstAndLastReceive, followUpParts, MAX_RECEIVE_COUNT, SCHEDULE, scriptedExecutor, STREAM_POLL_DELAY_S, taskMessage, THREAD, throttledExecutor, UNREADABLE } from '../support/follow-up';
 

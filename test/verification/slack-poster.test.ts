@@ -5,7 +5,9 @@ import { SlackApiError, WebApiSlackReplies, createSlackWebClient, slackRepliesFr
 import { splitForSlack } from '../../src/slack/split-message';
 import { PoisonMessageError } from '../../src/verification/queues/poison-message';
 import type { ReplyMessage } from '../../src/verification/queues/replies-queue';
-import { ChunkInProgressError, acknowledgeReceipt, createSlackPoster, type SlackPosterOptions } from '../../src/verification/post/slack-poster';
+import { ChunkInProgressError } from '../../src/verification/post/post-piece';
+import { acknowledgeReceipt } from '../../src/verification/post/reactions';
+import { createSlackPoster, type SlackPosterOptions } from '../../src/verification/post/slack-poster';
 import { MemoryClaimStore } from '../../src/verification/stores/memory-claim-store';
 import { MemoryLiveReplies } from '../../src/verification/stores/memory-live-replies';
 import { createLiveReply } from '../../src/verification/live/live-reply';

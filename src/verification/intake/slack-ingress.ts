@@ -1,30 +1,28 @@
-import { randomUUID } from 'node:crypto';
-import { systemClock, type Clock } from '../../clock';
+import { systemClock } from '../../clock';
 import { newRequestId } from '../../contract/request-id';
 import { taskLogger, type Log } from '../../observability/logger';
 import type { PipelineMetrics } from '../../observability/metrics';
 import type { Queue } from '../../queue/queue';
+import type { AgentRoutes } from '../../protocols/agent-routes';
+import type { SecretSource } from '../../secrets/secret-source';
+import type { Clock } from '../../clock';
 import type { RepliesQueueMessage } from '../queues/replies-queue';
 import type { TasksQueueMessage } from '../queues/tasks-queue';
-import { EVENT_HANDLERS, INTERACTION_HANDLERS } from './intake-table';
-import { ignore, type IntakeContext, type IntakeDecision, type IntakeResult, type PromptSettings, type TaskDraft } from './intake';
-import { readSlackRequest } from './slack-request';
-import { MAX_TASK_FILES, type TaskFile } from '../queues/task-file';
-import type { RateLimiter } from './rate-limiter';
-import type { SecretSource } from '../../secrets/secret-source';
-import type { SlackFile } from './slack-event';
 import type { BotThreads } from '../stores/bot-threads';
-import { verifySlackSignature } from './slack-signature';
-import type { ClaimState, ClaimStore } from '../stores/claim-store';
+import type { ClaimStore } from '../stores/claim-store';
+import { once } from '../stores/once';
 import { EVENT_CLAIM_LEASE_SECONDS } from '../pipeline-settings';
 import { noTrace, type Tracer } from '../trace';
 import type { UserContexts } from '../surface/user-context';
-import { fill, type UserMessages } from '../messages/user-messages';
-import type { AgentRoutes } from '../../protocols/agent-routes';
-import { routeMessage } from '../routing/agent-routing';
+import type { UserMessages } from '../messages/user-messages';
+import { EVENT_HANDLERS, INTERACTION_HANDLERS } from './intake-table';
+import { ignore, type IntakeContext, type IntakeDecision, type PromptSettings, type TaskDraft } from './intake';
+import { deliverIntakeResult, type IntakeDestinations } from './intake-results';
+import type { RateLimiter } from './rate-limiter';
+import { createSignatureCheck } from './signature-check';
+import { header, readSlackRequest, type IngressRequest, type IngressResponse, type SlackRequest } from './slack-request';
 
-export type IngressRequest = { headers: Readonly<Record<string, string | undefined>>; body: Buffer | string };
-export type IngressResponse = { statusCode: number; headers: Record<string, string>; body: string };
+export type { IngressRequest, IngressResponse };
 
 export type SlackIngressOptions = {
   signingSecret: SecretSource;
@@ -68,52 +66,29 @@ const NO_PROMPTS: PromptSettings = { home: [], channel: [] };
 
 const text = (statusCode: number, body: string): IngressResponse => ({ statusCode, headers: { 'Content-Type': 'text/plain' }, body });
 const OK = () => text(200, '');
-
-/** A signature mismatch re-reads the signing secret at most this often. */
-const SECRET_REFRESH_INTERVAL_MS = 60_000;
+const UNAVAILABLE = () => text(500, 'temporarily unavailable');
 
 /**
  * The slack-events function, for events and interactivity alike (one URL): verify the signature,
  * read the request, look up its handler in the intake table (src/verification/intake/), claim it,
- * enqueue what the handler asked for, acknowledge. A task also passes the allow-lists, the rate
- * limit and the length check here. No Slack API call and no execution-zone call happen here, so
- * it answers well inside Slack's 3 seconds; anything that needs Slack goes through a queue.
+ * enqueue what the handler asked for, acknowledge (docs/architecture.md §2.6). A task also passes
+ * the allow-lists, the rate limit and the length check here. No Slack API call and no
+ * execution-zone call happen here, so it answers well inside Slack's 3 seconds; anything that needs
+ * Slack goes through a queue.
  */
 export function createSlackIngress(options: SlackIngressOptions): (request: IngressRequest) => Promise<IngressResponse> {
   const clock = options.clock ?? systemClock;
-  const trace = options.trace ?? noTrace;
-  const lists = {
-    team: options.allowedTeamIds && new Set(options.allowedTeamIds),
-    user: options.allowedUserIds && new Set(options.allowedUserIds),
-    channel: options.allowedChannelIds && new Set(options.allowedChannelIds),
+  const verified = createSignatureCheck({ ...options, clock });
+  const destinations: IntakeDestinations = {
+    ...options,
+    allowed: {
+      ...(options.allowedTeamIds ? { team: new Set(options.allowedTeamIds) } : {}),
+      ...(options.allowedUserIds ? { user: new Set(options.allowedUserIds) } : {}),
+      ...(options.allowedChannelIds ? { channel: new Set(options.allowedChannelIds) } : {}),
+    },
+    trace: options.trace ?? noTrace,
+    clock,
   };
-
-  let lastRefreshAt = -Infinity;
-  async function verified(request: IngressRequest): Promise<boolean> {
-    const input = {
-      timestamp: header(request, 'x-slack-request-timestamp'),
-      signature: header(request, 'x-slack-signature'),
-      rawBody: request.body,
-      nowSeconds: Math.floor(clock.now() / 1000),
-    };
-    const first = verifySlackSignature({ ...input, secret: await options.signingSecret.get() });
-    if (first.ok) return true;
-    // A mismatch may mean the secret was rotated since we cached it: read it once more — at most
-    // once a minute, so a flood of forged requests costs neither a Secrets Manager bill nor an outage.
-    if (first.reason === 'mismatch' && input.nowSeconds * 1000 - lastRefreshAt >= SECRET_REFRESH_INTERVAL_MS) {
-      lastRefreshAt = input.nowSeconds * 1000;
-      try {
-        const second = verifySlackSignature({ ...input, secret: await options.signingSecret.refresh() });
-        if (second.ok) return true;
-      } catch (error) {
-        options.log.warn('could not re-read the signing secret; the request is refused', { error: error as Error });
-      }
-    }
-    options.log.warn('refused a request with a bad Slack signature', { reason: first.reason });
-    options.metrics?.refused(`signature-${first.reason}`);
-    return false;
-  }
-
   const intakeContext = (now: number): IntakeContext => ({
     ...(options.botUserId ? { botUserId: options.botUserId } : {}),
     ...(options.threads ? { threads: options.threads } : {}),
@@ -125,200 +100,84 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
   return async function handle(request) {
     const started = clock.now();
     if (!(await verified(request))) return text(401, 'invalid signature');
-
-    // Verify → read → look up the handler → claim → enqueue → ack (docs/architecture.md §2.6).
     const read = readSlackRequest(request.body, header(request, 'content-type'));
     if (read.kind === 'url-verification') return { statusCode: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ challenge: read.challenge }) };
     if (read.kind === 'unreadable') {
       options.log.warn('acknowledged a signed request the intake cannot read', { why: read.why });
       return OK();
     }
-    const what = read.kind === 'event' ? read.envelope.event.type : read.payload.type;
     const log = read.kind === 'event' ? taskLogger(options.log, { event_id: read.envelope.event_id }) : options.log;
-    let decision: IntakeDecision;
+    let decision: IntakeDecision | undefined;
     try {
-      if (read.kind === 'event') {
-        const handler = EVENT_HANDLERS[read.envelope.event.type];
-        decision = handler ? await handler(read.envelope, intakeContext(started)) : ignore('event-type');
-      } else {
-        const handler = INTERACTION_HANDLERS[read.payload.type];
-        if (!handler) {
-          // Slack would retry an error: a payload type we do not take is acknowledged, and said.
-          log.warn('acknowledged an interactivity payload of a type the intake does not take', { type: read.payload.type });
-          return OK();
-        }
-        decision = await handler(read.payload, intakeContext(started));
-      }
+      decision = await decide(read, intakeContext(started), log);
     } catch (error) {
-      log.error('could not decide on the request; asking Slack to retry', { type: what, error: error as Error });
-      return text(500, 'temporarily unavailable');
+      log.error('could not decide on the request; asking Slack to retry', { type: read.kind === 'event' ? read.envelope.event.type : read.payload.type, error: error as Error });
+      return UNAVAILABLE();
     }
+    if (!decision) return OK();
     if (decision.kind === 'ignore') {
-      log.debug('ignored event', { reason: decision.reason, type: what });
+      log.debug('ignored event', { reason: decision.reason, type: read.kind === 'event' ? read.envelope.event.type : read.payload.type });
       return OK();
     }
+    return claimAndDeliver(decision, { eventId: read.kind === 'event' ? read.envelope.event_id : decision.claimKey, started, log, retry: { retry_num: header(request, 'x-slack-retry-num'), retry_reason: header(request, 'x-slack-retry-reason') } });
+  };
 
-    // Claim first: a Slack retry (same event_id, same click) is acknowledged here without doing the work twice.
-    const { claimKey } = decision;
-    const token = randomUUID();
-    let claim: ClaimState;
+  /**
+   * Claims the request, then queues what the handler asked for (docs/architecture.md §6): a Slack
+   * retry of the same event or click is a duplicate, acknowledged without doing the work twice.
+   * The request id is stored with the claim: a retry that takes over a dead delivery's claim sends
+   * the same task again (the same id), never a second one.
+   */
+  async function claimAndDeliver(decision: Extract<IntakeDecision, { kind: 'accept' }>, at: { eventId: string; started: number; log: Log; retry: Record<string, string | undefined> }): Promise<IngressResponse> {
+    const { log, retry } = at;
+    let claimed = false;
+    let outcome;
     try {
-      // The request id is stored with the claim: a retry that takes over a dead delivery's claim
-      // sends the same task again (the same id), never a second one.
-      claim = await options.claims.acquire(claimKey, { token, leaseSeconds: EVENT_CLAIM_LEASE_SECONDS, ttlSeconds: options.claimTtlSeconds, value: newRequestId() });
+      outcome = await once(options.claims, decision.claimKey, { leaseSeconds: EVENT_CLAIM_LEASE_SECONDS, ttlSeconds: options.claimTtlSeconds, value: newRequestId() }, async (claim) => {
+        claimed = true;
+        if (claim.takenOver) log.warn('took over the claim of an earlier delivery that did not finish', retry);
+        const requestId = claim.value ?? newRequestId();
+        for (const result of decision.results) await deliverIntakeResult(destinations, result, { requestId, eventId: at.eventId, started: at.started, log });
+        return { result: requestId };
+      });
     } catch (error) {
-      log.error('could not claim the event; asking Slack to retry', { error: error as Error });
-      return text(500, 'temporarily unavailable');
+      // Not claimed, or nothing (not all) queued: the claim was given back, so Slack's retry can
+      // succeed at once (if even that failed, the lease runs out before Slack's next retry).
+      log.error(claimed ? 'could not queue the event; asking Slack to retry' : 'could not claim the event; asking Slack to retry', { error: error as Error });
+      return UNAVAILABLE();
     }
-    const retry = { retry_num: header(request, 'x-slack-retry-num'), retry_reason: header(request, 'x-slack-retry-reason') };
-    if (claim.status === 'done') {
+    if (outcome.status === 'duplicate') {
       log.info('duplicate event acknowledged', retry);
       return OK();
     }
-    if (claim.status === 'busy') {
+    if (outcome.status === 'busy') {
       // An earlier delivery is still on it. Not 2xx: if that delivery dies, Slack comes back after
       // its lease and this event is not lost.
-      log.info('event is being handled by an earlier delivery; asking Slack to retry later', { ...retry, lease_ends_at: new Date(claim.leaseEndsAt).toISOString() });
+      log.info('event is being handled by an earlier delivery; asking Slack to retry later', { ...retry, lease_ends_at: new Date(outcome.leaseEndsAt).toISOString() });
       return text(503, 'in progress');
     }
-    if (claim.takenOver) log.warn('took over the claim of an earlier delivery that did not finish', retry);
-
-    const requestId = claim.value ?? newRequestId();
-    const eventId = read.kind === 'event' ? read.envelope.event_id : claimKey;
-    try {
-      for (const result of decision.results) await enqueue(result, { requestId, eventId, started, log });
-    } catch (error) {
-      // Nothing (or not all) was queued: give the claim back so Slack's retry can succeed at once.
-      // If even that fails, the lease runs out before Slack's next retry.
-      await options.claims.release(claimKey, token).catch((releaseError: unknown) => log.error('could not release the event claim', { error: releaseError as Error }));
-      log.error('could not queue the event; asking Slack to retry', { error: error as Error });
-      return text(500, 'temporarily unavailable');
-    }
-    // Queued: from here on a retry is a duplicate. If marking it fails, a later retry takes the
+    // Queued: from here on a retry is a duplicate. If marking it failed, a later retry takes the
     // claim over and queues the same request id again, which the rest of the pipeline dedupes.
-    await options.claims
-      .complete(claimKey, token, { ttlSeconds: options.claimTtlSeconds })
-      .then((kept) => kept || log.warn('the event claim was taken over while this delivery queued it; the same request id goes twice and is deduplicated downstream'))
-      .catch((error: unknown) => log.error('could not mark the event claim done; a Slack retry may queue the same request id again', { error: error as Error }));
-    options.metrics?.latency('ack', clock.now() - started);
+    if (outcome.keepError) log.error('could not mark the event claim done; a Slack retry may queue the same request id again', { error: outcome.keepError as Error });
+    else if (!outcome.kept) log.warn('the event claim was taken over while this delivery queued it; the same request id goes twice and is deduplicated downstream');
+    options.metrics?.latency('ack', clock.now() - at.started);
     return OK();
-  };
-
-  /** One thing the handler asked for, where it goes: a queue, or the record of what the user looks at. */
-  async function enqueue(result: IntakeResult, at: { requestId: string; eventId: string; started: number; log: Log }): Promise<void> {
-    switch (result.kind) {
-      case 'task':
-        return enqueueTask(result.task, at);
-      case 'stop':
-        trace({ requestId: at.requestId, hop: 'stop', at: clock.now(), detail: { channel: result.thread.channel, thread_ts: result.thread.thread_ts } });
-        await options.tasks.send({ ...result.thread, kind: 'stop', event_id: at.eventId, user_id: result.user, stopped_at: result.at, ...(result.streamingTs.length ? { streaming_ts: result.streamingTs } : {}) }, { attributes: { event_id: at.eventId } });
-        at.log.info('Stop queued', { channel: result.thread.channel, thread_ts: result.thread.thread_ts });
-        return;
-      case 'slack':
-        await options.replies.send({ kind: 'action', id: at.eventId, action: result.action });
-        at.log.info('Slack action queued', { type: result.action.type });
-        return;
-      case 'feedback':
-        await options.replies.send({ kind: 'feedback', ...result.feedback, clicked_at: at.started });
-        at.log.info('feedback queued', { request_id: result.feedback.request_id, value: result.feedback.value, comment: result.feedback.comment !== undefined });
-        return;
-      case 'context':
-        if (!options.contexts) return;
-        await options.contexts.remember(result.context.team_id, result.context.user, { entities: result.context.entities });
-        return;
-    }
   }
+}
 
-  async function enqueueTask(draft: TaskDraft, at: { requestId: string; eventId: string; started: number; log: Log }): Promise<void> {
-    const { requestId, eventId, started } = at;
-    const thread = draft.thread;
-    const files = draft.files?.slice(0, MAX_TASK_FILES).map(taskFileOf);
-    const taskLog = taskLogger(at.log, { request_id: requestId, correlation_id: requestId });
-    trace({ requestId, hop: 'ingress', at: started, detail: { event_id: eventId, user: draft.user, channel: thread.channel, ts: thread.ts, thread_ts: thread.thread_ts } });
-    const routed = options.routes ? routeMessage(options.routes, { channel: thread.channel, text: draft.text, ...(await threadAgentOf(thread, taskLog)) }) : undefined;
-    // A message of files alone is still a question about them.
-    const taskText = (routed ? routed.text : draft.text) || (files?.length ? options.messages.filesWithoutText : '');
-
-    const found = await refusalFor(thread.team_id, draft.user, thread.channel, taskText, { at: started, eventId });
-    // A reply without a mention may not have been meant for the bot at all: never answer it with a
-    // refusal in front of the people talking (not allowed, too long, slow down).
-    const refusal = found && draft.followUp ? 'silent' : found;
-    if (refusal === 'silent') {
-      trace({ requestId, hop: 'refused', at: clock.now(), detail: { replied: false } });
-    } else if (refusal) {
-      await options.replies.send({ ...thread, request_id: requestId, kind: 'notice', text: refusal.text, received_at: started });
-      options.metrics?.refused(refusal.reason);
-      taskLog.info('event refused with a notice', { reason: refusal.reason });
-      trace({ requestId, hop: 'refused', at: clock.now(), detail: { reason: refusal.reason } });
-    } else {
-      // Traced before the send: an in-memory consumer may start on the task before send returns.
-      trace({ requestId, hop: 'queued', at: clock.now(), ...(routed ? { detail: { agent: routed.agent, routed_by: routed.by } } : {}) });
-      await options.tasks.send(
-        {
-          ...thread,
-          request_id: requestId,
-          event_id: eventId,
-          user_id: draft.user,
-          text: taskText,
-          received_at: started,
-          ...(files?.length ? { files } : {}),
-          ...(draft.botUserId ? { bot_user_id: draft.botUserId } : {}),
-          ...(draft.followUp ? { follow_up: true } : {}),
-          ...(routed ? { agent: routed.agent } : {}),
-        },
-        { attributes: { request_id: requestId, event_id: eventId } },
-      );
-      taskLog.info('task queued', { text_length: taskText.length, files: files?.length ?? 0, follow_up: draft.followUp ?? false, ...(routed ? { agent: routed.agent, routed_by: routed.by } : {}) });
-    }
+/** The intake table's decision for a readable request; undefined for a payload type it does not take (acknowledged). */
+async function decide(read: Extract<SlackRequest, { kind: 'event' | 'interaction' }>, context: IntakeContext, log: Log): Promise<IntakeDecision | undefined> {
+  if (read.kind === 'event') {
+    const type = read.envelope.event.type;
+    const handler = Object.hasOwn(EVENT_HANDLERS, type) ? EVENT_HANDLERS[type] : undefined;
+    return handler ? handler(read.envelope, context) : ignore('event-type');
   }
-
-  /**
-   * The agent the thread's latest task went to: read only for a message in a thread, and only when
-   * there is more than one agent to choose from. A failed read routes the message without it.
-   */
-  async function threadAgentOf(thread: TaskDraft['thread'], log: Log): Promise<{ threadAgent?: string }> {
-    if (!thread.thread_ts || !options.threadAgents || (options.routes?.agents.length ?? 0) < 2) return {};
-    try {
-      const agent = await options.threadAgents.agentOf(thread);
-      return agent ? { threadAgent: agent } : {};
-    } catch (error) {
-      log.warn("could not read the thread's agent; routing the message by its channel", { error: error as Error });
-      return {};
-    }
-  }
-
-  /** A notice to send instead of a task, 'silent' for a refusal already announced, or undefined to go ahead. */
-  async function refusalFor(teamId: string, userId: string, channel: string, taskText: string, { at, eventId }: { at: number; eventId: string }): Promise<{ reason: string; text: string } | 'silent' | undefined> {
-    const notAllowed = (lists.team && !lists.team.has(teamId)) || (lists.user && !lists.user.has(userId)) || (lists.channel && !lists.channel.has(channel));
-    if (notAllowed) {
-      const window = Math.floor(at / 60_000);
-      const first = await options.claims.mark(`notice#not-allowed#${teamId}#${userId}#${window}`, 120);
-      return first ? { reason: 'not-allowed', text: options.messages.notAllowed } : 'silent';
-    }
-    const rate = await options.rateLimiter.check({ teamId, userId }, at, eventId);
-    if (!rate.allowed) return rate.firstRefusalInWindow ? { reason: 'rate-limited', text: options.messages.rateLimited } : 'silent';
-    if (!taskText) return { reason: 'empty', text: options.messages.emptyText };
-    if (taskText.length > options.maxTextLength) return { reason: 'too-long', text: fill(options.messages.tooLong, { limit: options.maxTextLength }) };
+  const type = read.payload.type;
+  const handler = Object.hasOwn(INTERACTION_HANDLERS, type) ? INTERACTION_HANDLERS[type] : undefined;
+  if (!handler) {
+    // Slack would retry an error: a payload type we do not take is acknowledged, and said.
+    log.warn('acknowledged an interactivity payload of a type the intake does not take', { type });
     return undefined;
   }
-}
-
-/** What the invoker needs of a shared file to fetch it; a deleted or hidden file has no URL. */
-function taskFileOf(file: SlackFile): TaskFile {
-  const url = file.mode === 'tombstone' || file.mode === 'hidden_by_limit' ? undefined : (file.url_private_download ?? file.url_private);
-  return {
-    id: file.id,
-    name: file.name ?? file.title ?? file.id,
-    mimetype: file.mimetype ?? '',
-    ...(file.filetype ? { filetype: file.filetype } : {}),
-    size: Math.max(0, file.size ?? 0),
-    ...(url ? { url } : {}),
-  };
-}
-
-function header(request: IngressRequest, name: string): string | undefined {
-  const direct = request.headers[name];
-  if (direct !== undefined) return direct;
-  const found = Object.keys(request.headers).find((key) => key.toLowerCase() === name);
-  return found ? request.headers[found] : undefined;
+  return handler(read.payload, context);
 }

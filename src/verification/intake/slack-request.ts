@@ -32,3 +32,14 @@ export function readSlackRequest(body: Buffer | string, contentType: string | un
     return { kind: 'unreadable', why: 'not a known Slack event envelope' };
   }
 }
+
+export type IngressRequest = { headers: Readonly<Record<string, string | undefined>>; body: Buffer | string };
+export type IngressResponse = { statusCode: number; headers: Record<string, string>; body: string };
+
+/** A request header by its lower-case name, whatever case the host gave it in. */
+export function header(request: IngressRequest, name: string): string | undefined {
+  const direct = request.headers[name];
+  if (direct !== undefined) return direct;
+  const found = Object.keys(request.headers).find((key) => key.toLowerCase() === name);
+  return found ? request.headers[found] : undefined;
+}

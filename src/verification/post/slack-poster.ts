@@ -1,26 +1,23 @@
 import { systemClock, type Clock } from '../../clock';
 import { taskLogger, type Log } from '../../observability/logger';
 import type { PipelineMetrics } from '../../observability/metrics';
-import { randomUUID } from 'node:crypto';
 import type { Delivery, DeliveryContext } from '../../queue/queue';
 import { SlackApiError } from '../../slack/slack-api-error';
-import type { ReplyMarker, SlackPersona, SlackReplies } from '../../slack/slack-port';
+import type { SlackPersona, SlackReplies } from '../../slack/slack-port';
 import { toSafeMrkdwn } from '../../slack/safe-mrkdwn';
 import { SLACK_CHUNK_LIMIT, splitForSlack } from '../../slack/split-message';
 import { ActionMessageSchema, FeedbackMessageSchema, ReplyMessageSchema, type RepliesQueueMessage, type ReplyMessage } from '../queues/replies-queue';
 import { consumeByKind, type QueueRow } from '../queues/queue-consumer';
 import type { AssistantSurface } from '../surface/assistant-surface';
 import type { ThreadWork } from '../stores/thread-work';
-import { feedbackBlocks, type MessageBlock } from '../../slack/feedback-blocks';
-import { conversationOf, replyThreadTs, threadOf, type SlackThread } from '../queues/slack-thread';
+import { feedbackBlocks } from '../../slack/feedback-blocks';
+import { conversationOf, replyThreadTs, threadOf } from '../queues/slack-thread';
 import type { LiveReplyService } from '../live/live-reply';
 import type { BotThreads } from '../stores/bot-threads';
 import type { ClaimStore } from '../stores/claim-store';
-import { REPLY_CHUNK_LEASE_SECONDS } from '../pipeline-settings';
 import { noTrace, type Tracer } from '../trace';
-
-/** 👀 while a task runs; ✅ or ⚠️ once its reply is posted. */
-export const REACTIONS = { received: 'eyes', answered: 'white_check_mark', failed: 'warning' } as const;
+import { ChunkInProgressError, postPiece, type Piece, type PostTarget } from './post-piece';
+import { markDone } from './reactions';
 
 /**
  * How long a posted chunk stays claimed. SQS keeps a message for at most 14 days, so no
@@ -88,30 +85,25 @@ export type SlackPosterOptions = {
  */
 export type SlackPoster = (delivery: Delivery, context?: DeliveryContext) => Promise<void>;
 
-/** Another delivery of the same reply holds this chunk's claim: come back later (SQS redelivers). */
-export class ChunkInProgressError extends Error {
-  override name = 'ChunkInProgressError';
-}
-
 /** The chunk number the fallback post carries in its metadata (real chunks count from 0). */
 export const FALLBACK_CHUNK = -1;
 
-/** Where a reply goes, and who it is posted as (the answering agent's name and icon). */
-type PostTarget = { channel: string; threadTs: string; persona?: SlackPersona };
-/** One message of a reply: its claim key, its metadata marker, its text. */
-type Piece = { key: string; marker: ReplyMarker; text: string; label: string; blocks?: MessageBlock[] };
+/** What the poster's steps share: its options and what it derived from them once. */
+type PosterParts = { options: SlackPosterOptions; slack: SlackReplies; ttlSeconds: number; limit: number; trace: Tracer; clock: Clock };
 
 export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
-  const slack = options.replies;
-  const ttlSeconds = options.claimTtlSeconds ?? DEFAULT_REPLY_CLAIM_TTL_SECONDS;
-  const limit = options.chunkLimit ?? SLACK_CHUNK_LIMIT;
-  const trace = options.trace ?? noTrace;
-  const clock = options.clock ?? systemClock;
-
+  const p: PosterParts = {
+    options,
+    slack: options.replies,
+    ttlSeconds: options.claimTtlSeconds ?? DEFAULT_REPLY_CLAIM_TTL_SECONDS,
+    limit: options.chunkLimit ?? SLACK_CHUNK_LIMIT,
+    trace: options.trace ?? noTrace,
+    clock: options.clock ?? systemClock,
+  };
   // The replies queue's table: every kind of reply is posted; the assistant surface's Slack calls
   // and feedback go to it (docs/architecture.md §2.6), dropped where this deployment has none.
   const surface = options.surface;
-  const reply: QueueRow<ReplyMessage> = { schema: ReplyMessageSchema, what: 'reply message', handle: (message, delivery, context) => postReply(message, delivery, context) };
+  const reply: QueueRow<ReplyMessage> = { schema: ReplyMessageSchema, what: 'reply message', handle: (message, delivery, context) => postReply(p, message, delivery, context) };
   const consume = consumeByKind<RepliesQueueMessage>(
     {
       answer: reply,
@@ -124,193 +116,136 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
     { log: options.log },
   );
   return (delivery, context = {}) => consume(delivery, context);
+}
 
-  async function postReply(message: ReplyMessage, delivery: Delivery, context: DeliveryContext): Promise<void> {
-    const log = taskLogger(options.log, { request_id: message.request_id, correlation_id: message.request_id });
-    const chunks = splitForSlack(toSafeMrkdwn(message.text), limit);
-    const target: PostTarget = { channel: message.channel, threadTs: replyThreadTs(message), ...personaOf(message) };
-    if (chunks.length === 0) {
-      // Slack refuses a message with no visible text; retrying would not change that. The
-      // functions that write replies never send one (answerReply), so this is a bug upstream: the
-      // user gets the fallback rather than silence (a failed fallback is retried by SQS).
-      log.error(options.fallbackText === undefined ? 'the reply has no visible text; nothing to post' : 'the reply has no visible text; the user is sent the fallback message instead', { kind: message.kind });
-      options.metrics?.replyLost('empty');
-      if (options.fallbackText !== undefined) {
-        await postPiece(target, fallbackPiece(message), context, log);
-        await taskOver(message, context, log);
-        if (options.reactions) await markDone(slack, { ...message, kind: 'error' }, log, options.metrics);
-      }
-      return;
+async function postReply(p: PosterParts, message: ReplyMessage, delivery: Delivery, context: DeliveryContext): Promise<void> {
+  const log = taskLogger(p.options.log, { request_id: message.request_id, correlation_id: message.request_id });
+  const chunks = splitForSlack(toSafeMrkdwn(message.text), p.limit);
+  const target: PostTarget = { channel: message.channel, threadTs: replyThreadTs(message), ...personaOf(message) };
+  if (chunks.length === 0) {
+    // Slack refuses a message with no visible text; retrying would not change that. The
+    // functions that write replies never send one (answerReply), so this is a bug upstream: the
+    // user gets the fallback rather than silence (a failed fallback is retried by SQS).
+    log.error(p.options.fallbackText === undefined ? 'the reply has no visible text; nothing to post' : 'the reply has no visible text; the user is sent the fallback message instead', { kind: message.kind });
+    p.options.metrics?.replyLost('empty');
+    if (p.options.fallbackText !== undefined) {
+      await postPiece({ claims: p.options.claims, slack: p.slack, ttlSeconds: p.ttlSeconds }, target, fallbackPiece(p, message), context, log);
+      await taskOver(p, message, context, log);
+      if (p.options.reactions) await markDone(p.slack, { ...message, kind: 'error' }, log, p.options.metrics);
     }
-
-    const startedAt = clock.now();
-    let posted = 0;
-    const alreadyOut: string[] = [];
-    for (const [index, text] of chunks.entries()) {
-      // The feedback buttons go under the last message of an answer (docs/architecture.md §2.6, "Feedback").
-      const blocks = options.feedbackButtons && message.kind === 'answer' && index === chunks.length - 1 ? feedbackBlocks({ requestId: message.request_id, ...(message.agent ? { agent: message.agent } : {}) }) : undefined;
-      const piece: Piece = { key: `reply#${message.request_id}#${index}`, marker: { requestId: message.request_id, chunk: index }, text, label: `chunk ${index}`, ...(blocks ? { blocks } : {}) };
-      try {
-        // The first chunk of a task whose answer was shown live goes into that message (it replaces
-        // the previews, exactly once: finishing again rewrites it the same).
-        const live = index === 0 && options.live ? options.live : undefined;
-        const result = await postPiece(target, piece, context, log, live && (() => live.finish(message.request_id, text, message.kind, { ...context, ...(blocks ? { blocks } : {}) })));
-        if (result.posted) posted += 1;
-        else alreadyOut.push(result.ts);
-      } catch (error) {
-        throw await failure(error, { log, delivery, message, target, context, chunk: index, chunks: chunks.length, posted });
-      }
-    }
-    options.metrics?.latency('post', clock.now() - startedAt);
-    if (message.kind === 'answer' && message.received_at !== undefined && posted > 0) options.metrics?.answerLatency('final', message.agent ?? 'default', clock.now() - message.received_at);
-    if (posted === 0) log.info('every chunk was already posted by an earlier delivery', { chunks: chunks.length, ts: alreadyOut, receive_count: delivery.receiveCount });
-    else log.info('reply posted', { kind: message.kind, chunks: chunks.length, posted, receive_count: delivery.receiveCount });
-    trace({ requestId: message.request_id, hop: 'reply-posted', at: clock.now(), detail: { kind: message.kind, chunks: chunks.length, posted } });
-
-    // The bot has spoken in this thread: a reply there is for it without a new mention. Notices
-    // (refusals) do not count. Best effort: a lost record costs the next reply a mention, no more.
-    if (options.threads && message.kind !== 'notice') {
-      await options.threads.store
-        .remember(conversationOf(message), options.threads.ttlSeconds)
-        .catch((error: unknown) => log.warn('could not record the thread as one the bot answered in; a follow-up there needs a mention', { error: error as Error }));
-    }
-
-    await taskOver(message, context, log);
-
-    // Also on a redelivery that posted nothing new: the earlier delivery may have died before
-    // reacting, and reacting twice is harmless (already_reacted and no_reaction are ignored).
-    if (options.reactions) await markDone(slack, message, log, options.metrics);
+    return;
   }
 
-  /**
-   * The task's final message is out — its reply, or the fallback that tells the user instead: its
-   * agent session leaves `processing` (Slack's Stop button goes), and a later Stop finds nothing to
-   * stop. Notices (refusals) had no task. Never throws.
-   */
-  async function taskOver(message: ReplyMessage, context: DeliveryContext, log: Log): Promise<void> {
-    if (message.kind === 'notice') return;
-    await options.live?.endSession(message.request_id, context);
-    await options.work?.finished(threadOf(message), message.request_id).catch((error: unknown) => log.warn('could not record the task as finished', { error: error as Error }));
-  }
-
-  function fallbackPiece(message: ReplyMessage): Piece {
-    const text = splitForSlack(toSafeMrkdwn(options.fallbackText ?? ''), limit)[0] ?? '';
-    return { key: `reply#${message.request_id}#fallback`, marker: { requestId: message.request_id, chunk: FALLBACK_CHUNK }, text, label: 'the fallback message' };
-  }
-
-  /**
-   * Posts one message of a reply exactly once across deliveries: claimed before it is posted,
-   * marked done with Slack's `ts` once Slack confirmed it. `posted: false` when an earlier delivery
-   * already did. `finishLive` (the first chunk of a reply shown live) puts the text into the live
-   * message instead of posting a new one, when Slack takes it there.
-   */
-  async function postPiece(target: PostTarget, piece: Piece, context: DeliveryContext, log: Log, finishLive?: () => Promise<string | undefined>): Promise<{ ts: string; posted: boolean }> {
-    // Out of time (the Lambda is about to stop): leave the rest for the redelivery.
-    context.signal?.throwIfAborted();
-    const token = randomUUID();
-    const claim = await options.claims.acquire(piece.key, { token, leaseSeconds: REPLY_CHUNK_LEASE_SECONDS, ttlSeconds });
-    if (claim.status === 'done') return { ts: claim.value ?? '', posted: false };
-    if (claim.status === 'busy') throw new ChunkInProgressError(`${piece.label} is being posted by another delivery until ${new Date(claim.leaseEndsAt).toISOString()}`);
-    const release = () => options.claims.release(piece.key, token).catch(() => undefined);
-    if (finishLive) {
-      let live: string | undefined;
-      try {
-        live = await finishLive();
-      } catch (error) {
-        const refusedForGood = error instanceof SlackApiError && error.outcome === 'refused' && !error.retryable;
-        if (!refusedForGood) {
-          if (!(error instanceof SlackApiError && error.outcome === 'unknown')) await release();
-          throw error;
-        }
-        // Slack will not take it into that message (deleted, not editable): a new message then.
-        log.warn('could not finish the live message; posting the answer as a new message', { code: error.code });
-      }
-      if (live !== undefined) {
-        await options.claims
-          .complete(piece.key, token, { ttlSeconds, value: live })
-          .catch((error: unknown) => log.error('the live message was finished but could not be marked done; a redelivery finishes it again', { ts: live, error: error as Error }));
-        return { ts: live, posted: true };
-      }
-    }
-    if (claim.takenOver) {
-      // The poster before may have died after Slack posted it: look before posting again.
-      const found = await findPosted(slack, target, piece.marker, context, log);
-      log.warn('took over a chunk whose poster did not finish', { chunk: piece.marker.chunk, already_posted: found !== undefined });
-      if (found !== undefined) {
-        await options.claims.complete(piece.key, token, { ttlSeconds, value: found });
-        return { ts: found, posted: false };
-      }
-    }
-    let ts: string;
+  const startedAt = p.clock.now();
+  let posted = 0;
+  const alreadyOut: string[] = [];
+  for (const [index, text] of chunks.entries()) {
+    // The feedback buttons go under the last message of an answer (docs/architecture.md §2.6, "Feedback").
+    const blocks = p.options.feedbackButtons && message.kind === 'answer' && index === chunks.length - 1 ? feedbackBlocks({ requestId: message.request_id, ...(message.agent ? { agent: message.agent } : {}) }) : undefined;
+    const piece: Piece = { key: `reply#${message.request_id}#${index}`, marker: { requestId: message.request_id, chunk: index }, text, label: `chunk ${index}`, ...(blocks ? { blocks } : {}) };
     try {
-      ({ ts } = await slack.post({ ...target, text: piece.text, marker: piece.marker, ...(piece.blocks ? { blocks: piece.blocks } : {}) }, context));
+      // The first chunk of a task whose answer was shown live goes into that message (it replaces
+      // the previews, exactly once: finishing again rewrites it the same).
+      const live = index === 0 && p.options.live ? p.options.live : undefined;
+      const result = await postPiece({ claims: p.options.claims, slack: p.slack, ttlSeconds: p.ttlSeconds }, target, piece, context, log, live && (() => live.finish(message.request_id, text, message.kind, { ...context, ...(blocks ? { blocks } : {}) })));
+      if (result.posted) posted += 1;
+      else alreadyOut.push(result.ts);
     } catch (error) {
-      // Refused by Slack: nothing was posted, the next delivery may take it at once.
-      // Unknown (no answer): it may be out; the lease keeps it until the redelivery.
-      if (!(error instanceof SlackApiError && error.outcome === 'unknown')) await release();
-      throw error;
+      throw await failure(p, error, { log, delivery, message, target, context, chunk: index, chunks: chunks.length, posted });
     }
-    await options.claims
-      .complete(piece.key, token, { ttlSeconds, value: ts })
-      .catch((error: unknown) => log.error('a chunk was posted but could not be marked done; a redelivery may post it again', { chunk: piece.marker.chunk, ts, error: error as Error }));
-    return { ts, posted: true };
+  }
+  p.options.metrics?.latency('post', p.clock.now() - startedAt);
+  if (message.kind === 'answer' && message.received_at !== undefined && posted > 0) p.options.metrics?.answerLatency('final', message.agent ?? 'default', p.clock.now() - message.received_at);
+  if (posted === 0) log.info('every chunk was already posted by an earlier delivery', { chunks: chunks.length, ts: alreadyOut, receive_count: delivery.receiveCount });
+  else log.info('reply posted', { kind: message.kind, chunks: chunks.length, posted, receive_count: delivery.receiveCount });
+  p.trace({ requestId: message.request_id, hop: 'reply-posted', at: p.clock.now(), detail: { kind: message.kind, chunks: chunks.length, posted } });
+
+  // The bot has spoken in this thread: a reply there is for it without a new mention. Notices
+  // (refusals) do not count. Best effort: a lost record costs the next reply a mention, no more.
+  if (p.options.threads && message.kind !== 'notice') {
+    await p.options.threads.store
+      .remember(conversationOf(message), p.options.threads.ttlSeconds)
+      .catch((error: unknown) => log.warn('could not record the thread as one the bot answered in; a follow-up there needs a mention', { error: error as Error }));
   }
 
-  /**
-   * Logs a failed delivery and returns the error to throw (SQS redelivers the reply, or moves it to
-   * the DLQ). On the last receive the user is told with the fallback message first, and the log
-   * line — at ERROR, with a RepliesLost metric — says whether they were.
-   */
-  async function failure(
-    error: unknown,
-    at: { log: Log; delivery: Delivery; message: ReplyMessage; target: PostTarget; context: DeliveryContext; chunk: number; chunks: number; posted: number },
-  ): Promise<unknown> {
-    const code = errorCode(error);
-    if (error instanceof SlackApiError) options.metrics?.slackApiError(code);
-    const lastReceive = options.maxReceiveCount !== undefined && at.delivery.receiveCount >= options.maxReceiveCount;
-    const details = { chunk: at.chunk, chunks: at.chunks, posted: at.posted, code, retryable: error instanceof SlackApiError ? error.retryable : undefined, receive_count: at.delivery.receiveCount, error: error as Error };
-    if (!lastReceive) {
-      at.log.warn('posting the reply failed; SQS will deliver it again', details);
-      return error;
-    }
-    if (error instanceof ChunkInProgressError) {
-      // A second copy of the reply (SQS delivers at least once) is posting this chunk right now:
-      // that delivery answers the user, or tells them on its own last receive.
-      at.log.error('the reply\'s last receive found another delivery posting the same chunk: it goes to the replies DLQ, and that delivery posts it; a redrive posts only chunks still missing', details);
-      return error;
-    }
-    options.metrics?.replyLost(code);
-    const told = await tellUser(at.message, at.target, at.context, at.log);
-    if (told.told) {
-      at.log.error('posting the reply failed on its last receive: the user was sent the fallback message, and the reply goes to the replies DLQ; fix the cause and redrive it to post the chunks not yet out', { ...details, user_told: true });
-    } else {
-      at.log.error('posting the reply failed on its last receive and the fallback message could not be posted either: it goes to the replies DLQ and the user has no answer until it is redriven', {
-        ...details,
-        user_told: false,
-        fallback_code: told.code,
-      });
-    }
+  await taskOver(p, message, context, log);
+
+  // Also on a redelivery that posted nothing new: the earlier delivery may have died before
+  // reacting, and reacting twice is harmless (already_reacted and no_reaction are ignored).
+  if (p.options.reactions) await markDone(p.slack, message, log, p.options.metrics);
+}
+
+/**
+ * The task's final message is out — its reply, or the fallback that tells the user instead: its
+ * agent session leaves `processing` (Slack's Stop button goes), and a later Stop finds nothing to
+ * stop. Notices (refusals) had no task. Never throws.
+ */
+async function taskOver(p: PosterParts, message: ReplyMessage, context: DeliveryContext, log: Log): Promise<void> {
+  if (message.kind === 'notice') return;
+  await p.options.live?.endSession(message.request_id, context);
+  await p.options.work?.finished(threadOf(message), message.request_id).catch((error: unknown) => log.warn('could not record the task as finished', { error: error as Error }));
+}
+
+function fallbackPiece(p: PosterParts, message: ReplyMessage): Piece {
+  const text = splitForSlack(toSafeMrkdwn(p.options.fallbackText ?? ''), p.limit)[0] ?? '';
+  return { key: `reply#${message.request_id}#fallback`, marker: { requestId: message.request_id, chunk: FALLBACK_CHUNK }, text, label: 'the fallback message' };
+}
+
+/**
+ * Logs a failed delivery and returns the error to throw (SQS redelivers the reply, or moves it to
+ * the DLQ). On the last receive the user is told with the fallback message first, and the log
+ * line — at ERROR, with a RepliesLost metric — says whether they were.
+ */
+async function failure(
+  p: PosterParts,
+  error: unknown,
+  at: { log: Log; delivery: Delivery; message: ReplyMessage; target: PostTarget; context: DeliveryContext; chunk: number; chunks: number; posted: number },
+): Promise<unknown> {
+  const code = errorCode(error);
+  if (error instanceof SlackApiError) p.options.metrics?.slackApiError(code);
+  const lastReceive = p.options.maxReceiveCount !== undefined && at.delivery.receiveCount >= p.options.maxReceiveCount;
+  const details = { chunk: at.chunk, chunks: at.chunks, posted: at.posted, code, retryable: error instanceof SlackApiError ? error.retryable : undefined, receive_count: at.delivery.receiveCount, error: error as Error };
+  if (!lastReceive) {
+    at.log.warn('posting the reply failed; SQS will deliver it again', details);
     return error;
   }
-
-  /** The fallback post on a last receive; never throws. */
-  async function tellUser(message: ReplyMessage, target: PostTarget, context: DeliveryContext, log: Log): Promise<{ told: true } | { told: false; code: string }> {
-    if (options.fallbackText === undefined) return { told: false, code: 'no_fallback_text' };
-    // The function is about to stop: no call could finish (SQS moves the reply to the DLQ).
-    if (context.signal?.aborted) return { told: false, code: 'no_time_left' };
-    try {
-      await postPiece(target, fallbackPiece(message), context, log);
-    } catch (error) {
-      const code = errorCode(error);
-      if (error instanceof SlackApiError) options.metrics?.slackApiError(code);
-      return { told: false, code };
-    }
-    trace({ requestId: message.request_id, hop: 'dead-lettered', at: clock.now(), detail: { apologized: true } });
-    await taskOver(message, context, log);
-    // ⚠️ in place of 👀, as for any error reply.
-    if (options.reactions) await markDone(slack, { ...message, kind: 'error' }, log, options.metrics);
-    return { told: true };
+  if (error instanceof ChunkInProgressError) {
+    // A second copy of the reply (SQS delivers at least once) is posting this chunk right now:
+    // that delivery answers the user, or tells them on its own last receive.
+    at.log.error('the reply\'s last receive found another delivery posting the same chunk: it goes to the replies DLQ, and that delivery posts it; a redrive posts only chunks still missing', details);
+    return error;
   }
+  p.options.metrics?.replyLost(code);
+  const told = await tellUser(p, at.message, at.target, at.context, at.log);
+  if (told.told) {
+    at.log.error('posting the reply failed on its last receive: the user was sent the fallback message, and the reply goes to the replies DLQ; fix the cause and redrive it to post the chunks not yet out', { ...details, user_told: true });
+  } else {
+    at.log.error('posting the reply failed on its last receive and the fallback message could not be posted either: it goes to the replies DLQ and the user has no answer until it is redriven', {
+      ...details,
+      user_told: false,
+      fallback_code: told.code,
+    });
+  }
+  return error;
+}
+
+/** The fallback post on a last receive; never throws. */
+async function tellUser(p: PosterParts, message: ReplyMessage, target: PostTarget, context: DeliveryContext, log: Log): Promise<{ told: true } | { told: false; code: string }> {
+  if (p.options.fallbackText === undefined) return { told: false, code: 'no_fallback_text' };
+  // The function is about to stop: no call could finish (SQS moves the reply to the DLQ).
+  if (context.signal?.aborted) return { told: false, code: 'no_time_left' };
+  try {
+    await postPiece({ claims: p.options.claims, slack: p.slack, ttlSeconds: p.ttlSeconds }, target, fallbackPiece(p, message), context, log);
+  } catch (error) {
+    const code = errorCode(error);
+    if (error instanceof SlackApiError) p.options.metrics?.slackApiError(code);
+    return { told: false, code };
+  }
+  p.trace({ requestId: message.request_id, hop: 'dead-lettered', at: p.clock.now(), detail: { apologized: true } });
+  await taskOver(p, message, context, log);
+  // ⚠️ in place of 👀, as for any error reply.
+  if (p.options.reactions) await markDone(p.slack, { ...message, kind: 'error' }, log, p.options.metrics);
+  return { told: true };
 }
 
 /** The Slack call options of a delivery: its signal and deadline. */
@@ -320,45 +255,6 @@ function callOf(context: DeliveryContext): { signal?: AbortSignal; deadline?: nu
 
 function errorCode(error: unknown): string {
   return error instanceof SlackApiError ? error.code : error instanceof ChunkInProgressError ? 'in_progress' : 'unknown_error';
-}
-
-/** The chunk's message in the thread, if the sink can look; a failed look is a WARN and counts as "not there". */
-async function findPosted(slack: SlackReplies, thread: { channel: string; threadTs: string }, marker: ReplyMarker, context: DeliveryContext, log: Log): Promise<string | undefined> {
-  if (!slack.findPosted) return undefined;
-  try {
-    return await slack.findPosted(thread, marker, context);
-  } catch (error) {
-    const code = error instanceof SlackApiError ? error.code : 'unknown_error';
-    // missing_scope: an install without the *:history scopes. Posting again is the old behaviour.
-    log.warn('could not read the thread back to see whether the chunk is already out; posting it', { chunk: marker.chunk, code });
-    return undefined;
-  }
-}
-
-/** Adds 👀 to the user's message: the invoker calls this when a task starts (with reactions on). */
-export async function acknowledgeReceipt(slack: SlackReplies, thread: Pick<SlackThread, 'channel' | 'ts'>): Promise<void> {
-  await slack.addReaction({ channel: thread.channel, timestamp: thread.ts, name: REACTIONS.received });
-}
-
-async function markDone(slack: SlackReplies, message: ReplyMessage, log: Log, metrics: PipelineMetrics | undefined): Promise<void> {
-  // A notice (refusal, hint) never had a task, so there is no 👀 to replace.
-  const done = message.kind === 'answer' ? REACTIONS.answered : message.kind === 'error' ? REACTIONS.failed : undefined;
-  if (!done) return;
-  const target = { channel: message.channel, timestamp: message.ts };
-  const steps: Array<[string, () => Promise<void>]> = [
-    [`remove ${REACTIONS.received}`, () => slack.removeReaction({ ...target, name: REACTIONS.received })],
-    [`add ${done}`, () => slack.addReaction({ ...target, name: done })],
-  ];
-  for (const [step, run] of steps) {
-    try {
-      await run();
-    } catch (error) {
-      // The reply is out; a missing emoji is not worth a redelivery that could not repost anyway.
-      const code = error instanceof SlackApiError ? error.code : 'unknown_error';
-      metrics?.slackApiError(code);
-      log.warn('could not update the reaction; the reply itself was posted', { step, code });
-    }
-  }
 }
 
 /** The reply's persona as the Slack port takes it. */

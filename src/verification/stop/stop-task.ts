@@ -1,6 +1,5 @@
 import { systemClock } from '../../clock';
 import type { FunctionServices } from '../function-services';
-import type { Log } from '../../observability/logger';
 import type { ExecutionAgent } from '../../protocols/execution-agent';
 import type { Queue } from '../../queue/queue';
 import type { SlackAssistant } from '../../slack/slack-assistant';
