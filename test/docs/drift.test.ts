@@ -573,6 +573,15 @@ describe('the Slack app manifest and the code', () => {
     expect(listUnder('bot_events')).toEqual(answered);
   });
 
+  it('every row of the intake table is an event the manifest subscribes to (a row added without its subscription fails)', async () => {
+    // Built from the code's table, not from this test's list: each event type the intake takes
+    // must be accepted under a subscription the manifest lists.
+    const subscribed = new Set(listUnder('bot_events'));
+    const answered = (await eventsAnswered()).filter((name) => subscribed.has(name));
+    const typesSubscribed = new Set(answered.flatMap((name) => EVENTS[name]!.events.map((event) => String(event.type))));
+    expect(Object.keys(EVENT_HANDLERS).filter((type) => !typesSubscribed.has(type))).toEqual([]);
+  });
+
   it('asks for exactly the scopes of the methods the code calls, the events it answers and the files it downloads', async () => {
     const methods = methodsCalled();
     expect(methods.filter((method) => !METHOD_SCOPES[method])).toEqual([]);
