@@ -1,4 +1,5 @@
-import { createAgentInvoker, RetryableTaskError } from '../../src/verification/invoke/agent-invoker';
+import { createAgentInvoker } from '../../src/verification/invoke/agent-invoker';
+import { RetryableTaskError } from '../../src/verification/invoke/invoker-parts';
 import { InProcessTransport } from '../../src/transport/in-process';
 import { acknowledgeReceipt, REACTIONS } from '../../src/verification/post/reactions';
 import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-messages';

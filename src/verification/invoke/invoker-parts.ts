@@ -1,0 +1,53 @@
+import type { Clock } from '../../clock';
+import type { Log } from '../../observability/logger';
+import type { Delivery, DeliveryContext } from '../../queue/queue';
+import type { SecretSource } from '../../secrets/secret-source';
+import type { SlackAssistant } from '../../slack/slack-assistant';
+import type { UsageLedger } from '../budgets/usage-ledger';
+import type { FollowUpOptions } from '../follow-up-options';
+import type { SlackThread } from '../queues/slack-thread';
+import type { TaskMessage } from '../queues/tasks-queue';
+import type { Settlement } from '../settle/settle-outcome';
+import type { UserContexts } from '../surface/user-context';
+import type { Tracer } from '../trace';
+import type { TaskInputs } from './task-inputs';
+
+/** What agent-invoker is given, and what its steps share (src/verification/invoke/agent-invoker.ts). */
+
+export type AgentInvokerOptions = FollowUpOptions & {
+  /** Called once a task is about to be sent (e.g. the 👀 reaction). Failures are logged, never fatal. */
+  onTaskStarted?: (thread: SlackThread) => Promise<void>;
+  /** Only when the operator opts in: the bot token travels to the execution zone in `bot_token`. */
+  botTokenForExecution?: SecretSource;
+  /** Reads the thread's earlier messages and the shared files (src/verification/invoke/task-inputs.ts); never throws. */
+  readInputs?: (task: TaskMessage, call: { signal?: AbortSignal; deadline?: number }) => Promise<TaskInputs>;
+  /** What users look at (app_context_changed): sent with their tasks in the agent's DM. */
+  contexts?: UserContexts;
+  /** Moves a session with nothing running out of `processing` after a Stop. */
+  session?: Pick<SlackAssistant, 'setSessionStatus'>;
+  /**
+   * Daily token budgets (usage-ledger.ts): asked before a task reaches its agent. A refused task
+   * gets the notice as its one reply and is consumed; one near a limit while another of the same
+   * user, channel or team is in flight waits for it.
+   */
+  budget?: Pick<UsageLedger, 'admit'>;
+};
+
+/** A retryable failure: the record fails so SQS delivers it again (same request id, same task). */
+export class RetryableTaskError extends Error {
+  override name = 'RetryableTaskError';
+  constructor(
+    message: string,
+    /** True when the user was already told (the last receive): no second, generic apology. */
+    readonly userNotified = false,
+  ) {
+    super(message);
+  }
+}
+
+/** What the invoker's steps share: its options and what it made of them once. */
+export type InvokerParts = { options: AgentInvokerOptions; clock: Clock; trace: Tracer; settlement: Settlement };
+
+/** One task on one delivery: the message, its thread and log, and the delivery's time. */
+export type TaskRun = { task: TaskMessage; thread: SlackThread; log: Log; delivery: Delivery; context: DeliveryContext };
+
