@@ -9,7 +9,7 @@ import { HttpsTransport } from '../../src/transport/https';
 import { InProcessTransport } from '../../src/transport/in-process';
 import { createAgentInvoker } from '../../src/verification/invoke/agent-invoker';
 import { createAsyncResult } from '../../src/verification/poll/async-result';
-import { liveTargetOf } from '../../src/verification/live/live-reply';
+import { liveTargetOf } from '../../src/verification/live/live-parts';
 import { pollDelaySeconds } from '../../src/verification/poll/poll-schedule';
 import type { PollMessage } from '../../src/verification/queues/polls-queue';
 import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-messages';

@@ -1,7 +1,8 @@
 import { createLogger } from '../../src/observability/logger';
 import { SlackApiError } from '../../src/slack/slack-api-error';
 import type { LiveMessage, LiveThread, SlackLive } from '../../src/slack/slack-live';
-import { createLiveReply, LIVE_INTENT_LEASE_MS, type LiveTarget } from '../../src/verification/live/live-reply';
+import { createLiveReply } from '../../src/verification/live/live-reply';
+import { LIVE_INTENT_LEASE_MS, type LiveTarget } from '../../src/verification/live/live-parts';
 import type { LiveReplies, LiveReply } from '../../src/verification/stores/live-replies';
 import { MemoryLiveReplies } from '../../src/verification/stores/memory-live-replies';
 import { manualClock, type ManualClock } from '../support/manual-clock';

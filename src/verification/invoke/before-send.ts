@@ -1,6 +1,6 @@
 import type { ExecutionAgent } from '../../protocols/execution-agent';
 import type { Admission, UsageLedger } from '../budgets/usage-ledger';
-import { liveTargetOf, type LiveTarget } from '../live/live-reply';
+import { liveTargetOf, type LiveTarget } from '../live/live-parts';
 import { agentNamed, personaFor } from '../routing/agent-directory';
 import { RetryableTaskError, type InvokerParts, type TaskRun } from './invoker-parts';
 

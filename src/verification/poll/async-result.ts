@@ -8,7 +8,7 @@ import { PollMessageSchema, SessionCheckSchema, type PollMessage, type PollsQueu
 import { conversationKey } from '../queues/slack-thread';
 import { createSettlement } from '../settle/settle-outcome';
 import { consumeByKind, type QueueTable } from '../queues/queue-consumer';
-import { liveTargetOf } from '../live/live-reply';
+import { liveTargetOf } from '../live/live-parts';
 import { noTrace } from '../trace';
 import type { Outcome, PendingHandle } from '../../protocols/outcome';
 import { delayAfterHold, FLUSH_RULES, holdMsFor, holdStream, type HoldEnd } from '../live/stream-hold';

@@ -1,0 +1,59 @@
+import type { SlackCallOptions } from '../../slack/slack-port';
+import type { LiveReply } from '../stores/live-replies';
+import { codeOf, intent, isStart, lapsed, LIVE_TEXT_LIMIT, safePrefix, type LiveParts, type LiveTarget } from './live-parts';
+import { claimStart, holds, startLive } from './live-start';
+
+/**
+ * Shows `delta`, the agent's text from character `before` on. Applies only what is not shown
+ * yet, and only while no other step is showing text; never throws (a preview is never worth a
+ * retry of the task).
+ */
+export async function show(p: LiveParts, target: LiveTarget, before: number, delta: string, call: SlackCallOptions = {}): Promise<void> {
+  if (!delta) return;
+  const requestId = target.request_id;
+  try {
+    const record = await p.store.get(requestId);
+    if (!record || isStart(record)) {
+      if (before !== 0) return;
+      const claim = await claimStart(p, target, record);
+      if (claim) await startLive(p, target, delta, call, claim);
+      return;
+    }
+    if (record.mode === 'none' || record.dirty) return;
+    const { pending, ...base } = record;
+    if (pending) {
+      // Another step is showing its piece; past its lease its writer is gone, and the piece may or may not be out.
+      if (lapsed(p, pending)) await p.store.settle(requestId, pending.token, { ...base, dirty: true }, p.ttl);
+      return;
+    }
+    const end = before + delta.length;
+    // Already shown (a redelivered poll), or a gap an earlier step left: the final answer fills it.
+    if (record.shown >= end || record.shown < before) return;
+    const piece = safePrefix(delta.slice(record.shown - before));
+    if (!piece.raw) return;
+    if (record.shown + piece.raw.length > LIVE_TEXT_LIMIT) return;
+    const text = `${record.text ?? ''}${piece.safe}`;
+    const next: LiveReply = { ...record, shown: record.shown + piece.raw.length, text };
+    // The intent first: once Slack shows the piece, the record already counts it.
+    const mine = intent(p, record.shown);
+    if (!(await holds(p, requestId, mine.token, p.store.advance(requestId, record.shown, { ...next, pending: mine }, p.ttl)))) {
+      p.log.info('another step is showing text at the same time; this one shows nothing', { shown: record.shown });
+      return;
+    }
+    try {
+      if (record.mode === 'stream') await p.slack.appendStream({ channel: record.channel, ts: record.ts }, piece.safe, call);
+      else await p.slack.update({ channel: record.channel, ts: record.ts }, `${text} …`, call);
+    } catch (error) {
+      // No answer: it may be there. A refusal (an expired stream): previews end. Either way the final answer rewrites the message.
+      p.log.warn('a preview of the answer did not reach Slack; the final answer will replace the message', { code: codeOf(error), mode: record.mode });
+      await p.store.settle(requestId, mine.token, { ...next, dirty: true }, p.ttl).catch(() => undefined);
+      return;
+    }
+    // Not settled (no answer even after the client's retries): the intent lapses, and the next step marks the record dirty.
+    if (!(await p.store.settle(requestId, mine.token, next, p.ttl).catch(() => false))) {
+      p.log.warn('the preview is out but could not be recorded as settled; the final answer will replace the message', { shown: next.shown });
+    }
+  } catch (error) {
+    p.log.warn('could not show the answer so far; it comes when it is done', { code: codeOf(error), error_message: (error as Error).message });
+  }
+}
