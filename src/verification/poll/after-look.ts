@@ -1,0 +1,54 @@
+import type { PollMessage } from '../queues/polls-queue';
+import { delayAfterHold } from '../live/stream-hold';
+import { pollDelaySeconds } from './poll-schedule';
+import type { PollerParts, PollRun } from './poller-parts';
+import type { Look } from './look-at-task';
+
+/**
+ * async-result's last step (src/verification/poll/async-result.ts): an answer or a permanent
+ * failure is settled; past the deadline the task is cancelled and the user told; otherwise the
+ * next poll is queued — soon while text flows, at the backoff when it does not.
+ */
+export async function afterLook(p: PollerParts, run: PollRun, look: Extract<Look, { kind: 'looked' }>): Promise<void> {
+  const { options, clock, trace, settlement, deadlineMs } = p;
+  const { message, agent, log } = run;
+  const { outcome, held, holdMs, partial } = look;
+  const attempt = message.attempt + 1;
+  trace({ requestId: message.request_id, hop: 'poll', at: clock.now(), detail: { attempt, outcome: outcome.kind, ...(outcome.kind === 'pending' && outcome.state ? { state: outcome.state } : {}), ...(held ? { held_ms: Math.round(held.heldMs) } : {}) } });
+
+  if (outcome.kind === 'success' || (outcome.kind === 'failure' && !outcome.retryable)) {
+    return settlement.settle(message, outcome, { log, notes: message.notes, details: { polls: attempt, since_accepted_ms: clock.now() - message.accepted_at } });
+  }
+  if (outcome.kind === 'failure') log.warn('transient failure while polling; polling on', { category: outcome.category, code: outcome.code, error_message: outcome.message });
+
+  const elapsed = clock.now() - message.accepted_at;
+  if (elapsed >= deadlineMs) {
+    log.warn('task passed the poll deadline: cancelling it', { deadline_s: options.schedule.deadlineSeconds, polls: attempt });
+    const cancelFailure = await agent.cancel(message.handle, run.call);
+    if (cancelFailure) log.warn('cancel_task failed; the execution zone will expire the task', { code: cancelFailure.kind === 'failure' ? cancelFailure.code : undefined });
+    return settlement.reply(message, 'error', options.messages.timedOut);
+  }
+  // Everything received so far, and whether text came in this look.
+  const streamedBefore = message.streamed ?? 0;
+  const quietPolls = message.since_text ?? 0;
+  const received = held ? held.received : streamedBefore + partial.length;
+  const grew = received > streamedBefore;
+  const streaming = received > 0;
+  // Never wait past the deadline: the last poll lands on it. While text flows, look again soon;
+  // when it stops, back off from there.
+  const quietSeconds = pollDelaySeconds(options.schedule, streaming ? quietPolls : attempt);
+  // Text this look counts whether the hold or the plain poll before it brought it: an agent that
+  // cannot stream a poll (an A2A agent has no streamed poll) answers the hold at once, textless.
+  const heldNow = held && { ...held, texted: held.texted || partial.length > 0 };
+  const nextDelay = heldNow ? delayAfterHold(heldNow, holdMs, { flowingSeconds: options.live?.pollDelaySeconds ?? quietSeconds, quietSeconds }) : grew && options.live ? options.live.pollDelaySeconds : quietSeconds;
+  const delaySeconds = Math.min(nextDelay, Math.ceil((deadlineMs - elapsed) / 1000));
+  const next: PollMessage = {
+    ...message,
+    attempt,
+    // The handle of the latest answer: with a cursor, the next poll gets only newer text.
+    handle: outcome.kind === 'pending' ? outcome.handle : (held?.handle ?? message.handle),
+    ...(streaming ? { streamed: received, since_text: grew ? 0 : quietPolls + 1 } : {}),
+  };
+  await options.polls.send(next, { delaySeconds, attributes: { request_id: message.request_id } });
+  log.debug('still pending; next poll queued', { attempt, delay_seconds: delaySeconds });
+}
