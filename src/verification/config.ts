@@ -1,10 +1,14 @@
-import { envBool, envInt, envList, envNumber, envOptionalInt, parseEnv } from '../config/env';
+import { ConfigError, envBool, envInt, envList, envNumber, envOptionalInt, parseEnv } from '../config/env';
 import * as z from '../config/zod-mini';
 import { QUEUE_SETTINGS } from './pipeline-settings';
 import { DEFAULT_POLL_SCHEDULE, type PollSchedule } from './poll/poll-schedule';
 import { DEFAULT_ATTACHMENT_LIMITS, defaultMaxTotalBytes, type AttachmentLimits } from './invoke/attachment-limits';
 import type { TransportKind } from '../transport/transport';
-import { SessionStopSchema } from './stop/agentcore-session-stop-setting';
+import { agentCoreSessionStopPolicy, SessionStopSchema, type AgentCoreSessionStopPolicy } from './stop/agentcore-session-stop-setting';
+import { userMessages, type UserMessages } from './messages/user-messages';
+import { agentPromptsOf } from './surface/suggested-prompts';
+import type { PromptSettings } from './intake/intake';
+import type { Budgets } from './budgets/usage-ledger';
 
 /**
  * Verification-zone configuration, parsed once per function (src/verification/wiring.ts turns it
@@ -96,13 +100,47 @@ export const VerificationConfigSchema = z.object({
   /** When a conversation's AgentCore session is ended (src/verification/stop/agentcore-session-stop.ts): never (the idle timeout does), after-answer, quiet-<N>s / quiet-<N>m. */
   AGENTCORE_STOP_SESSION: SessionStopSchema,
 });
-export type VerificationConfig = z.infer<typeof VerificationConfigSchema>;
+/**
+ * The configuration as the functions use it: every variable parsed once, with what is read out of
+ * the JSON ones and the groups the wiring hands on, made once per cold start — never again at a
+ * call site (src/verification/wiring.ts reads only these).
+ */
+export type VerificationConfig = z.infer<typeof VerificationConfigSchema> & {
+  /** USER_MESSAGES_JSON over the defaults. */
+  messages: UserMessages;
+  /** AGENT_PROMPTS_JSON over the defaults. */
+  prompts: PromptSettings;
+  /** AGENTCORE_STOP_SESSION, read. */
+  sessionStop: AgentCoreSessionStopPolicy;
+  /** POLL_FIRST_DELAY_S, POLL_BACKOFF_FACTOR, POLL_MAX_DELAY_S, POLL_DEADLINE_S. */
+  pollSchedule: PollSchedule;
+  /** USER_/CHANNEL_/TEAM_DAILY_TOKEN_BUDGET: the ones set. */
+  budgets: Budgets;
+};
 
 export function loadVerificationConfig(env: NodeJS.ProcessEnv = process.env): VerificationConfig {
-  return parseEnv(VerificationConfigSchema, env, 'verification');
+  const variables = parseEnv(VerificationConfigSchema, env, 'verification');
+  let messages: UserMessages;
+  try {
+    messages = userMessages(variables.USER_MESSAGES_JSON);
+  } catch (error) {
+    throw new ConfigError(`invalid verification configuration: USER_MESSAGES_JSON must be a JSON object of message keys and texts (${(error as Error).message.split('\n')[0]})`);
+  }
+  return {
+    ...variables,
+    messages,
+    prompts: agentPromptsOf(variables.AGENT_PROMPTS_JSON),
+    sessionStop: agentCoreSessionStopPolicy(variables.AGENTCORE_STOP_SESSION),
+    pollSchedule: pollScheduleOf(variables),
+    budgets: {
+      ...(variables.USER_DAILY_TOKEN_BUDGET !== undefined ? { user: variables.USER_DAILY_TOKEN_BUDGET } : {}),
+      ...(variables.CHANNEL_DAILY_TOKEN_BUDGET !== undefined ? { channel: variables.CHANNEL_DAILY_TOKEN_BUDGET } : {}),
+      ...(variables.TEAM_DAILY_TOKEN_BUDGET !== undefined ? { team: variables.TEAM_DAILY_TOKEN_BUDGET } : {}),
+    },
+  };
 }
 
-export function pollScheduleOf(config: VerificationConfig): PollSchedule {
+export function pollScheduleOf(config: z.infer<typeof VerificationConfigSchema>): PollSchedule {
   return {
     firstDelaySeconds: config.POLL_FIRST_DELAY_S,
     factor: config.POLL_BACKOFF_FACTOR,

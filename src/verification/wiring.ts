@@ -9,7 +9,7 @@ import type { SlackLive } from '../slack/slack-live';
 import type { SlackReplies } from '../slack/slack-port';
 import { createAgentInvoker } from './invoke/agent-invoker';
 import { createAsyncResult } from './poll/async-result';
-import { attachmentLimitsOf, pollScheduleOf, type VerificationConfig } from './config';
+import { attachmentLimitsOf, type VerificationConfig } from './config';
 import type { AgentDirectory } from './routing/agent-directory';
 import type { FollowUpOptions } from './follow-up-options';
 import type { PollMessage } from './queues/polls-queue';
@@ -26,8 +26,6 @@ import type { ClaimStore } from './stores/claim-store';
 import { readTaskInputs } from './invoke/task-inputs';
 import type { CounterStore } from './stores/counter-store';
 import type { Tracer } from './trace';
-import { userMessages } from './messages/user-messages';
-import { agentPromptsOf } from './surface/suggested-prompts';
 import { createAssistantSurface, type AssistantSurface } from './surface/assistant-surface';
 import { createFeedbackRecords } from './surface/feedback-records';
 import type { Records } from './stores/records';
@@ -37,8 +35,7 @@ import type { SlackAssistant } from '../slack/slack-assistant';
 import type { AgentRoutes } from '../protocols/agent-routes';
 import type { UsageStore } from './stores/usage-store';
 import { createAgentCoreSessionStop, type AgentCoreSessionStop } from './stop/agentcore-session-stop';
-import { agentCoreSessionStopPolicy } from './stop/agentcore-session-stop-setting';
-import { createAuditFeedback, createUsageLedger, type Budgets, type UsageLedger } from './budgets/usage-ledger';
+import { createAuditFeedback, createUsageLedger, type UsageLedger } from './budgets/usage-ledger';
 
 /**
  * The one place the four verification functions are wired from configuration and ports. The
@@ -81,7 +78,7 @@ export function wireSlackEvents(context: FunctionContext, ports: SlackEventsPort
     rateLimiter: new RateLimiter({ counters: ports.counters, perMinute: config.RATE_LIMIT_PER_MINUTE }),
     tasks: ports.tasks,
     replies: ports.replies,
-    messages: userMessages(config.USER_MESSAGES_JSON),
+    messages: config.messages,
     allowedTeamIds: config.ALLOWED_TEAM_IDS,
     allowedUserIds: config.ALLOWED_USER_IDS,
     allowedChannelIds: config.ALLOWED_CHANNEL_IDS,
@@ -89,7 +86,7 @@ export function wireSlackEvents(context: FunctionContext, ports: SlackEventsPort
     claimTtlSeconds: config.EVENT_CLAIM_TTL_SECONDS,
     botUserId: config.SLACK_BOT_USER_ID,
     ...(config.THREAD_FOLLOW_UPS ? { threads: ports.threads } : {}),
-    prompts: agentPromptsOf(config.AGENT_PROMPTS_JSON),
+    prompts: config.prompts,
     ...(ports.records ? { contexts: createUserContexts(ports.records) } : {}),
     ...(ports.routes ? { routes: ports.routes } : {}),
     ...(ports.routes && ports.records ? { threadAgents: createThreadWork(ports.records, context.clock) } : {}),
@@ -151,7 +148,7 @@ export function wireAgentInvoker(context: FunctionContext, ports: AgentInvokerPo
     thread: { maxMessages: config.THREAD_CONTEXT_MAX_MESSAGES, maxChars: config.THREAD_CONTEXT_MAX_CHARS, maxPages: config.THREAD_CONTEXT_MAX_PAGES },
     attachments: attachmentLimitsOf(config, ports.agent.transport),
     budgetMs: config.SLACK_READ_BUDGET_MS,
-    messages: userMessages(config.USER_MESSAGES_JSON),
+    messages: config.messages,
     log: context.log,
   };
   const live = config.STREAM_REPLIES && config.AGENT_SESSIONS ? ports.live?.slack() : undefined;
@@ -191,7 +188,7 @@ export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPort
     reactions: config.SLACK_REACTIONS,
     maxReceiveCount: config.REPLY_MAX_RECEIVE_COUNT,
     // On a reply's last receive (or a reply with no visible text) the user is told this instead.
-    fallbackText: userMessages(config.USER_MESSAGES_JSON).internalError,
+    fallbackText: config.messages.internalError,
     ...(config.THREAD_FOLLOW_UPS ? { threads: { store: ports.threads, ttlSeconds: config.THREAD_MEMORY_TTL_SECONDS } } : {}),
     ...(config.STREAM_REPLIES && ports.live ? { live: liveReplyOf(context, ports.live) } : {}),
     ...(ports.records ? { work: createThreadWork(ports.records, context.clock) } : {}),
@@ -203,7 +200,7 @@ export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPort
 function assistantSurfaceOf(context: FunctionContext, slack: SlackAssistant, records: Records): AssistantSurface {
   const feedback = createFeedbackRecords(records, { clock: context.clock, ttlSeconds: context.config.FEEDBACK_RETENTION_DAYS * 24 * 60 * 60 });
   const audit = createAuditFeedback(records, context.config.AUDIT_RETENTION_DAYS * DAY_SECONDS);
-  return createAssistantSurface({ slack, feedback, audit, messages: userMessages(context.config.USER_MESSAGES_JSON), ...common(context) });
+  return createAssistantSurface({ slack, feedback, audit, messages: context.config.messages, ...common(context) });
 }
 
 const DAY_SECONDS = 24 * 60 * 60;
@@ -212,19 +209,14 @@ const DAY_SECONDS = 24 * 60 * 60;
 function ledgerOf(context: FunctionContext, ports: AsyncResultPorts): UsageLedger | undefined {
   const { config } = context;
   if (!ports.usage || !ports.records) return undefined;
-  const budgets: Budgets = {
-    ...(config.USER_DAILY_TOKEN_BUDGET !== undefined ? { user: config.USER_DAILY_TOKEN_BUDGET } : {}),
-    ...(config.CHANNEL_DAILY_TOKEN_BUDGET !== undefined ? { channel: config.CHANNEL_DAILY_TOKEN_BUDGET } : {}),
-    ...(config.TEAM_DAILY_TOKEN_BUDGET !== undefined ? { team: config.TEAM_DAILY_TOKEN_BUDGET } : {}),
-  };
   return createUsageLedger({
     usage: ports.usage,
     records: ports.records,
-    budgets,
+    budgets: config.budgets,
     usageTtlSeconds: config.USAGE_RETENTION_DAYS * DAY_SECONDS,
     auditTtlSeconds: config.AUDIT_RETENTION_DAYS * DAY_SECONDS,
     auditText: config.AUDIT_MESSAGE_TEXT,
-    messages: userMessages(config.USER_MESSAGES_JSON),
+    messages: config.messages,
     clock: context.clock,
     log: context.log,
     ...(context.metrics ? { metrics: context.metrics } : {}),
@@ -238,8 +230,8 @@ function followUp(context: FunctionContext, ports: AsyncResultPorts, maxReceiveC
     ...(ports.agents ? { agents: ports.agents } : {}),
     polls: ports.polls,
     replies: ports.replies,
-    messages: userMessages(context.config.USER_MESSAGES_JSON),
-    schedule: pollScheduleOf(context.config),
+    messages: context.config.messages,
+    schedule: context.config.pollSchedule,
     maxReceiveCount,
     ...(context.config.STREAM_REPLIES && ports.live ? { live: { reply: liveReplyOf(context, ports.live), pollDelaySeconds: context.config.STREAM_POLL_DELAY_S } } : {}),
     ...(ports.records ? { work: createThreadWork(ports.records, context.clock) } : {}),
@@ -265,7 +257,7 @@ function afterSettled(ledger: UsageLedger | undefined, sessions: AgentCoreSessio
 
 /** AGENTCORE_STOP_SESSION: only for agents whose transport has sessions to end, and with the records that say which task is a thread's latest. */
 function agentCoreSessionStopOf(context: FunctionContext, ports: AsyncResultPorts): AgentCoreSessionStop | undefined {
-  const policy = agentCoreSessionStopPolicy(context.config.AGENTCORE_STOP_SESSION);
+  const policy = context.config.sessionStop;
   if (policy.kind === 'never' || !ports.records) return undefined;
   return createAgentCoreSessionStop({
     policy,
@@ -280,7 +272,7 @@ function agentCoreSessionStopOf(context: FunctionContext, ports: AsyncResultPort
 }
 
 function liveReplyOf(context: FunctionContext, ports: LivePorts): LiveReplyService {
-  const messages = userMessages(context.config.USER_MESSAGES_JSON);
+  const messages = context.config.messages;
   return createLiveReply({ slack: ports.slack(), store: ports.store, workingText: messages.working, placeholderText: messages.workingPlaceholder, log: context.log, sessions: context.config.AGENT_SESSIONS });
 }
 
