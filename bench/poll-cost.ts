@@ -1,7 +1,7 @@
 import { loadExecutionConfig } from '../src/execution/config';
 import { DEFAULT_STREAM_HOLD_S, DEFAULT_STREAM_QUIET_S } from '../src/transport/config';
 import { loadVerificationConfig, pollScheduleOf } from '../src/verification/config';
-import { pollDelaySeconds, pollTimeline, type PollSchedule } from '../src/verification/poll/poll-schedule';
+import { pollDelaySeconds, pollTimeline, type PollSchedule } from '../src/verification/poll-schedule';
 import type { Summary } from './stats';
 
 /**

@@ -5,7 +5,7 @@ import { AGENT_RUNTIME_ARN } from '../src/transport/arn';
 import { AUTH_MODES, type AuthMode } from '../src/transport/config';
 import { TRANSPORT_KINDS, type TransportKind } from '../src/transport/transport';
 import { QUEUE_SETTINGS } from '../src/verification/pipeline-settings';
-import { DEFAULT_POLL_SCHEDULE } from '../src/verification/poll/poll-schedule';
+import { DEFAULT_POLL_SCHEDULE } from '../src/verification/poll-schedule';
 import { EnvironmentMapSchema, environmentProblems } from './environment';
 import { ExecutionAgentsError, planExecutionAgents, readExecutionAgents, sourceLabel, type ExecutionAgentPlan } from './execution-agents';
 

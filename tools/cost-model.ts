@@ -2,7 +2,7 @@ import { CONTEXT_DEFAULTS } from '../cdk/config';
 import { DYNAMODB_PARTIAL_TEXT } from '../src/execution/stores/dynamodb-task-store';
 import { DEFAULT_STREAM_HOLD_S } from '../src/transport/config';
 import { FUNCTION_TIMEOUT_SECONDS } from '../src/verification/pipeline-settings';
-import { DEFAULT_POLL_SCHEDULE, pollDelaySeconds, type PollSchedule } from '../src/verification/poll/poll-schedule';
+import { DEFAULT_POLL_SCHEDULE, pollDelaySeconds, type PollSchedule } from '../src/verification/poll-schedule';
 import { VerificationConfigSchema } from '../src/verification/config';
 import { BEDROCK_MODELS, PRICES, type ModelPrice } from './prices';
 import { generateTrace, measure, sessionsOf, type Message, type ModelParams } from './session-model';

@@ -4,7 +4,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { FUNCTION_TIMEOUT_SECONDS, QUEUE_SETTINGS, visibilityTimeoutSeconds, type PipelineQueue } from '../../src/verification/pipeline-settings';
-import { DEFAULT_POLL_SCHEDULE } from '../../src/verification/poll/poll-schedule';
+import { DEFAULT_POLL_SCHEDULE } from '../../src/verification/poll-schedule';
 import type { ExecutionTarget, Transport } from '../config';
 import type { ExecutionAgentPlan } from '../execution-agents';
 import { ExecutionAccess, type LinkedExecution } from '../constructs/execution-access';

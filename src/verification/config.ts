@@ -1,13 +1,13 @@
 import { ConfigError, envBool, envInt, envList, envNumber, envOptionalInt, parseEnv } from '../config/env';
 import * as z from '../config/zod-mini';
 import { QUEUE_SETTINGS } from './pipeline-settings';
-import { DEFAULT_POLL_SCHEDULE, type PollSchedule } from './poll/poll-schedule';
+import { DEFAULT_POLL_SCHEDULE, type PollSchedule } from './poll-schedule';
 import { DEFAULT_ATTACHMENT_LIMITS, defaultMaxTotalBytes, type AttachmentLimits } from './invoke/attachment-limits';
 import type { TransportKind } from '../transport/transport';
 import { agentCoreSessionStopPolicy, SessionStopSchema, type AgentCoreSessionStopPolicy } from './stop/agentcore-session-stop-setting';
 import { userMessages, type UserMessages } from './messages/user-messages';
 import { agentPromptsOf } from './surface/suggested-prompts';
-import type { PromptSettings } from './intake/intake';
+import type { PromptSettings } from './surface/suggested-prompts';
 import type { Budgets } from './budgets/usage-ledger';
 
 /**

@@ -4,7 +4,7 @@ import type { PipelineMetrics } from '../observability/metrics';
 import type { ExecutionAgent } from '../protocols/execution-agent';
 import type { Queue } from '../queue/queue';
 import type { AgentDirectory } from './routing/agent-directory';
-import type { PollSchedule } from './poll/poll-schedule';
+import type { PollSchedule } from './poll-schedule';
 import type { PollsQueueMessage } from './queues/polls-queue';
 import type { ReplyMessage } from './queues/replies-queue';
 import type { AgentCoreSessionStop } from './stop/agentcore-session-stop';

@@ -1,5 +1,5 @@
 import { asyncResultCost, pollsUntilDone, sleepingLoopCost, taskCost, type CostInputs } from '../../bench/poll-cost';
-import { DEFAULT_POLL_SCHEDULE } from '../../src/verification/poll/poll-schedule';
+import { DEFAULT_POLL_SCHEDULE } from '../../src/verification/poll-schedule';
 
 const inputs = (taskSeconds: number, overrides: Partial<CostInputs> = {}): CostInputs => ({
   taskSeconds,

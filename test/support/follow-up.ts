@@ -17,7 +17,7 @@ import { InProcessTransport } from '../../src/transport/in-process';
 import type { Transport } from '../../src/transport/transport';
 import type { FollowUpOptions } from '../../src/verification/follow-up-options';
 import { createLiveReply } from '../../src/verification/live/live-reply';
-import { DEFAULT_POLL_SCHEDULE, type PollSchedule } from '../../src/verification/poll/poll-schedule';
+import { DEFAULT_POLL_SCHEDULE, type PollSchedule } from '../../src/verification/poll-schedule';
 import type { PollMessage } from '../../src/verification/queues/polls-queue';
 import type { ReplyMessage } from '../../src/verification/queues/replies-queue';
 import type { TaskMessage } from '../../src/verification/queues/tasks-queue';

@@ -10,7 +10,7 @@ import { InProcessTransport } from '../../src/transport/in-process';
 import { createAgentInvoker } from '../../src/verification/invoke/agent-invoker';
 import { createAsyncResult } from '../../src/verification/poll/async-result';
 import { liveTargetOf } from '../../src/verification/live/live-parts';
-import { pollDelaySeconds } from '../../src/verification/poll/poll-schedule';
+import { pollDelaySeconds } from '../../src/verification/poll-schedule';
 import type { PollMessage } from '../../src/verification/queues/polls-queue';
 import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-messages';
 import { delivery, endScriptedTasks, firstAndLastReceive, followUpParts, pollMessage, SCHEDULE, scriptedExecutor, STREAM_POLL_DELAY_S, taskMessage, THREAD, UNREADABLE, type FollowUpParts } from '../support/follow-up';

@@ -1,4 +1,4 @@
-import { pollDelaySeconds, pollTimeline } from '../../src/verification/poll/poll-schedule';
+import { pollDelaySeconds, pollTimeline } from '../../src/verification/poll-schedule';
 
 describe('poll schedule', () => {
   const schedule = { firstDelaySeconds: 2, factor: 2, maxDelaySeconds: 60, deadlineSeconds: 300 };

@@ -1,6 +1,7 @@
 import type { ContextEntity } from '../../contract';
 import type { Log } from '../../observability/logger';
-import type { SuggestedPrompt, SlackAction } from '../../slack/slack-assistant';
+import type { SlackAction } from '../../slack/slack-assistant';
+import type { PromptSettings } from '../surface/suggested-prompts';
 import type { SlackFile } from './slack-event';
 import type { SlackThread } from '../queues/slack-thread';
 import type { BotThreads } from '../stores/bot-threads';
@@ -64,6 +65,7 @@ export type IntakeDecision =
   /** `claimKey`: what makes a redelivery of the same event or click a duplicate. */
   | { kind: 'accept'; claimKey: string; results: IntakeResult[] };
 
+
 export type IntakeContext = {
   /** SLACK_BOT_USER_ID, when configured. */
   botUserId?: string;
@@ -73,16 +75,6 @@ export type IntakeContext = {
   log: Log;
   /** Epoch ms now (the ingress's clock). */
   now: number;
-};
-
-/** AGENT_PROMPTS_JSON: the suggested prompts shown when the agent's DM opens, and when the user looks at a channel. */
-export type PromptSettings = {
-  /** Up to 4, when the user opens the agent's messages tab. */
-  home: SuggestedPrompt[];
-  /** Up to 4, when the user looks at a channel; `{channel}` in a message becomes a link to it. */
-  channel: SuggestedPrompt[];
-  /** Shown above the prompts. */
-  title?: string;
 };
 
 export type IntakeHandler<Input> = (input: Input, context: IntakeContext) => IntakeDecision | Promise<IntakeDecision>;

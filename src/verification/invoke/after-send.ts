@@ -1,6 +1,6 @@
 import type { Outcome } from '../../protocols/outcome';
 import { delayAfterHold } from '../live/stream-hold';
-import { pollDelaySeconds } from '../poll/poll-schedule';
+import { pollDelaySeconds } from '../poll-schedule';
 import { conversationKey } from '../queues/slack-thread';
 import type { Ready } from './before-send';
 import { RetryableTaskError, type InvokerParts, type TaskRun } from './invoker-parts';

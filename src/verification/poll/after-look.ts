@@ -1,6 +1,6 @@
 import type { PollMessage } from '../queues/polls-queue';
 import { delayAfterHold } from '../live/stream-hold';
-import { pollDelaySeconds } from './poll-schedule';
+import { pollDelaySeconds } from '../poll-schedule';
 import type { PollerParts, PollRun } from './poller-parts';
 import type { Look } from './look-at-task';
 

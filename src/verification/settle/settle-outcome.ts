@@ -4,7 +4,13 @@ import type { Failure, Outcome } from '../../protocols/outcome';
 import type { DeliveryHandler } from '../../queue/queue';
 import { answerReply, withNotes } from './answer-reply';
 import { userMessageForFailure } from '../messages/failure-messages';
-import type { FollowUpOptions } from '../follow-up-options';
+import type { PipelineMetrics } from '../../observability/metrics';
+import type { ExecutionAgent } from '../../protocols/execution-agent';
+import type { Queue } from '../../queue/queue';
+import type { UserMessages } from '../messages/user-messages';
+import type { RepliesQueueMessage } from '../queues/replies-queue';
+import type { AgentDirectory } from '../routing/agent-directory';
+import type { ThreadWork } from '../stores/thread-work';
 import type { Settled, SettledTask } from './settled';
 import { withLastReceiveApology } from './last-receive';
 import { threadOf } from '../queues/slack-thread';
@@ -24,7 +30,18 @@ import type { Tracer } from '../trace';
 /** An outcome that ends the task. */
 export type FinalOutcome = Extract<Outcome, { kind: 'success' }> | Failure;
 
-export type SettlementOptions = Pick<FollowUpOptions, 'replies' | 'messages' | 'metrics' | 'maxReceiveCount' | 'log' | 'work'> & Partial<Pick<FollowUpOptions, 'agent' | 'agents'>> & {
+export type SettlementOptions = {
+  replies: Queue<RepliesQueueMessage>;
+  messages: UserMessages;
+  metrics?: PipelineMetrics;
+  /** The consuming queue's maxReceiveCount: on that receive the user is still told before the DLQ. */
+  maxReceiveCount: number;
+  log: Log;
+  /** What runs in each thread: a settled task is no longer stoppable. */
+  work?: ThreadWork;
+  /** The agents, to name the one a task went to in its records (the default when it names none). */
+  agent?: ExecutionAgent;
+  agents?: AgentDirectory;
   trace: Tracer;
   clock: Clock;
   /**

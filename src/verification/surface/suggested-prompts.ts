@@ -1,6 +1,16 @@
 import * as z from '../../config/zod-mini';
 import { ConfigError } from '../../config/env';
-import type { PromptSettings } from '../intake/intake';
+import type { SuggestedPrompt } from '../../slack/slack-assistant';
+
+/** AGENT_PROMPTS_JSON: the suggested prompts shown when the agent's DM opens, and when the user looks at a channel. */
+export type PromptSettings = {
+  /** Up to 4, when the user opens the agent's messages tab. */
+  home: SuggestedPrompt[];
+  /** Up to 4, when the user looks at a channel; `{channel}` in a message becomes a link to it. */
+  channel: SuggestedPrompt[];
+  /** Shown above the prompts. */
+  title?: string;
+};
 
 /**
  * The suggested prompts the agent offers (docs/architecture.md §2.6): when the user opens its DM

@@ -1,4 +1,4 @@
-import type { ContextEntity } from '../intake/intake';
+import type { ContextEntity } from '../../contract';
 import type { Records } from '../stores/records';
 
 /**

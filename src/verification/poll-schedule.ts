@@ -1,4 +1,4 @@
-import { clampDelaySeconds } from '../../queue/queue';
+import { clampDelaySeconds } from '../queue/queue';
 
 /**
  * When async-result polls a pending task: first delay, then ×factor per poll up to a cap, until
