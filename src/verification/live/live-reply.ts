@@ -314,7 +314,8 @@ export function createLiveReply(options: LiveReplyOptions) {
         } catch (error) {
           // No answer: it may be there. A refusal (an expired stream): previews end. Either way the final answer rewrites the message.
           log.warn('a preview of the answer did not reach Slack; the final answer will replace the message', { code: codeOf(error), mode: record.mode });
-          await store.settle(requestId, mine.token, { ...next, dirty: true }, ttl).catch(() => undefined);
+          // A refusal (the user pressed Stop, the stream expired) showed nothing: the piece is not counted, so a stopped answer ends with what was shown.
+          await store.settle(requestId, mine.token, { ...(isUnknownOutcome(error) ? next : base), dirty: true }, ttl).catch(() => undefined);
           return;
         }
         // Not settled (no answer even after the client's retries): the intent lapses, and the next step marks the record dirty.
