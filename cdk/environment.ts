@@ -86,6 +86,7 @@ export const ENVIRONMENT_ROUTES: Readonly<Record<string, EnvironmentRoute>> = {
   AUDIT_MESSAGE_TEXT: verification,
   AGENTCORE_STOP_SESSION: verification,
   VERIFICATION_PORT: never('`zone start` only: the deployment is served by API Gateway'),
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: never('the `zone` command only: a Lambda runtime picks its own Node version'),
 
   // The execution agent (src/protocols/agent-config.ts, src/transport/config.ts).
   EXECUTION_PROTOCOL: context('executionProtocol'),

@@ -19,6 +19,7 @@ import { AnyPrincipal, Effect, PolicyStatement, ServicePrincipal } from 'aws-cdk
 import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import { LogGroup, type LogGroupProps, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { DeploymentConfigError } from '../config';
 import type { ExpectedWildcard } from './nag-acknowledgements';
 
 /** The AWS services a zone reaches through an interface endpoint (names as in `com.amazonaws.<region>.<name>`). */
@@ -166,7 +167,7 @@ export class StrictGovernance extends Construct implements ResourceGovernance {
         // list. CloudFormation cannot name it by its name, so its id is given, or looked up — which an
         // environment-agnostic synthesis (no account or Region) cannot do: it says what to give.
         if (!props.dynamodbPrefixListId && (Token.isUnresolved(stack.account) || Token.isUnresolved(stack.region))) {
-          throw new Error(
+          throw new DeploymentConfigError(
             'governance=strict needs the DynamoDB prefix list of the Region for the execution zone: give -c dynamodbPrefixListId=pl-… ' +
               '(aws ec2 describe-managed-prefix-lists --filters Name=prefix-list-name,Values=com.amazonaws.<region>.dynamodb), ' +
               'or deploy to a named account and Region so it can be looked up',

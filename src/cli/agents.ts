@@ -6,6 +6,7 @@ import { createProbe } from '../conformance/probe';
 import { DEFAULT_SLOW_MS, levelPlanFor, runConformance } from '../conformance/runner';
 import { runtimeFromEnv } from '../execution/runtime-from-env';
 import { agentSettingsFrom, buildExecutionAgents, type AgentSettings, type AgentsSettings } from '../protocols/agent-config';
+import { describeAgents, type AgentDescription } from '../protocols/agent-description';
 import type { TransportConfig } from '../transport/config';
 import { createTransport, type TransportDeps } from '../transport/factory';
 import type { Command } from './command';
@@ -14,14 +15,17 @@ import { LOCAL_RUNTIME_URL } from './call';
 export const agentsCommand: Command = {
   name: 'agents',
   summary: 'list the configured execution agents (routes, protocol, transport); `agents check` checks each one',
-  usage: `zone agents [--json]
+  usage: `zone agents [--verification-port 3000] [--url http://127.0.0.1:3000] [--env] [--json]
        zone agents check [--slow-ms <ms>] [--timeout-ms <ms>]
 
-Reads the same configuration as the verification zone and \`zone call\` (EXECUTION_AGENTS, or
+Lists each execution agent: where it answers (channels, prefix, default), who it posts as, its
+protocol and its transport. While \`zone start\` runs (on VERIFICATION_PORT, default 3000), the
+agents that stack really calls, as it reports them; otherwise — or with --env — the configuration
+of this shell, read as the verification zone and \`zone call\` read it (EXECUTION_AGENTS, or
 TRANSPORT / EXECUTION_PROTOCOL / EXECUTION_URL / … for one agent; without either, the local
-runtime of \`zone serve\`) and lists each agent: where it answers (channels, prefix, default),
-who it posts as, its protocol and its transport. A routing mistake (a channel of two agents, two
-defaults, an empty or repeated prefix) is refused here as it is at deploy time, naming its place.
+runtime of \`zone serve\`). The first line says which of the two it is. A routing mistake (a
+channel of two agents, two defaults, an empty or repeated prefix) is refused here as it is at
+deploy time, naming its place.
 
 check: reads each agent's card over its own transport and auth, then
   - an execute-task agent: runs the zone contract's core cases against it (zone conformance);
@@ -33,12 +37,20 @@ Prints one row per agent; exit code 0 only if every agent passes.
   --timeout-ms <ms>  per request (default the agent's own timeout)
   --json             print the list as JSON`,
   async run(args) {
-    const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean', default: false }, 'slow-ms': { type: 'string' }, 'timeout-ms': { type: 'string' } } });
-    const settings = agentSettingsFrom({ env: process.env, transportDefaults: { kind: 'https', https: { url: LOCAL_RUNTIME_URL } } });
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { json: { type: 'boolean', default: false }, env: { type: 'boolean', default: false }, 'verification-port': { type: 'string' }, url: { type: 'string' }, 'slow-ms': { type: 'string' }, 'timeout-ms': { type: 'string' } },
+    });
     if (positionals.length === 0) {
-      process.stdout.write(values.json ? `${JSON.stringify(describeAgents(settings), null, 2)}\n` : `${formatAgents(settings)}\n`);
+      const base = values.url ?? `http://127.0.0.1:${values['verification-port'] ?? process.env.VERIFICATION_PORT ?? 3000}`;
+      const running = values.env ? undefined : await runningStackAgents(base);
+      const described = running ?? describeAgents(environmentSettings());
+      const source = running ? `the local stack at ${base} (zone start)` : `this shell's environment${values.env ? '' : ` (no local stack answers at ${base})`}`;
+      process.stdout.write(values.json ? `${JSON.stringify(described, null, 2)}\n` : `${source}:\n${formatAgents(described)}\n`);
       return 0;
     }
+    const settings = environmentSettings();
     if (positionals[0] !== 'check' || positionals.length > 1) {
       process.stderr.write(`zone agents: unknown argument ${JSON.stringify(positionals.join(' '))}; run \`zone agents --help\`\n`);
       return 2;
@@ -53,41 +65,25 @@ Prints one row per agent; exit code 0 only if every agent passes.
   },
 };
 
-type AgentDescription = {
-  name: string;
-  default: boolean;
-  protocol: string;
-  transport: string;
-  where: string;
-  channels: readonly string[];
-  prefix?: string;
-  username?: string;
-  icon?: string;
-};
-
-function whereOf(transport: TransportConfig): string {
-  switch (transport.kind) {
-    case 'https':
-      return `${transport.url}${transport.auth ? ` (auth ${transport.auth})` : ''}`;
-    case 'agentcore':
-      return `${transport.runtimeArn}${transport.qualifier ? ` @${transport.qualifier}` : ''}`;
-    case 'in-process':
-      return 'this process';
-  }
+/** The agents this shell's environment configures, as the verification zone and `zone call` read it. */
+function environmentSettings(): AgentsSettings {
+  return agentSettingsFrom({ env: process.env, transportDefaults: { kind: 'https', https: { url: LOCAL_RUNTIME_URL } } });
 }
 
-function describeAgents(settings: AgentsSettings): AgentDescription[] {
-  return settings.agents.map((agent) => ({
-    name: agent.name,
-    default: agent.name === settings.defaultAgent,
-    protocol: agent.protocol + (agent.a2aVersion ? ` ${agent.a2aVersion}` : ''),
-    transport: agent.transport.kind,
-    where: whereOf(agent.transport),
-    channels: agent.channels,
-    ...(agent.prefix ? { prefix: agent.prefix } : {}),
-    ...(agent.persona?.username ? { username: agent.persona.username } : {}),
-    ...(agent.persona?.iconEmoji ? { icon: agent.persona.iconEmoji } : {}),
-  }));
+/**
+ * The agents the local stack at `base` calls, as it reports them (`GET /api/agents`); undefined
+ * when none answers there. A stack started with `TRANSPORT=agentcore` calls its local AgentCore
+ * emulator, whatever this shell's variables say.
+ */
+async function runningStackAgents(base: string): Promise<AgentDescription[] | undefined> {
+  try {
+    const response = await fetch(new URL('/api/agents', base), { signal: AbortSignal.timeout(3_000) });
+    if (!response.ok) return undefined;
+    const answer = (await response.json()) as { agents?: AgentDescription[] };
+    return Array.isArray(answer.agents) ? answer.agents : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A table in plain columns, every cell on one line. */
@@ -97,13 +93,13 @@ function table(header: string[], rows: string[][]): string {
   return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n');
 }
 
-function formatAgents(settings: AgentsSettings): string {
-  const rows = describeAgents(settings).map((agent) => {
+function formatAgents(described: readonly AgentDescription[]): string {
+  const rows = described.map((agent) => {
     const answers = [agent.default ? 'default' : '', agent.channels.length ? `channels ${agent.channels.join(',')}` : '', agent.prefix ? `prefix "${agent.prefix}:"` : ''].filter(Boolean).join('; ') || '(only in threads it holds)';
     const postsAs = [agent.username, agent.icon].filter(Boolean).join(' ') || '(the app)';
     return [agent.name, answers, postsAs, agent.protocol, agent.transport, agent.where];
   });
-  const count = settings.agents.length === 1 ? '1 execution agent' : `${settings.agents.length} execution agents`;
+  const count = described.length === 1 ? '1 execution agent' : `${described.length} execution agents`;
   return `${count}\n${table(['agent', 'answers', 'posts as', 'protocol', 'transport', 'where'], rows)}`;
 }
 

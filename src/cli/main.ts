@@ -24,7 +24,18 @@ function help(): string {
   ].join('\n');
 }
 
+/**
+ * The AWS SDK warns on every start under Node 20 that its releases after January 2027 will need
+ * Node 22: nine lines about a future SDK above the stack's own first line, on a supported Node
+ * (README, "Quick start"). The versions in package-lock.json run on Node 20; setting the variable
+ * to anything else shows the warning again.
+ */
+function quietSdkNodeVersionWarning(): void {
+  if (!process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED) process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+}
+
 export async function main(argv: string[]): Promise<number> {
+  quietSdkNodeVersionWarning();
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${help()}\n`);

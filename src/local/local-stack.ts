@@ -8,6 +8,7 @@ import type { ExecutionRuntime } from '../execution/runtime';
 import { createLogger, type Log } from '../observability/logger';
 import { agentSettingsFrom, buildExecutionAgents, type AgentSettings, type ExecutionAgents } from '../protocols/agent-config';
 import type { ExecutionAgent } from '../protocols/execution-agent';
+import { describeAgents, type AgentDescription } from '../protocols/agent-description';
 import type { AgentRoutes } from '../protocols/agent-routes';
 import { createSlackWebClient, WebApiSlackReplies, type SlackReplies } from '../slack/slack-replies';
 import type { TransportDeps } from '../transport/factory';
@@ -167,7 +168,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     const surface = createLocalAgentSurface({ ingressUrl: () => ingressUrl, signingSecret, ...(env.SLACK_BOT_USER_ID ? { botUserId: env.SLACK_BOT_USER_ID } : {}), ...(consoleReplies ? { consoleReplies } : {}), pipeline, traces });
     const verification = createServer((req, res) => {
-      routeVerification(req, res, { pipeline, traces, consoleReplies, say, surface, agents: agents.routes, base: () => verificationBase }).catch((error: unknown) => {
+      routeVerification(req, res, { pipeline, traces, consoleReplies, say, surface, agents: agents.routes, described: describeAgents(agentSettings).map((agent) => (emulator && agent.transport === 'agentcore' ? { ...agent, where: `${agent.where} (the local AgentCore emulator at ${emulator.endpoint})` } : agent)), base: () => verificationBase }).catch((error: unknown) => {
         log.error('local ingress failure', { error: error as Error });
         if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
       });
@@ -207,6 +208,8 @@ type Routes = {
   surface: LocalAgentSurface;
   /** Where each agent answers: the playground offers their channels. */
   agents: AgentRoutes;
+  /** The agents this stack calls, as `zone agents` shows them (with the ports and transports it really uses). */
+  described: AgentDescription[];
   /** This server's own origin (files are served from it). */
   base: () => string;
 };
@@ -276,6 +279,10 @@ async function routeVerification(req: IncomingMessage, res: ServerResponse, rout
       // The agents and where each answers: the playground picks a channel to show routing.
       agents: routes.agents.agents.map((agent) => ({ ...agent, default: agent.name === routes.agents.defaultAgent })),
     });
+  }
+  if (req.method === 'GET' && url.pathname === '/api/agents') {
+    // `zone agents` asks the running stack, not its own shell's variables.
+    return sendJson(res, 200, { agents: routes.described });
   }
   if (req.method === 'GET' && url.pathname === '/api/usage') {
     // Who used how much: for this machine alone, like the feedback (`zone usage`).

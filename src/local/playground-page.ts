@@ -64,11 +64,11 @@ export const PLAYGROUND_HTML = `<!doctype html>
   </form>
   <div class="compose-extra">
     <label title="The channel the message is said in: a channel an agent answers in routes it there">in <select id="channel"><option value="">#local</option></select></label>
-    <label>📎 <input id="files" type="file" multiple></label>
+    <label><span aria-hidden="true">📎</span> attach files <input id="files" type="file" multiple></label>
     <span id="thread-bar" hidden>in thread <code id="thread-ts"></code>
       <label><input id="follow-up" type="checkbox"> without a mention</label>
-      <button type="button" class="link" id="leave-thread">✕ new thread</button></span>
-    <button type="button" class="link" id="open-dm">💬 open the agent's DM</button>
+      <button type="button" class="link" id="leave-thread"><span aria-hidden="true">✕</span> new thread</button></span>
+    <button type="button" class="link" id="open-dm"><span aria-hidden="true">💬</span> open the agent's DM</button>
   </div>
   <div id="prompts" hidden></div>
   <p class="hint">Each message is signed like a Slack event and posted to <code>/slack/events</code>. The right column shows its trace. Try <code>#context</code> in a thread: the echo agent lists the earlier turns it received.</p>
@@ -216,6 +216,18 @@ document.getElementById('say').addEventListener('submit', async (event) => {
   render();
 });
 
+/**
+ * A reply's text as Slack shows it: escaped, then Slack mrkdwn's emphasis — _italic_, *bold*,
+ * ~strike~ — and code spans, each only where Slack takes it (at word boundaries, on one line), so
+ * "_Stopped._" reads as an italic "Stopped." and snake_case_names stay as written.
+ */
+function mrkdwnHtml(text) {
+  const tick = String.fromCharCode(96);
+  const code = new RegExp('(' + tick + '[^' + tick + '\\\\n]+' + tick + ')');
+  const around = (mark, tag) => (html) => html.replace(new RegExp('(^|[\\\\s(])\\\\' + mark + '([^\\\\s' + mark + '](?:[^' + mark + '\\\\n]*[^\\\\s' + mark + '])?)\\\\' + mark + '(?=$|[\\\\s).,!?:;])', 'gm'), '$1<' + tag + '>$2</' + tag + '>');
+  return escapeHtml(text).split(code).map((part, i) => (i % 2 === 1 ? '<code>' + part.slice(1, -1) + '</code>' : [around('_', 'em'), around('*', 'strong'), around('~', 'del')].reduce((html, apply) => apply(html), part))).join('');
+}
+
 function stateOf(trace) {
   if (!trace) return ['sent', ''];
   const hops = trace.events.map((e) => e.hop);
@@ -225,8 +237,9 @@ function stateOf(trace) {
   const last = polls[polls.length - 1];
   if (last && hops.includes('streamed')) return ['streaming (poll ' + polls.length + ')', 'working'];
   if (last) return ['working (poll ' + polls.length + (last.detail && last.detail.state ? ', ' + last.detail.state : '') + ')', 'working'];
-  if (hops.includes('accepted')) return ['accepted', 'working'];
-  if (hops.includes('streamed')) return ['streaming', 'working'];
+  // Text coming in says more than the task's acceptance, which comes with it when a stream is held.
+  if (hops.includes('streamed')) return ['streaming the answer', 'working'];
+  if (hops.includes('accepted')) return ['working on it', 'working'];
   if (hops.includes('execute-sent')) return ['executing', 'working'];
   if (hops.includes('queued')) return ['queued', 'working'];
   return [hops[hops.length - 1] || 'sent', ''];
@@ -272,8 +285,9 @@ function sessionHtml(r) {
 /** 👍 / 👎 under an answer that carries feedback buttons; the one given last is marked. */
 function feedbackHtml(reply) {
   if (!reply.feedback || reply.streaming) return '';
-  const button = (value, label, title) => '<button type="button" data-feedback="' + value + '" data-ts="' + escapeHtml(reply.ts) + '" title="' + title + '"' + (reply.feedback.given === value ? ' class="given"' : '') + '>' + label + '</button>';
-  return '<div class="feedback">' + button('positive', '👍', 'Good answer') + button('negative', '👎', 'Bad answer') + '</div>';
+  // The emoji is decoration (a blank box without an emoji font); the words are the button's name, on screen and for a screen reader.
+  const button = (value, emoji, words) => '<button type="button" data-feedback="' + value + '" data-ts="' + escapeHtml(reply.ts) + '" aria-label="' + words + '" aria-pressed="' + (reply.feedback.given === value) + '"' + (reply.feedback.given === value ? ' class="given"' : '') + '><span aria-hidden="true">' + emoji + '</span> ' + words + '</button>';
+  return '<div class="feedback" role="group" aria-label="Rate this answer">' + button('positive', '👍', 'Good answer') + button('negative', '👎', 'Bad answer') + '</div>';
 }
 
 /** What only this person sees after they acted on the request: the thanks, and a form the app opened for them. */
@@ -299,8 +313,8 @@ function render() {
     if (r.error) return '<div class="request"><div class="you">you: ' + escapeHtml(r.text) + '<span class="state failed">' + escapeHtml(r.error) + '</span></div></div>';
     return '<div class="request" data-event-id="' + r.eventId + '">' +
       '<div><div class="you">you: ' + escapeHtml(r.text) + '<span class="state ' + cls + '">' + label + '</span>' + sessionHtml(r) + '</div>' +
-      (r.files && r.files.length ? '<div class="files">📎 ' + r.files.map(escapeHtml).join(', ') + '</div>' : '') +
-      (replies.length ? replies.map((p) => '<div class="reply' + (p.streaming ? ' streaming' : '') + '">' + escapeHtml(p.text) + (p.streaming ? ' ▍' : '') + '</div>' + feedbackHtml(p)).join('') : '<div class="waiting">' + (r.trace && r.trace.status ? '⏳ assistant ' + escapeHtml(r.trace.status) : 'waiting for the reply…') + '</div>') +
+      (r.files && r.files.length ? '<div class="files"><span aria-hidden="true">📎</span> files: ' + r.files.map(escapeHtml).join(', ') + '</div>' : '') +
+      (replies.length ? replies.map((p) => '<div class="reply' + (p.streaming ? ' streaming' : '') + '">' + mrkdwnHtml(p.text) + (p.streaming ? ' ▍' : '') + '</div>' + feedbackHtml(p)).join('') : '<div class="waiting">' + (r.trace && r.trace.status ? '⏳ assistant ' + escapeHtml(r.trace.status) : 'waiting for the reply…') + '</div>') +
       surfaceHtml(r) +
       (r.note ? '<div class="ephemeral">' + escapeHtml(r.note) + '</div>' : '') +
       (r.threadTs ? '<button type="button" class="link" data-thread="' + escapeHtml(r.threadTs) + '" data-channel="' + escapeHtml(r.channel || '') + '">↳ reply in thread</button>' : '') +

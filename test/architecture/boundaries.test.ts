@@ -83,6 +83,30 @@ describe('architecture boundaries', () => {
     expect(sdk).toEqual([]);
   });
 
+  it('the slack-events handler calls no Slack API: what needs Slack goes through a queue (docs/architecture.md §2.1)', () => {
+    // Prepare: the handler and everything it reaches, itself included (a call written in the handler counts).
+    const handler = join(ROOT, 'lambdas', 'verification', 'slack-events.ts');
+    const bundle = [handler, ...reachable(handler)];
+    const slackClient = (path: string) => rel(path) === 'src/slack/slack-replies.ts' || inFolder('src/slack/web-api')(path) || rel(path) === 'lambdas/verification/shared/slack.ts';
+    // Act
+    const adapters = bundle.filter(slackClient).map(rel);
+    const sdk = bundle.filter((file) => /(?:from\s+|import\s*\(\s*|require\(\s*)['"]@slack\//.test(readFileSync(file, 'utf8'))).map(rel);
+    // Assess
+    expect(bundle.length).toBeGreaterThan(1);
+    expect(adapters).toEqual([]);
+    expect(sdk).toEqual([]);
+  });
+
+  it('the Lambda handlers reach Slack only through src/slack, never the Slack SDK of their own', () => {
+    // Prepare
+    const handlers = [...graph.keys()].filter(inFolder('lambdas'));
+    // Act
+    const direct = handlers.filter((file) => /(?:from\s+|import\s*\(\s*|require\(\s*)['"]@slack\//.test(readFileSync(file, 'utf8'))).map(rel);
+    // Assess
+    expect(handlers.length).toBeGreaterThan(4);
+    expect(direct).toEqual([]);
+  });
+
   it('no import circle anywhere in src or lambdas', () => {
     // Prepare
     const files = [...graph.keys()];

@@ -83,6 +83,8 @@ describe('the playground page in a real browser (Chromium, playwright-core)', ()
     // While it streams: a part of the answer, marked as streaming, and the state says so.
     const growing = request.locator('.reply.streaming');
     await growing.waitFor({ timeout: 15_000 });
+    // The state chip says what is happening, not that the task was accepted.
+    await request.locator('.state', { hasText: 'streaming the answer' }).waitFor({ timeout: 15_000 });
     const partial = await growing.innerText();
     expect(partial.startsWith('echo: one')).toBe(true);
     expect(partial.length).toBeLessThan(`echo: ${text}`.length);
@@ -100,15 +102,17 @@ describe('the playground page in a real browser (Chromium, playwright-core)', ()
   }
 
   it('shows the thread\'s agent session with a Stop button while it works; Stop ends the answer with the stopped note', async () => {
-    const { request } = await ask('stop me one two three four five six seven eight nine ten eleven twelve thirteen #stream=200');
+    const { page, request } = await ask('stop me one two three four five six seven eight nine ten eleven twelve thirteen #stream=200');
     await request.locator('.reply.streaming').waitFor({ timeout: 15_000 });
     expect(await request.locator('.session').innerText()).toBe('agent session: processing');
     // Stop: a signed agent_session_stopped through the real ingress; the task is cancelled.
     await request.locator('button.stop').click();
-    const stopped = request.locator('.reply:not(.streaming)', { hasText: '_Stopped._' });
+    // The note is Slack mrkdwn, _Stopped._: shown as Slack shows it, in italics, without its underscores.
+    const stopped = request.locator('.reply:not(.streaming)', { has: page.locator('em', { hasText: 'Stopped.' }) });
     await stopped.waitFor({ timeout: 15_000 });
     const reply = await stopped.innerText();
-    expect(reply).toMatch(/^echo: stop\b[^]*\n\n_Stopped\._$/);
+    expect(reply).toMatch(/^echo: stop\b[^]*\n\nStopped\.$/);
+    expect(await stopped.locator('em').innerText()).toBe('Stopped.');
     expect(reply).not.toContain('thirteen');
     await request.locator('.session', { hasText: 'agent session: active' }).waitFor({ timeout: 5_000 });
     expect(await request.locator('button.stop').count()).toBe(0);
@@ -121,6 +125,12 @@ describe('the playground page in a real browser (Chromium, playwright-core)', ()
   it('puts 👍 / 👎 under an answer: a click is recorded (state, `zone feedback`) and thanked to the clicker alone', async () => {
     const { page, request } = await ask('rate this answer');
     await request.locator('.reply', { hasText: 'echo: rate this answer' }).waitFor({ timeout: 15_000 });
+    // Named in words, for a screen reader and where no emoji font draws 👍 / 👎 (the emoji is hidden from it).
+    expect(await page.getByRole('button', { name: 'Good answer' }).count()).toBe(1);
+    expect(await page.getByRole('button', { name: 'Bad answer' }).count()).toBe(1);
+    expect(await request.locator('[data-feedback="positive"]').innerText()).toMatch(/Good answer$/);
+    expect(await page.getByRole('button', { name: "open the agent's DM" }).count()).toBe(1);
+    expect(await page.getByLabel('attach files').count()).toBe(1);
     // 👍: a signed block_actions carrying the button's value, through the real ingress.
     await request.locator('[data-feedback="positive"]').click();
     await request.locator('.ephemeral', { hasText: 'only you see this: Thanks for the feedback!' }).waitFor({ timeout: 10_000 });

@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { CONTROL_TOWER_RULES, STANDARD_ACKNOWLEDGEMENTS } from '../../cdk/constructs/nag-acknowledgements';
@@ -144,6 +146,15 @@ describe('governance=strict (executionHosts agentcore and https; an A2A 1.0 agen
   });
 });
 
+/** Runs a command in the repository's root; resolves with its exit code and output. */
+function runCommand(command: string, args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(command, args, { cwd: path.join(__dirname, '..', '..'), env: { ...process.env, ...env }, timeout: 50_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
 describe('governance=strict offline (no account named: `npx cdk synth` without credentials)', () => {
   it('names the DynamoDB prefix list given by -c dynamodbPrefixListId, with no lookup', () => {
     const synth = synthesize({ governance: 'strict', dynamodbPrefixListId: 'pl-02cd2c6b' });
@@ -159,6 +170,21 @@ describe('governance=strict offline (no account named: `npx cdk synth` without c
   it('without it, says which value to give (a lookup needs an account and Region)', () => {
     expect(() => synthesize({ governance: 'strict' })).toThrow(/governance=strict needs the DynamoDB prefix list of the Region for the execution zone: give -c dynamodbPrefixListId=pl-/);
   });
+
+  it('the app the CDK CLI runs prints that message alone, without a stack trace, and exits 1', async () => {
+    // Prepare: the app as `npx cdk synth -c governance=strict` runs it (cdk.json's command, the context in CDK_CONTEXT_JSON).
+    const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'cdk-strict-'));
+    try {
+      // Act
+      const run = await runCommand('npx', ['tsx', 'cdk/bin/app.ts'], { CDK_CONTEXT_JSON: JSON.stringify({ governance: 'strict' }), CDK_OUTDIR: outdir });
+      // Assess
+      expect(run.code).toBe(1);
+      expect(run.stderr.trim()).toMatch(/^governance=strict needs the DynamoDB prefix list of the Region for the execution zone: give -c dynamodbPrefixListId=pl-[^\n]*$/);
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      fs.rmSync(outdir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('refuses the key outside strict', () => {
     expect(() => synthesize({ dynamodbPrefixListId: 'pl-02cd2c6b' })).toThrow(/dynamodbPrefixListId: is used only with governance=strict/);

@@ -33,18 +33,45 @@ describe('zone agents', () => {
   ];
 
   it('lists each agent with where it answers, who it posts as, its protocol and its transport', async () => {
-    const { code, output } = await runZone(['agents'], { EXECUTION_AGENTS: JSON.stringify(agents()) });
+    // Nothing listens on port 1: the list is the shell's configuration, and says so.
+    const { code, output } = await runZone(['agents', '--verification-port', '1'], { EXECUTION_AGENTS: JSON.stringify(agents()) });
 
     expect(code).toBe(0);
+    expect(output).toMatch(/^this shell's environment \(no local stack answers at http:\/\/127\.0\.0\.1:1\):$/m);
     expect(output).toMatch(/^2 execution agents$/m);
     expect(output).toMatch(/^agent\s+answers\s+posts as\s+protocol\s+transport\s+where$/m);
     expect(output).toMatch(new RegExp(`^general\\s+default\\s+\\(the app\\)\\s+execute-task\\s+https\\s+${runtime.invocationsUrl.replace(/[.]/g, '\\.')}`, 'm'));
     expect(output).toMatch(/^legal\s+channels C0LEGAL; prefix "legal:"\s+Legal :scales:\s+a2a 1\.0\s+https\s+http:\/\/127\.0\.0\.1:\d+\/a2a/m);
   });
 
+  it('describes the running stack, not the shell: `TRANSPORT=agentcore npm start` is reported as AgentCore through its emulator, from any shell', async () => {
+    // Prepare: the stack as a newcomer starts it, with the SDK's own Node-version warning left on.
+    const quiet = process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
+    delete process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
+    const stack = spawnZone(['start', '--verification-port', '0', '--execution-port', '0'], { TRANSPORT: 'agentcore' });
+    if (quiet !== undefined) process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = quiet;
+    try {
+      const [, base] = await stack.waitFor(/playground\s+(http:\/\/127\.0\.0\.1:\d+)\//);
+      // Act: a second shell without the variable, and one with it (but no runtime ARN).
+      const plain = await runZone(['agents', '--url', base!]);
+      const withVariable = await runZone(['agents', '--url', base!], { TRANSPORT: 'agentcore' });
+      // Assess
+      for (const run of [plain, withVariable]) {
+        expect(run.code).toBe(0);
+        expect(run.output).toMatch(new RegExp(`^the local stack at ${base!.replace(/[.]/g, '\\.')} \\(zone start\\):$`, 'm'));
+        expect(run.output).toMatch(/^default\s+default\s+\(the app\)\s+execute-task\s+agentcore\s+arn:aws:bedrock-agentcore:\S+ \(the local AgentCore emulator at http:\/\/127\.0\.0\.1:\d+\)$/m);
+      }
+      // The stack's first lines are its own: no AWS SDK warning about Node versions above them.
+      expect(stack.output().trimStart()).toMatch(/^slack-zone-bridge is running locally/);
+      expect(stack.output()).not.toMatch(/NodeVersionSupportWarning/);
+    } finally {
+      expect(await stack.stop()).toBe(0);
+    }
+  }, 60_000);
+
   it('refuses a routing mistake, naming its place', async () => {
     const bad = [...agents(), { name: 'sre', protocol: 'execute-task', transport: 'https', url: runtime.invocationsUrl, channels: ['C0LEGAL'] }];
-    const { code, output } = await runZone(['agents'], { EXECUTION_AGENTS: JSON.stringify(bad) });
+    const { code, output } = await runZone(['agents', '--env'], { EXECUTION_AGENTS: JSON.stringify(bad) });
 
     expect(code).toBe(1);
     expect(output).toMatch(/EXECUTION_AGENTS\[2\]\.channels: channel C0LEGAL is claimed by agents "legal" and "sre"/);

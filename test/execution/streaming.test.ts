@@ -6,6 +6,7 @@ import { RpcError } from '../../src/execution/rpc-error';
 import { createExecutionRuntime, type ExecutionRuntime } from '../../src/execution/runtime';
 import { paramsHashOf } from '../../src/execution/params-fingerprint';
 import { echoSuccess } from '../support/echo-usage';
+import { eventually } from '../support/http';
 
 /**
  * Streaming through the runtime with the memory store (docs/contract.md, "Streaming"): an
@@ -44,13 +45,11 @@ describe('execute_task with stream: true (memory store)', () => {
     const runtime = runtimeWith({ ECHO_STREAM_MS: '40', STREAM_FIRST_TEXT_MS: '100', SYNC_BUDGET_MS: '5000' });
     const text = 'one two three four five six seven eight nine ten';
     // Act
-    const started = Date.now();
     const { result } = await rpc(runtime, 'execute_task', { text, stream: true });
-    const answeredAfter = Date.now() - started;
     const polled = await pollWithCursor(runtime, result!.task_id, result!.cursor);
     // Assess
     expect(result).toEqual({ status: 'accepted', task_id: expect.stringMatching(/^task-/), text: expect.stringMatching(/^echo: /), cursor: String(result!.text.length) });
-    expect(answeredAfter).toBeLessThan(1_000);
+    // Answered before the task ended (it streams on after): at its first words, not at the 5 s budget.
     expect(polled.final).toBe(`echo: ${text}`);
     const streamed = result!.text + polled.pieces.join('');
     expect(polled.final.startsWith(streamed)).toBe(true);
@@ -201,7 +200,8 @@ describe('execute_task with stream: true (memory store)', () => {
     const runtime = runtimeWith({ STREAM_FIRST_TEXT_MS: '20' }, new HalfWay());
     // Act
     const { result } = await rpc(runtime, 'execute_task', { text: 'go', stream: true });
-    await sleep(250);
+    // The next poll once the executor has failed (whenever that is on this machine).
+    await eventually(async () => ((await runtime.store.get(result!.task_id))?.status === 'failed' ? true : undefined), 10_000);
     const poll = await rpc(runtime, 'get_task_result', { task_id: result!.task_id, cursor: result!.cursor });
     // Assess
     expect(result).toEqual({ status: 'accepted', task_id: expect.any(String), text: 'the start of ', cursor: '13' });
@@ -230,7 +230,8 @@ describe('execute_task with stream: true (memory store)', () => {
     }
     const runtime = runtimeWith({ STREAM_FIRST_TEXT_MS: '10' }, new FlakyThenFine());
     const first = await rpc(runtime, 'execute_task', { text: 'go', stream: true }, 'retry-id');
-    await sleep(120);
+    // The repeat once the first attempt has failed.
+    await eventually(async () => ((await runtime.store.get(first.result!.task_id))?.status === 'failed' ? true : undefined), 10_000);
     // Act
     const again = await rpc(runtime, 'execute_task', { text: 'go', stream: true }, 'retry-id');
     const polled = await pollWithCursor(runtime, again.result!.task_id, again.result!.cursor);

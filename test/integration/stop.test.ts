@@ -63,6 +63,11 @@ describe.each(['in-process', 'https', 'agentcore'])('Stop mid-stream over %s', (
   });
 
   it('cancels the task in the execution zone, ends the stream once with what was shown and the stopped note, and leaves processing', async () => {
+    // What the execution zone's task service was asked to cancel, whichever transport carried it.
+    const received: string[] = [];
+    const service = stack.runtime!.service;
+    const cancelTask = service.cancelTask.bind(service);
+    jest.spyOn(service, 'cancelTask').mockImplementation(async (taskId) => (received.push(taskId), cancelTask(taskId)));
     const channel = 'C0STOP';
     const ts = slack.addMessage({ channel, user: ALICE, text: LONG_QUESTION });
     const { body, eventId } = slackEventEnvelope('mention', { text: LONG_QUESTION, ts, channel, teamId: TEAM, userId: ALICE, botUserId: FAKE_BOT_USER_ID });
@@ -84,6 +89,8 @@ describe.each(['in-process', 'https', 'agentcore'])('Stop mid-stream over %s', (
     const taskId = hops.find((hop) => hop.hop === 'accepted')?.detail?.task_id;
     expect(typeof taskId).toBe('string');
     expect(await taskStatus(stack.runtime!, taskId as string)).toBe('cancelled');
+    expect(received.length).toBeGreaterThan(0);
+    expect(new Set(received)).toEqual(new Set([taskId]));
     expect(stack.runtime!.service.busy).toBe(false);
     expect(hops.filter((hop) => hop.hop === 'stop').map((hop) => hop.detail?.cancels)).toEqual(['cancel_task']);
 
@@ -110,6 +117,11 @@ describe('Stop before the task starts, and after it ended', () => {
   let pipeline: LocalPipeline;
   /** execute_task calls that reached the execution runtime. */
   let executeCalls = 0;
+  /** The task ids of the cancel_task calls that reached the execution runtime, and how many get_task_result calls did. */
+  let cancelled: string[] = [];
+  let pollCalls = 0;
+  /** The task ids execute_task answered with. */
+  let accepted: Array<string | undefined> = [];
   /** While set, the task's read of its thread's Stop waits for it: the task has not been picked up yet. */
   let holdTask: Promise<void> | undefined;
   const log = capturingLog();
@@ -118,8 +130,13 @@ describe('Stop before the task starts, and after it ended', () => {
     slack = await startFakeSlackApi();
     runtime = createExecutionRuntime({ config: loadExecutionConfig({ SYNC_BUDGET_MS: '300' }), log });
     const transport = new InProcessTransport(async (bytes) => {
-      if (Buffer.from(bytes).toString().includes('"execute_task"')) executeCalls += 1;
-      return runtime.dispatch(bytes);
+      const request = JSON.parse(Buffer.from(bytes).toString()) as { method?: string; params?: { task_id?: string } };
+      if (request.method === 'execute_task') executeCalls += 1;
+      if (request.method === 'get_task_result') pollCalls += 1;
+      if (request.method === 'cancel_task') cancelled.push(String(request.params?.task_id));
+      const answer = await runtime.dispatch(bytes);
+      if (request.method === 'execute_task' && answer !== undefined) accepted.push((JSON.parse(answer) as { result?: { task_id?: string } }).result?.task_id);
+      return answer;
     });
     pipeline = createLocalPipeline({
       agent: new ExecutionAgent('default', createProtocol('execute-task'), transport),
@@ -138,6 +155,9 @@ describe('Stop before the task starts, and after it ended', () => {
   beforeEach(() => {
     slack.reset();
     executeCalls = 0;
+    cancelled = [];
+    pollCalls = 0;
+    accepted = [];
   });
 
   const send = async (body: string) => (await pipeline.ingress({ headers: { 'content-type': 'application/json', ...slackSignatureHeaders(SIGNING_SECRET, body) }, body })).statusCode;
@@ -168,6 +188,24 @@ describe('Stop before the task starts, and after it ended', () => {
     expect(slack.streams).toEqual([]);
     // No session was opened for a task that never ran.
     expect(slack.sessions.filter((session) => session.history.includes('processing'))).toEqual([]);
+  });
+
+  it('a Stop while the task is polled sends the execution zone cancel_task for it: nothing else would (a poll that finds the Stop only ends)', async () => {
+    // Prepare: a task that runs long, past execute_task's budget: accepted, then polled.
+    const { ts, body } = mention('C0POLLED', 'think hard #sleep=30000');
+    expect(await send(body)).toBe(200);
+    await eventually(() => pollCalls > 0 || undefined, 10_000);
+    const [taskId] = accepted;
+    expect(typeof taskId).toBe('string');
+
+    // Act: the user presses Stop.
+    expect(await send(stopEvent('C0POLLED', ts))).toBe(200);
+    await pipeline.whenIdle({ timeoutMs: 20_000 });
+
+    // Assess: what the execution zone received, and what it did with it.
+    expect(cancelled).toEqual([taskId]);
+    expect((await runtime.store.get(taskId!))?.status).toBe('cancelled');
+    expect(slack.posts.map((post) => post.text)).toEqual([DEFAULT_USER_MESSAGES.stopped]);
   });
 
   it('a Stop after the answer is out is acknowledged and changes nothing', async () => {

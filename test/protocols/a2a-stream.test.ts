@@ -7,6 +7,7 @@ import { createProtocol } from '../../src/protocols/factory';
 import type { Outcome, PendingHandle, StreamStep } from '../../src/protocols/outcome';
 import type { CallContext } from '../../src/protocols/protocol';
 import { HttpsTransport } from '../../src/transport/https';
+import { eventually } from '../support/http';
 import { startHandWrittenA2aAgent, startSdkA2aAgent, streamedAnswer, streamedLines, type A2aTestAgent } from '../support/a2a-agents';
 
 /**
@@ -33,8 +34,15 @@ const hold = { holdMs: 10_000 };
 describe.each<A2aVersion>(['1.0', '0.3'])('A2A %s, an @a2a-js/sdk agent that streams', (version) => {
   let agent: A2aTestAgent;
   let transport: HttpsTransport;
+  /** The gates of `#gated` tasks, by question: such a task works on after its first line only once the test lets it. */
+  const gates = new Map<string, Promise<void>>();
+  const gateFor = (question: string): (() => void) => {
+    let release!: () => void;
+    gates.set(question, new Promise<void>((resolve) => (release = resolve)));
+    return release;
+  };
   beforeAll(async () => {
-    agent = await startSdkA2aAgent({ legacyCompat: true, streaming: true });
+    agent = await startSdkA2aAgent({ legacyCompat: true, streaming: true, gate: (question) => gates.get(question) ?? Promise.resolve() });
     transport = new HttpsTransport({ url: agent.url, maxAttempts: 1 });
   });
   afterAll(() => agent.close());
@@ -85,17 +93,20 @@ describe.each<A2aVersion>(['1.0', '0.3'])('A2A %s, an @a2a-js/sdk agent that str
   });
 
   it('a hold shorter than the task ends the read pending; polls bring the rest, and only the rest', async () => {
-    const text = 'long #stream #delay=400';
+    // The task works on only once let go: it is still working when the hold ends, however late that is.
+    const text = 'long #stream #gated #delay=20';
+    const letGo = gateFor(text);
     const p = protocol();
 
     const steps = await ask(text, { holdMs: 100, protocol: p });
     const last = steps.at(-1) as Extract<Outcome, { kind: 'pending' }>;
     expect(last).toMatchObject({ kind: 'pending', handle: { taskId: expect.any(String), a2aVersion: version, shown: expect.any(String) } });
+    letGo();
 
     let shown = textOf(steps);
     let outcome: Outcome = last;
-    for (let polls = 0; outcome.kind === 'pending' && polls < 100; polls++) {
-      await sleep(50);
+    for (let polls = 0; outcome.kind === 'pending' && polls < 400; polls++) {
+      await sleep(25);
       outcome = await p.poll(outcome.handle as PendingHandle, call());
       if (outcome.kind === 'pending' && outcome.partial) shown += outcome.partial;
     }
@@ -105,15 +116,21 @@ describe.each<A2aVersion>(['1.0', '0.3'])('A2A %s, an @a2a-js/sdk agent that str
   });
 
   it(`a streamed poll resubscribes (${version === '1.0' ? 'SubscribeToTask' : 'tasks/resubscribe'}) and brings only the text beyond what was shown, then the answer`, async () => {
-    const text = 'resubscribed #stream #delay=150';
+    const text = 'resubscribed #stream #gated #delay=20';
+    const letGo = gateFor(text);
     const p = protocol();
     const first = await ask(text, { holdMs: 200, protocol: p });
     const cut = first.at(-1) as Extract<Outcome, { kind: 'pending' }>;
     expect(cut).toMatchObject({ kind: 'pending' });
 
-    const rest = await read(p.streamPoll(cut.handle, call(), hold));
+    // The task goes on once the resubscription is with the agent: the rest of its text comes through it.
+    const resubscribe = version === '1.0' ? 'SubscribeToTask' : 'tasks/resubscribe';
+    const reading = read(p.streamPoll(cut.handle, call(), hold));
+    await eventually(() => agent.requests.some((request) => request.body.method === resubscribe) || undefined, 10_000);
+    letGo();
+    const rest = await reading;
 
-    expect(agent.requests.at(-1)!.body).toMatchObject({ method: version === '1.0' ? 'SubscribeToTask' : 'tasks/resubscribe', params: { id: cut.handle.taskId } });
+    expect(agent.requests.at(-1)!.body).toMatchObject({ method: resubscribe, params: { id: cut.handle.taskId } });
     expect(rest.at(-1)).toMatchObject({ kind: 'success', text: streamedAnswer(text) });
     // Every character once, in order, across the cut: the first read's text, then the resubscription's.
     expect(textOf(first) + textOf(rest)).toBe(streamedAnswer(text));
@@ -121,12 +138,15 @@ describe.each<A2aVersion>(['1.0', '0.3'])('A2A %s, an @a2a-js/sdk agent that str
   });
 
   it('a streamed poll of a task already over is a plain look: the agent refuses the resubscription', async () => {
-    const text = 'over already #stream #delay=20';
+    const text = 'over already #stream #gated #delay=20';
+    const letGo = gateFor(text);
     const p = protocol();
     const first = await ask(text, { holdMs: 30, protocol: p });
     const cut = first.at(-1) as Extract<Outcome, { kind: 'pending' }>;
     expect(cut).toMatchObject({ kind: 'pending' });
-    await sleep(800);
+    // Let the task finish, and wait until the agent says it is over.
+    letGo();
+    await eventually(async () => ((await p.poll(cut.handle, call())).kind === 'success' ? true : undefined), 10_000);
 
     const rest = await read(p.streamPoll(cut.handle, call(), hold));
 

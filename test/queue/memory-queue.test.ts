@@ -1,5 +1,6 @@
 import { MemoryQueue, whenAllIdle, type QueueEvent } from '../../src/queue/memory-queue';
 import type { Delivery } from '../../src/queue/queue';
+import { eventually } from '../support/http';
 
 // Every delay and timeout is scaled by 0.01: a "10 s" delay takes 100 ms, so the file stays fast
 // while still exercising real timers.
@@ -72,14 +73,14 @@ describe('MemoryQueue', () => {
       deliveredAt.push(Date.now());
     });
     const sentAt = Date.now();
-    await jobs.send({ n: 1 }, { delaySeconds: 10 }); // 100 ms at this scale
+    await jobs.send({ n: 1 }, { delaySeconds: 100 }); // 1 s at this scale
     await jobs.send({ n: 2 });
 
-    await sleep(50);
+    await eventually(() => (deliveredAt.length > 0 ? true : undefined), 10_000);
     expect(deliveredAt).toHaveLength(1); // only the undelayed one so far
-    await jobs.whenIdle({ timeoutMs: 2000 });
+    await jobs.whenIdle({ timeoutMs: 10_000 });
     expect(deliveredAt).toHaveLength(2);
-    expect(deliveredAt[1]! - sentAt).toBeGreaterThanOrEqual(95);
+    expect(deliveredAt[1]! - sentAt).toBeGreaterThanOrEqual(995);
   });
 
   it('redelivers a failed message after the visibility timeout, counting receives', async () => {

@@ -48,6 +48,8 @@ import { closeServer, listenOnLoopback } from './http';
  *                           (#delay=<ms> apart, the first after one delay), each replacing the
  *                           artifact with the answer so far, as #replace; completed right after the
  *                           last word. The agent's onAnswerText option sees each word as it is published
+ *                 #gated    after its first line it waits for the agent's `gate` option to let it go on
+ *                           (a test then knows the task is still working, whatever the machine's load)
  */
 
 export type RecordedRequest = { headers: IncomingHttpHeaders; body: Record<string, unknown> };
@@ -79,6 +81,8 @@ export type SdkAgentOptions = {
    * answer's new text (the word, with its leading space): bench part 7 times the agent's words by it.
    */
   onAnswerText?: (question: string, delta: string) => void;
+  /** Awaited by a `#stream #gated` task after its first line, with the user's text: it goes on once this resolves. */
+  gate?: (question: string) => Promise<void>;
 };
 
 const DEFAULT_DELAY_MS = 150;
@@ -121,7 +125,7 @@ export async function startSdkA2aAgent(options: SdkAgentOptions = {}): Promise<A
     skills: [],
     signatures: [],
   };
-  const executor = new DirectiveExecutor(options.onAnswerText);
+  const executor = new DirectiveExecutor(options.onAnswerText, options.gate);
   const requestHandler = new DirectiveRequestHandler(card, new InMemoryTaskStore(), executor);
   const requests: RecordedRequest[] = [];
   const cardRequests: IncomingHttpHeaders[] = [];
@@ -170,7 +174,10 @@ class DirectiveRequestHandler extends DefaultRequestHandler {
 class DirectiveExecutor implements AgentExecutor {
   private readonly running = new Map<string, { controller: AbortController; contextId: string }>();
 
-  constructor(private readonly onAnswerText?: (question: string, delta: string) => void) {}
+  constructor(
+    private readonly onAnswerText?: (question: string, delta: string) => void,
+    private readonly gate?: (question: string) => Promise<void>,
+  ) {}
 
   execute = async (ctx: RequestContext, bus: ExecutionEventBus): Promise<void> => {
     const text = ctx.userMessage.parts.map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join('');
@@ -269,6 +276,7 @@ class DirectiveExecutor implements AgentExecutor {
       }
       bus.publish(chunk(next));
       bus.publish(statusOf(ctx, TaskState.TASK_STATE_WORKING, agentMessage(ctx, `still thinking (${next + 1}/${lines.length})`)));
+      if (next === 0 && text.includes('#gated')) await this.gate?.(text);
     }
     if (!(await wait())) return;
     bus.publish(statusOf(ctx, TaskState.TASK_STATE_COMPLETED));

@@ -145,11 +145,9 @@ describe('AgentCoreTransport → real SDK client → AgentCore emulator → exec
 
   it('the deadline option ends a call the runtime never answers: a retryable timeout', async () => {
     const slow = new AgentCoreTransport({ client, runtimeArn: HANGING_ARN, timeoutMs: 200 });
-    const started = Date.now();
     const error = await caught<TransportError>(() => slow.send(executeTask('x'), { sessionKey: taskKey }));
     expect(error).toMatchObject({ reason: 'timeout', retryable: true });
     expect(error.message).toMatch(/within 200 ms/);
-    expect(Date.now() - started).toBeLessThan(3000);
   });
 
   it("the caller's signal cancels the call: a retryable timeout, not retried", async () => {
@@ -235,10 +233,8 @@ describe('AgentCoreTransport without an emulator', () => {
     });
     const client = clientFor(stalling.url);
     try {
-      const started = Date.now();
       const error = await caught<TransportError>(() => new AgentCoreTransport({ client, runtimeArn: ARN, timeoutMs: 200 }).send('{}', { sessionKey: taskKey }));
       expect(error).toMatchObject({ reason: 'timeout', retryable: true });
-      expect(Date.now() - started).toBeLessThan(3000);
       expect(stalling.requests).toHaveLength(1);
     } finally {
       client.destroy();

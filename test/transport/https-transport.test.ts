@@ -119,11 +119,9 @@ describe('HttpsTransport: faults from misbehaving servers', () => {
   it('a server that never answers: a retryable timeout after one attempt', async () => {
     const server = await serve(() => undefined);
     const { transport, delays } = transportFor(server.url, { timeoutMs: 150 });
-    const started = Date.now();
     const error = await caught<TransportError>(() => transport.send('{}', key));
     expect(error).toMatchObject({ reason: 'timeout', retryable: true });
     expect(error.message).toMatch(/within 150 ms/);
-    expect(Date.now() - started).toBeLessThan(2000);
     expect(server.requests).toHaveLength(1);
     expect(delays).toEqual([]);
   });
@@ -149,11 +147,10 @@ describe('HttpsTransport: faults from misbehaving servers', () => {
 
   it("the caller's signal also ends a backoff wait (real sleep)", async () => {
     const server = await serve((_req, res) => json(res, 503, {}));
-    const transport = new HttpsTransport({ url: server.url, baseDelayMs: 20_000, maxDelayMs: 20_000, random: () => 0.5 });
-    const started = Date.now();
+    // An hour's backoff: only the signal can end it within the test's bound.
+    const transport = new HttpsTransport({ url: server.url, baseDelayMs: 3_600_000, maxDelayMs: 3_600_000, random: () => 0.5 });
     const error = await caught<TransportError>(() => transport.send('{}', { ...key, signal: AbortSignal.timeout(100) }));
     expect(error).toMatchObject({ reason: 'timeout', retryable: true });
-    expect(Date.now() - started).toBeLessThan(2000);
     expect(server.requests).toHaveLength(1);
   });
 

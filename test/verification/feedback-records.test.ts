@@ -61,6 +61,22 @@ describe('createFeedbackRecords', () => {
     expect(await listFeedback(records)).toEqual([expect.objectContaining({ value: 'negative', comment: 'the numbers were wrong' })]);
   });
 
+  it('keeps the "what went wrong" text when the rating changes to 👍 afterwards (docs/operations.md, "Feedback"); a new form replaces it', async () => {
+    // Prepare
+    const { records, feedback } = setup();
+    await feedback.record(click('negative', 1000));
+    await feedback.record(click(undefined, 2000, { comment: 'the numbers were wrong' }));
+    // Act
+    const changed = await feedback.record(click('positive', 3000));
+    const afterChange = await listFeedback(records);
+    await feedback.record(click('negative', 4000));
+    await feedback.record(click(undefined, 5000, { comment: 'still wrong' }));
+    // Assess
+    expect(changed.changedValue).toBe(true);
+    expect(afterChange).toEqual([expect.objectContaining({ value: 'positive', comment: 'the numbers were wrong' })]);
+    expect(await listFeedback(records)).toEqual([expect.objectContaining({ value: 'negative', comment: 'still wrong' })]);
+  });
+
   it('keeps different users\' feedback on one answer apart', async () => {
     // Prepare
     const { records, feedback } = setup();

@@ -209,6 +209,20 @@ describe('live answers: the final answer', () => {
     expect(texts.get('s1')).toBe('Part of an answer\n\n_Stopped._');
   });
 
+  it('ends a stopped answer with what was shown, never with a piece Slack refused after the Stop', async () => {
+    // Prepare: a piece is out; then the user presses Stop and Slack stops the stream.
+    const refuse: Partial<Record<string, string>> = {};
+    const { live, texts } = setup(refuse);
+    await live.show(target, 0, 'Part of ');
+    refuse.appendStream = 'message_not_in_streaming_state';
+    refuse.stopStream = 'message_not_in_streaming_state';
+    // Act: the next piece, on its way when Stop was pressed, is refused; then the Stop's note.
+    await live.show(target, 8, 'an answer');
+    await live.finish('req-1', '_Stopped._', 'stopped');
+    // Assess: the words the user never saw do not appear under the Stop.
+    expect(texts.get('s1')).toBe('Part of \n\n_Stopped._');
+  });
+
   it('leaves the answer to the usual post when there is no live message', async () => {
     const { live } = setup();
     expect(await live.finish('req-1', 'answer', 'answer')).toBeUndefined();

@@ -176,6 +176,39 @@ describe('createSlackPoster', () => {
       expect(slack.posts.map((p) => p.text)).toEqual(['The answer is 42.']);
     });
 
+    it('posts a follow-up\'s answer after a 5xx in a thread that already holds an earlier answer\'s chunk 0: the look matches the request id', async () => {
+      // Prepare: the thread's first answer is out (chunk 0 of req-0, posted by this bot, with its metadata).
+      await poster()(delivery(replyMessage({ request_id: 'req-0', text: 'The first answer.' })));
+      slack.failNext('chat.postMessage', { status: 503 });
+
+      // Act: the follow-up's answer meets a 5xx before it landed; after the lease it is looked for.
+      const first = await poster()(delivery(replyMessage({ request_id: 'req-1' }), 1)).catch((e: unknown) => e);
+      clock.advance(90_000);
+      await poster()(delivery(replyMessage({ request_id: 'req-1' }), 2));
+
+      // Assess: the earlier answer's chunk 0 was not taken for it.
+      expect(first).toMatchObject({ name: 'SlackApiError', outcome: 'unknown' });
+      expect(slack.requests.map((r) => r.method)).toEqual(['chat.postMessage', 'chat.postMessage', 'auth.test', 'conversations.replies', 'chat.postMessage']);
+      expect(slack.posts.map((p) => p.text)).toEqual(['The first answer.', 'The answer is 42.']);
+    });
+
+    it('posts the second chunk of a two-chunk answer after a 5xx: the look matches the chunk index, not the first chunk already out', async () => {
+      // Prepare: chunk 0 goes out; chunk 1 meets a 5xx before it landed.
+      const body = replyMessage({ text: [paragraph('first', 500), paragraph('second', 400)].join('\n\n') });
+      expect(splitForSlack(body.text)).toHaveLength(2);
+      slack.failWhen('chat.postMessage', (posted) => String(posted.text).startsWith('second'), { status: 503 });
+
+      // Act
+      const first = await poster()(delivery(body, 1)).catch((e: unknown) => e);
+      clock.advance(90_000);
+      await poster()(delivery(body, 2));
+
+      // Assess: the whole answer is in the thread, each chunk once.
+      expect(first).toMatchObject({ name: 'SlackApiError', outcome: 'unknown' });
+      expect(slack.requests.map((r) => r.method)).toEqual(['chat.postMessage', 'chat.postMessage', 'auth.test', 'conversations.replies', 'chat.postMessage']);
+      expect(slack.posts.map((p) => p.text.split(' ')[0])).toEqual(['first', 'second']);
+    });
+
     it('posts a taken-over chunk again when the thread cannot be read back (an install without the history scopes)', async () => {
       await claims.acquire('reply#req-1#0', { token: 'dead-poster', leaseSeconds: 90, ttlSeconds: 3600 });
       clock.advance(90_000);

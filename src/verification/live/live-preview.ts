@@ -1,6 +1,6 @@
 import type { SlackCallOptions } from '../../slack/slack-port';
 import type { LiveReply } from '../stores/live-replies';
-import { codeOf, intent, isStart, lapsed, LIVE_TEXT_LIMIT, safePrefix, type LiveParts, type LiveTarget } from './live-parts';
+import { codeOf, intent, isStart, isUnknownOutcome, lapsed, LIVE_TEXT_LIMIT, safePrefix, type LiveParts, type LiveTarget } from './live-parts';
 import { claimStart, holds, startLive } from './live-start';
 
 /**
@@ -46,7 +46,8 @@ export async function show(p: LiveParts, target: LiveTarget, before: number, del
     } catch (error) {
       // No answer: it may be there. A refusal (an expired stream): previews end. Either way the final answer rewrites the message.
       p.log.warn('a preview of the answer did not reach Slack; the final answer will replace the message', { code: codeOf(error), mode: record.mode });
-      await p.store.settle(requestId, mine.token, { ...next, dirty: true }, p.ttl).catch(() => undefined);
+      // A refusal (the user pressed Stop, the stream expired) showed nothing: the piece is not counted, so a stopped answer ends with what was shown.
+      await p.store.settle(requestId, mine.token, { ...(isUnknownOutcome(error) ? next : base), dirty: true }, p.ttl).catch(() => undefined);
       return;
     }
     // Not settled (no answer even after the client's retries): the intent lapses, and the next step marks the record dirty.
