@@ -1,0 +1,83 @@
+import { rmSync } from 'node:fs';
+import { startFakeSlackApi, type FakeSlackApi } from '../../test/support/fake-slack-api';
+import { deploy, type Deployment } from './deployment';
+import { rehearsalRuntime, type RehearsalRuntime } from './node22';
+import { runProofs, type Proof } from './proofs';
+import { synthesize } from './synth';
+import { readAssembly, type Assembly } from './template-functions';
+
+/**
+ * `npm run rehearse`: synthesize the stacks as `cdk deploy` would, start every Lambda bundle of
+ * the assembly under AWS's Runtime Interface Client on Node 22 against loopback AWS and the fake
+ * Slack API, and run the proofs (tools/rehearse/proofs.ts): a Slack message becomes one reply in
+ * Slack, through API Gateway, SQS event source mappings, the function URL's response stream and
+ * the worker. docs/deploy.md, "Rehearse before you deploy", says what it covers and what not.
+ */
+export type RehearsalReport = {
+  node: string;
+  ric: string;
+  /** Each function's init duration (spawn to its first /next), in the order they started. */
+  initDurations: Array<{ name: string; ms: number }>;
+  proofs: Proof[];
+};
+
+export const SIGNING_SECRET = 'rehearsal-signing-secret-0b7c2e';
+
+/** The context the rehearsal adds to cdk.json's: where Slack is, and how to sign for a function URL on a loopback host. */
+export function rehearsalContext(slack: Pick<FakeSlackApi, 'apiUrl'>): Record<string, string> {
+  return {
+    // A loopback host does not say which service it is (lambda-url.<region>.on.aws does): named here.
+    verificationEnvironment: JSON.stringify({ SLACK_API_URL: slack.apiUrl, EXECUTION_SIGV4_SERVICE: 'lambda' }),
+  };
+}
+
+export type Rehearsal = { runtime: RehearsalRuntime; slack: FakeSlackApi; assembly: Assembly; deployment: Deployment; close(): Promise<void> };
+
+/** Synthesizes (or takes an assembly already synthesized with rehearsalContext) and starts it all. */
+export async function startRehearsal(options: { maxWaitMs: number; assemblyDir?: (slack: FakeSlackApi) => Promise<string>; log?: (line: string) => void }): Promise<Rehearsal> {
+  const log = options.log ?? (() => undefined);
+  const runtime = rehearsalRuntime();
+  log(`Node ${runtime.nodeVersion}, aws-lambda-ric ${runtime.ricVersion}`);
+  const slack = await startFakeSlackApi();
+  let outdir: string | undefined;
+  try {
+    log('synthesizing: npx cdk synth (transport=https, bundling with the local esbuild)…');
+    outdir = options.assemblyDir ? await options.assemblyDir(slack) : await synthesize(rehearsalContext(slack));
+    const assembly = readAssembly(outdir);
+    log(`starting ${assembly.functions.length} functions: ${assembly.functions.map((fn) => fn.name).join(', ')}`);
+    const deployment = await deploy(assembly, {
+      runtime,
+      maxWaitMs: options.maxWaitMs,
+      secretValues: (logicalId) => (logicalId.startsWith('SigningSecret') ? SIGNING_SECRET : logicalId.startsWith('BotToken') ? slack.token : undefined),
+    });
+    const created = outdir;
+    return {
+      runtime,
+      slack,
+      assembly,
+      deployment,
+      close: async () => {
+        await deployment.close();
+        await slack.close();
+        if (!options.assemblyDir) rmSync(created, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await slack.close();
+    if (outdir && !options.assemblyDir) rmSync(outdir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+export async function rehearse(options: { maxWaitMs: number; log?: (line: string) => void }): Promise<RehearsalReport> {
+  const log = options.log ?? (() => undefined);
+  const rehearsal = await startRehearsal(options);
+  try {
+    const initDurations = [...rehearsal.deployment.functions.values()].map((fn) => ({ name: fn.name, ms: fn.initDurationMs }));
+    for (const { name, ms } of initDurations) log(`  ${name}: init ${ms} ms`);
+    const proofs = await runProofs({ ...rehearsal, signingSecret: SIGNING_SECRET }, { maxWaitMs: options.maxWaitMs, log });
+    return { node: rehearsal.runtime.nodeVersion, ric: rehearsal.runtime.ricVersion, initDurations, proofs };
+  } finally {
+    await rehearsal.close();
+  }
+}
