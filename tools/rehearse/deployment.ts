@@ -26,8 +26,11 @@ export type Deployment = {
 
 export type DeployOptions = {
   runtime: RehearsalRuntime;
-  /** Values for the secrets, by the secret's logical id (CloudFormation generates them; an operator puts the real ones). */
-  secretValues: (logicalId: string) => string | undefined;
+  /**
+   * What to put in each secret, by the environment variable that names it (SLACK_SIGNING_SECRET_ARN…):
+   * CloudFormation creates the secrets with generated values, and the operator puts the real ones.
+   */
+  secretValues: (variable: string) => string | undefined;
   /** The longest the rehearsal waits for one init or invocation. */
   maxWaitMs: number;
 };
@@ -63,7 +66,8 @@ export async function deploy(assembly: Assembly, options: DeployOptions): Promis
     for (const stack of assembly.stacks) {
       for (const [logicalId, resource] of Object.entries(stack.template.Resources)) {
         if (resource.Type === 'AWS::SecretsManager::Secret') {
-          const value = options.secretValues(logicalId);
+          const variable = variableReferring(assembly, stack.name, logicalId);
+          const value = variable === undefined ? undefined : options.secretValues(variable);
           if (value !== undefined) aws.secrets.setSecret(aws.secretArn(stack, logicalId), value);
         }
         if (resource.Type !== 'AWS::Lambda::Url') continue;
@@ -117,4 +121,12 @@ export async function deploy(assembly: Assembly, options: DeployOptions): Promis
     await deployment.close();
     throw error;
   }
+}
+
+/** The environment variable that holds a resource's `Ref` in some function of its stack. */
+function variableReferring(assembly: Assembly, stack: string, logicalId: string): string | undefined {
+  for (const fn of assembly.functions.filter((f) => f.stack === stack)) {
+    for (const [name, value] of Object.entries(fn.environment)) if ((value as { Ref?: string } | null)?.Ref === logicalId) return name;
+  }
+  return undefined;
 }

@@ -110,7 +110,9 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     async stop() {
       if (child.exitCode === null) {
         child.kill('SIGTERM');
-        await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 2000))]);
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 2000)))]);
+        clearTimeout(timer);
         if (child.exitCode === null) child.kill('SIGKILL');
       }
       await api.close();

@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { cpSync, rmSync } from 'node:fs';
 import { startFakeSlackApi, type FakeSlackApi } from '../../test/support/fake-slack-api';
 import { deploy, type Deployment } from './deployment';
 import { rehearsalRuntime, type RehearsalRuntime } from './node22';
@@ -33,24 +33,27 @@ export function rehearsalContext(slack: Pick<FakeSlackApi, 'apiUrl'>): Record<st
 
 export type Rehearsal = { runtime: RehearsalRuntime; slack: FakeSlackApi; assembly: Assembly; deployment: Deployment; close(): Promise<void> };
 
-/** Synthesizes (or takes an assembly already synthesized with rehearsalContext) and starts it all. */
-export async function startRehearsal(options: { maxWaitMs: number; assemblyDir?: (slack: FakeSlackApi) => Promise<string>; log?: (line: string) => void }): Promise<Rehearsal> {
+/** Synthesizes the app for a fake Slack API started here and starts every function of the assembly on loopback. */
+export async function startRehearsal(options: { maxWaitMs: number; log?: (line: string) => void }): Promise<Rehearsal> {
   const log = options.log ?? (() => undefined);
   const runtime = rehearsalRuntime();
   log(`Node ${runtime.nodeVersion}, aws-lambda-ric ${runtime.ricVersion}`);
+  log('synthesizing: npx cdk synth (transport=https, bundling with the local esbuild)…');
   const slack = await startFakeSlackApi();
   let outdir: string | undefined;
+  const release = async () => {
+    await slack.close();
+    if (outdir) rmSync(outdir, { recursive: true, force: true });
+  };
   try {
-    log('synthesizing: npx cdk synth (transport=https, bundling with the local esbuild)…');
-    outdir = options.assemblyDir ? await options.assemblyDir(slack) : await synthesize(rehearsalContext(slack));
+    outdir = await synthesize(rehearsalContext(slack));
     const assembly = readAssembly(outdir);
     log(`starting ${assembly.functions.length} functions: ${assembly.functions.map((fn) => fn.name).join(', ')}`);
     const deployment = await deploy(assembly, {
       runtime,
       maxWaitMs: options.maxWaitMs,
-      secretValues: (logicalId) => (logicalId.startsWith('SigningSecret') ? SIGNING_SECRET : logicalId.startsWith('BotToken') ? slack.token : undefined),
+      secretValues: (variable) => ({ SLACK_SIGNING_SECRET_ARN: SIGNING_SECRET, SLACK_BOT_TOKEN_ARN: slack.token })[variable],
     });
-    const created = outdir;
     return {
       runtime,
       slack,
@@ -58,21 +61,20 @@ export async function startRehearsal(options: { maxWaitMs: number; assemblyDir?:
       deployment,
       close: async () => {
         await deployment.close();
-        await slack.close();
-        if (!options.assemblyDir) rmSync(created, { recursive: true, force: true });
+        await release();
       },
     };
   } catch (error) {
-    await slack.close();
-    if (outdir && !options.assemblyDir) rmSync(outdir, { recursive: true, force: true });
+    await release();
     throw error;
   }
 }
 
-export async function rehearse(options: { maxWaitMs: number; log?: (line: string) => void }): Promise<RehearsalReport> {
+export async function rehearse(options: { maxWaitMs: number; log?: (line: string) => void; keepAssemblyIn?: string }): Promise<RehearsalReport> {
   const log = options.log ?? (() => undefined);
   const rehearsal = await startRehearsal(options);
   try {
+    if (options.keepAssemblyIn) cpSync(rehearsal.assembly.dir, options.keepAssemblyIn, { recursive: true });
     const initDurations = [...rehearsal.deployment.functions.values()].map((fn) => ({ name: fn.name, ms: fn.initDurationMs }));
     for (const { name, ms } of initDurations) log(`  ${name}: init ${ms} ms`);
     const proofs = await runProofs({ ...rehearsal, signingSecret: SIGNING_SECRET }, { maxWaitMs: options.maxWaitMs, log });

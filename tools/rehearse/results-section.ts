@@ -1,5 +1,4 @@
 import { cpus, loadavg } from 'node:os';
-import type { RehearsalReport } from './rehearsal';
 
 /**
  * The rehearsal's section of bench/RESULTS.md: each function's init duration under the Lambda
@@ -10,7 +9,10 @@ import type { RehearsalReport } from './rehearsal';
 const START = '<!-- rehearsal:start (written by npm run rehearse) -->';
 const END = '<!-- rehearsal:end -->';
 
-export function rehearsalSection(report: RehearsalReport, at: Date): string {
+/** What the section shows of a rehearsal (tools/rehearse/rehearsal.ts's report). */
+export type RehearsedInits = { node: string; ric: string; initDurations: ReadonlyArray<{ name: string; ms: number }> };
+
+export function rehearsalSection(report: RehearsedInits, at: Date): string {
   const rows = report.initDurations.map(({ name, ms }) => `| ${name} | ${ms} ms |`).join('\n');
   const load = loadavg().map((n) => n.toFixed(2)).join(' / ');
   return [
