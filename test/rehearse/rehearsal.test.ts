@@ -106,6 +106,32 @@ describe('fails loudly, naming the function and the runtime error', () => {
     await expect(deployOnly(assembly, 'SlackPoster')).rejects.toThrow(/^SlackPoster: init failed: Runtime\.ImportModuleError: .*Cannot find module 'left-out-by-the-bundler'/);
   }, 60_000);
 
+  it('an invocation error', async () => {
+    const assembly = alteredCopy((_dir, original) => {
+      const poster = original.functions.find((fn) => fn.name === 'SlackPoster')!;
+      writeFileSync(path.join(poster.assetDir, 'index.js'), 'exports.handler = async () => { throw new TypeError("records is not iterable"); };\n');
+    });
+    const deployment = await deployOnly(assembly, 'SlackPoster');
+    try {
+      await expect(deployment.functions.get('SlackPoster')!.invokeJson({ Records: [] })).rejects.toThrow(/^SlackPoster: TypeError: records is not iterable$/);
+    } finally {
+      await deployment.close();
+    }
+  }, 60_000);
+
+  it('a function that outlives its timeout', async () => {
+    const assembly = alteredCopy((_dir, original) => {
+      const poster = original.functions.find((fn) => fn.name === 'SlackPoster')!;
+      writeFileSync(path.join(poster.assetDir, 'index.js'), 'exports.handler = () => new Promise(() => setInterval(() => undefined, 1000));\n');
+    });
+    const deployment = await deployOnly(assembly, 'SlackPoster', 2_000);
+    try {
+      await expect(deployment.functions.get('SlackPoster')!.invokeJson({ Records: [] })).rejects.toThrow(/^SlackPoster: Task timed out after 2\.00 seconds/);
+    } finally {
+      await deployment.close();
+    }
+  }, 60_000);
+
   it('a response stream that never ends', async () => {
     const assembly = alteredCopy((_dir, original) => {
       const url = original.functions.find((fn) => fn.name === 'FunctionUrl/UrlHandler')!;
