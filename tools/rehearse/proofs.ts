@@ -125,7 +125,8 @@ async function slowTask(stage: Stage): Promise<string> {
   const worker = stage.deployment.mappings.get(FUNCTIONS.worker)!;
   const workerBatches = worker.batches.filter((b) => b.failedIds.length === 0 && !b.invocationError);
   expect(workerBatches.length > 0, `the worker ran no batch: ${JSON.stringify(worker.batches)}`);
-  const polls = stage.deployment.mappings.get(FUNCTIONS.poller)?.batches ?? [];
+  const polls = (stage.deployment.mappings.get(FUNCTIONS.poller)?.batches ?? []).filter((b) => b.failedIds.length === 0 && !b.invocationError);
+  expect(polls.length > 0, 'async-result ran no batch: the invoker held the stream to the end');
   const replies = botMessagesIn(stage.slack, slow.ts);
   expect(replies.length === 1, `${replies.length} bot messages in the thread`);
   return `worker batches: ${workerBatches.length}; async-result batches: ${polls.length}`;
