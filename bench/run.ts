@@ -1,5 +1,6 @@
-import { mkdtemp, mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { existingRehearsalSection, withRehearsalSection } from '../tools/rehearse/results-section';
 import { runColdStart } from './cold-start';
 import { runEndToEnd } from './end-to-end';
 import { runLiveAnswers, type LiveAnswersOptions } from './live-answers';
@@ -140,7 +141,9 @@ async function main(): Promise<number> {
   }
 
   results.durationSeconds = (Date.now() - started) / 1000;
-  await writeFile(out, renderResults(results));
+  // The rehearsal's section (npm run rehearse -- --record) is not the bench's to drop.
+  const kept = existingRehearsalSection(await readFile(out, 'utf8').catch(() => ''));
+  await writeFile(out, kept ? withRehearsalSection(renderResults(results), kept) : renderResults(results));
   log(`wrote ${out} (${results.durationSeconds.toFixed(0)} s)`);
   return results.failures.length ? 1 : 0;
 }

@@ -65,6 +65,10 @@ const INLINE_COMMANDS: Record<string, { run: string } | { notRun: string }> = {
   'npm run typecheck': { notRun: 'tsc over the whole project; CI runs it before the tests (.ci/run)' },
   'npm ci && npm test': { notRun: '`npm ci` would reinstall the jest running this file (see `npm ci`); `npm test -- --listTests` is run for the ```sh block\'s `npm test`' },
   'npx playwright install': { notRun: 'named as what the project does not do: it downloads a browser at install time' },
+  'npm run rehearse': { notRun: 'run exactly as written by test/rehearse/rehearsal.test.ts (a minute and a half: a synthesis and six functions under the Lambda runtime client)' },
+  'npm --prefix tools/rehearse ci --nodedir="$(dirname "$(dirname "$(command -v node)")")"': {
+    notRun: "installs tools/rehearse's own packages (Node 22, aws-lambda-ric's native build: minutes); CI runs it exactly as written before the tests (.ci/run)",
+  },
 };
 
 /** Inline code spans of the README that are npm or npx commands (optionally after NAME=value). */
