@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { PROJECT_ROOT } from '../../cdk/project-root';
 import { scanFlags } from '../cli-flags';
 import { rehearse } from './rehearsal';
 import { withRehearsalSection, rehearsalSection } from './results-section';
@@ -25,7 +26,7 @@ async function main(): Promise<number> {
   const failed = report.proofs.filter((proof) => !proof.passed);
   console.log(`\n${report.proofs.length - failed.length} of ${report.proofs.length} proofs passed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   if (flags.has('--record') && failed.length === 0) {
-    const file = path.join(__dirname, '..', '..', 'bench', 'RESULTS.md');
+    const file = path.join(PROJECT_ROOT, 'bench', 'RESULTS.md');
     writeFileSync(file, withRehearsalSection(readFileSync(file, 'utf8'), rehearsalSection(report, new Date())));
     console.log(`init durations recorded in ${path.relative(process.cwd(), file)}`);
   }
