@@ -51,7 +51,8 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     cwd: fn.assetDir,
     env: {
       // Lambda's own variables (docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html#configuration-envvars-runtime).
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      // Lambda's PATH has its runtime's bin first; the runtime here is started by its full path.
+      PATH: '/usr/local/bin:/usr/bin:/bin',
       LANG: 'en_US.UTF-8',
       TZ: ':UTC',
       _HANDLER: fn.handler,

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { PROJECT_ROOT } from '../../cdk/project-root';
 
 /**
  * `npx cdk synth` as an operator runs it before `cdk deploy` (cdk.json's app and context, bundling
@@ -14,8 +15,6 @@ export const REHEARSAL_CONTEXT = {
   executionAccountId: '111111111111',
   region: 'us-east-1',
 } as const;
-
-export const PROJECT_ROOT = path.resolve(__dirname, '..', '..');
 
 export async function synthesize(context: Record<string, string>, options: { timeoutMs?: number } = {}): Promise<string> {
   const outdir = mkdtempSync(path.join(tmpdir(), 'rehearse-cdk-'));
