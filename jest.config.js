@@ -14,6 +14,10 @@ module.exports = {
   maxWorkers: Math.max(2, Math.min(4, Math.ceil(os.cpus().length * 1.5))),
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  // The deployment rehearsal needs tools/rehearse's own install (Node 22 and aws-lambda-ric, a native
+  // build with cmake): not on a machine with only Node, so `npm test` leaves it to
+  // `npm run test:rehearse`, which CI runs after it (.ci/run).
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/rehearse/'],
   transform: {
     '^.+\\.(t|j|mj)s$': '<rootDir>/test/support/esbuild-jest-transform.js',
   },

@@ -65,6 +65,7 @@ const INLINE_COMMANDS: Record<string, { run: string } | { notRun: string }> = {
   'npm run typecheck': { notRun: 'tsc over the whole project; CI runs it before the tests (.ci/run)' },
   'npm ci && npm test': { notRun: '`npm ci` would reinstall the jest running this file (see `npm ci`); `npm test -- --listTests` is run for the ```sh block\'s `npm test`' },
   'npx playwright install': { notRun: 'named as what the project does not do: it downloads a browser at install time' },
+  'npm run test:rehearse': { notRun: 'the jest run of test/rehearse (which runs `npm run rehearse` as written); CI runs it exactly as written after `npm test` (.ci/run), and it cannot run inside the suite it is apart from' },
   'npm run rehearse': { notRun: 'run exactly as written by test/rehearse/rehearsal.test.ts (a minute and a half: a synthesis and six functions under the Lambda runtime client)' },
   'npm --prefix tools/rehearse ci --nodedir="$(dirname "$(dirname "$(command -v node)")")"': {
     notRun: "installs tools/rehearse's own packages (Node 22, aws-lambda-ric's native build: minutes); CI runs it exactly as written before the tests (.ci/run)",
