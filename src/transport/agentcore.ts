@@ -3,6 +3,7 @@ import { eventData, idleTimer, isEventStream } from './event-stream';
 import { errnoCode, faultMaker } from './faults';
 import { BodyTooLargeError, readBodyLimited } from './response-body';
 import { runtimeSessionId } from './session-id';
+import type { TransportConfigOf } from './config';
 import { TransportError, type SendOptions, type Transport, type TransportFaultReason, type TransportResponse } from './transport';
 
 /**
@@ -19,34 +20,32 @@ import { TransportError, type SendOptions, type Transport, type TransportFaultRe
  * AgentCore") and drops the rest. `correlationId` is not sent as a header: it travels in the
  * JSON-RPC params, where every transport carries it, and `traceId` belongs to X-Ray.
  */
+/** The agentcore transport's settings, as the transport configuration parsed them (src/transport/config.ts): taken whole. */
+export type AgentCoreSettings = Pick<TransportConfigOf<'agentcore'>, 'runtimeArn' | 'qualifier' | 'timeoutMs' | 'maxResponseBytes'>;
+
 export type AgentCoreTransportOptions = {
   /** Built by the caller (factory.ts, tests), so tests can point it at the local emulator. */
   client: BedrockAgentCoreClient;
-  runtimeArn: string;
-  /** The runtime endpoint name; omitted means the runtime's DEFAULT endpoint. */
-  qualifier?: string;
-  /** A deadline for the whole call, retries included; the caller's signal applies as well. */
-  timeoutMs?: number;
-  maxResponseBytes?: number;
+  /** `qualifier`: the runtime endpoint (omitted: its DEFAULT); `timeoutMs`: a deadline for the whole call, retries included (the caller's signal applies as well). */
+  settings: AgentCoreSettings;
 };
-
-export const AGENTCORE_DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 
 export class AgentCoreTransport implements Transport {
   readonly kind = 'agentcore' as const;
   private readonly fault = faultMaker(this.kind);
   private readonly encoder = new TextEncoder();
+  private readonly settings: AgentCoreSettings;
   private readonly maxResponseBytes: number;
 
   constructor(private readonly options: AgentCoreTransportOptions) {
-    if (!options.runtimeArn) throw new TypeError('the agentcore transport needs a runtime ARN');
-    this.maxResponseBytes = options.maxResponseBytes ?? AGENTCORE_DEFAULT_MAX_RESPONSE_BYTES;
+    this.settings = options.settings;
+    this.maxResponseBytes = options.settings.maxResponseBytes;
   }
 
   async send(body: string, options: SendOptions): Promise<TransportResponse> {
     if (options.signal?.aborted) throw this.fault('the call was cancelled before it was sent', 'timeout', true);
-    const deadline = this.options.timeoutMs === undefined ? undefined : new AbortController();
-    const timer = deadline && setTimeout(() => deadline.abort(new Error('deadline passed')), this.options.timeoutMs);
+    const deadline = this.settings.timeoutMs === undefined ? undefined : new AbortController();
+    const timer = deadline && setTimeout(() => deadline.abort(new Error('deadline passed')), this.settings.timeoutMs);
     const signals = [options.signal, deadline?.signal].filter((s): s is AbortSignal => s !== undefined);
     const abortSignal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     try {
@@ -58,7 +57,7 @@ export class AgentCoreTransport implements Transport {
     } catch (error) {
       if (error instanceof TransportError) throw error;
       if (options.signal?.aborted) throw this.fault('the call was cancelled before AgentCore answered', 'timeout', true, {}, error);
-      if (deadline?.signal.aborted) throw this.fault(`no answer from AgentCore within ${this.options.timeoutMs} ms`, 'timeout', true, {}, error);
+      if (deadline?.signal.aborted) throw this.fault(`no answer from AgentCore within ${this.settings.timeoutMs} ms`, 'timeout', true, {}, error);
       throw this.classify(error);
     } finally {
       clearTimeout(timer);
@@ -75,12 +74,12 @@ export class AgentCoreTransport implements Transport {
     if (options.signal?.aborted) throw this.fault('the call was cancelled before it was sent', 'timeout', true);
     const quiet = new AbortController();
     const ended = new AbortController();
-    const timer = idleTimer(this.options.timeoutMs, () => quiet.abort(new Error('the stream went quiet')));
+    const timer = idleTimer(this.settings.timeoutMs, () => quiet.abort(new Error('the stream went quiet')));
     const abortSignal = AbortSignal.any([quiet.signal, ended.signal, ...(options.signal ? [options.signal] : [])]);
     const fault = (error: unknown): TransportError => {
       if (error instanceof TransportError) return error;
       if (options.signal?.aborted) return this.fault('the call was cancelled before AgentCore answered', 'timeout', true, {}, error);
-      if (timer.fired) return this.fault(`nothing more from AgentCore for ${this.options.timeoutMs} ms`, 'timeout', true, {}, error);
+      if (timer.fired) return this.fault(`nothing more from AgentCore for ${this.settings.timeoutMs} ms`, 'timeout', true, {}, error);
       return this.classify(error);
     };
     let payload: unknown;
@@ -127,11 +126,11 @@ export class AgentCoreTransport implements Transport {
   }
 
   async stopSession(sessionKey: string, options: { signal?: AbortSignal } = {}): Promise<void> {
-    const signals = [options.signal, this.options.timeoutMs === undefined ? undefined : AbortSignal.timeout(this.options.timeoutMs)].filter((s): s is AbortSignal => s !== undefined);
+    const signals = [options.signal, this.settings.timeoutMs === undefined ? undefined : AbortSignal.timeout(this.settings.timeoutMs)].filter((s): s is AbortSignal => s !== undefined);
     const abortSignal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     try {
       await this.options.client.send(
-        new StopRuntimeSessionCommand({ agentRuntimeArn: this.options.runtimeArn, qualifier: this.options.qualifier, runtimeSessionId: runtimeSessionId(sessionKey) }),
+        new StopRuntimeSessionCommand({ agentRuntimeArn: this.settings.runtimeArn, qualifier: this.settings.qualifier, runtimeSessionId: runtimeSessionId(sessionKey) }),
         abortSignal ? { abortSignal } : {},
       );
     } catch (error) {
@@ -144,8 +143,8 @@ export class AgentCoreTransport implements Transport {
 
   private command(body: string, options: SendOptions, accept: string): InvokeAgentRuntimeCommand {
     const command = new InvokeAgentRuntimeCommand({
-      agentRuntimeArn: this.options.runtimeArn,
-      qualifier: this.options.qualifier,
+      agentRuntimeArn: this.settings.runtimeArn,
+      qualifier: this.settings.qualifier,
       runtimeSessionId: runtimeSessionId(options.sessionKey),
       contentType: 'application/json',
       accept,

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { ConfigError, withoutEmpty } from '../config/env';
 import { AGENT_RUNTIME_ARN } from './arn';
-import { HTTPS_DEFAULTS } from './https';
 import { TRANSPORT_KINDS, type TransportKind } from './transport';
 
 /**
@@ -48,6 +47,11 @@ const streamHoldS = () => z.coerce.number().int().min(0).max(900).default(DEFAUL
 export const DEFAULT_STREAM_QUIET_S = 5;
 const streamQuietS = () => z.coerce.number().int().min(1).max(900).default(DEFAULT_STREAM_QUIET_S);
 
+/** The https transport's defaults: 30 s an attempt (the body too), 3 attempts, backoff from 200 ms to 5 s, a Retry-After of at most 10 s, answers up to 10 MiB. */
+export const HTTPS_DEFAULTS = { timeoutMs: 30_000, maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 5_000, maxRetryAfterMs: 10_000, maxResponseBytes: 10 * 1024 * 1024 } as const;
+/** AgentCore's: the SDK's standard retries, 3 attempts; answers up to 10 MiB (AgentCore's response chunk). */
+export const AGENTCORE_DEFAULTS = { maxAttempts: 3, maxResponseBytes: 10 * 1024 * 1024 } as const;
+
 const AgentCoreConfigSchema = z
   .object({
     kind: z.literal('agentcore'),
@@ -57,9 +61,9 @@ const AgentCoreConfigSchema = z
     /** Used when the ARN names none (it always does). */
     region: z.string().min(1).optional(),
     /** The SDK's standard retry mode, attempts in all. */
-    maxAttempts: count(10).default(3),
+    maxAttempts: count(10).default(AGENTCORE_DEFAULTS.maxAttempts),
     timeoutMs: positive().optional(),
-    maxResponseBytes: positive().default(10 * 1024 * 1024),
+    maxResponseBytes: positive().default(AGENTCORE_DEFAULTS.maxResponseBytes),
     streamHoldS: streamHoldS(),
     streamQuietS: streamQuietS(),
   })

@@ -43,28 +43,10 @@ export function createTransport(config: TransportConfig, deps: TransportDeps = {
           maxAttempts: config.maxAttempts,
           ...(deps.credentials ? { credentials: deps.credentials } : {}),
         });
-      return new AgentCoreTransport({
-        client,
-        runtimeArn: config.runtimeArn,
-        qualifier: config.qualifier,
-        timeoutMs: config.timeoutMs,
-        maxResponseBytes: config.maxResponseBytes,
-      });
+      return new AgentCoreTransport({ client, settings: config });
     }
     case 'https':
-      return new HttpsTransport({
-        url: config.url,
-        auth: httpsAuth(config, deps),
-        fetch: deps.fetch,
-        sleep: deps.sleep,
-        log: deps.log,
-        timeoutMs: config.timeoutMs,
-        maxAttempts: config.maxAttempts,
-        baseDelayMs: config.baseDelayMs,
-        maxDelayMs: config.maxDelayMs,
-        maxRetryAfterMs: config.maxRetryAfterMs,
-        maxResponseBytes: config.maxResponseBytes,
-      });
+      return new HttpsTransport({ settings: config, auth: httpsAuth(config, deps), fetch: deps.fetch, sleep: deps.sleep, log: deps.log });
     case 'in-process':
       if (!deps.inProcess) {
         throw new ConfigError('TRANSPORT=in-process runs the execution zone in this process; it is available in local runs and tests only (nothing wired a dispatcher in here)');

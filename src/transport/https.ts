@@ -8,6 +8,7 @@ import { eventData, idleTimer, isEventStream, STREAM_ACCEPT } from './event-stre
 import { readBodyLimited, BodyTooLargeError } from './response-body';
 import { backoffDelay, parseRetryAfter, sleep as realSleep, type Sleep } from './retry';
 import type { AwsCredentials } from '../aws/sigv4';
+import type { TransportConfigOf } from './config';
 import { SigV4Signer, sigv4TargetOfHost, type SigV4Credentials } from './sigv4-signer';
 import { TransportError, type GetDocumentOptions, type SendOptions, type Transport, type TransportFaultReason, type TransportResponse } from './transport';
 
@@ -43,42 +44,26 @@ export type HttpsAuth =
       token: SecretSource;
     };
 
+/**
+ * The https transport's settings, as the transport configuration parsed them (src/transport/config.ts
+ * declares, defaults and checks each once): taken whole, never copied field by field.
+ */
+export type HttpsSettings = Pick<TransportConfigOf<'https'>, 'url' | 'timeoutMs' | 'maxAttempts' | 'baseDelayMs' | 'maxDelayMs' | 'maxRetryAfterMs' | 'maxResponseBytes'>;
+
 export type HttpsTransportOptions = {
-  url: string;
+  settings: HttpsSettings;
   /** Default: `none` for a loopback URL, `sigv4` otherwise. */
   auth?: HttpsAuth;
   fetch?: typeof fetch;
   /** Waits between retries; injected by tests to run fast and record the delays. */
   sleep?: Sleep;
   random?: () => number;
-  /** Per attempt, covering the response body too. */
-  timeoutMs?: number;
-  /** Attempts in all, the first included. */
-  maxAttempts?: number;
-  baseDelayMs?: number;
-  maxDelayMs?: number;
-  /**
-   * The longest `Retry-After` we wait for. An endpoint that asks for longer ends the retries
-   * here with a retryable `throttled` error: waiting less than asked is pointless, and a Lambda
-   * sleeping for minutes costs more than letting the queue bring the task back later.
-   */
-  maxRetryAfterMs?: number;
-  maxResponseBytes?: number;
   log?: Pick<Log, 'warn'>;
   /** What SigV4 signs with and an HTTP-date `Retry-After` counts from. @default systemClock */
   clock?: Clock;
 };
 
-type HttpsSettings = Record<'timeoutMs' | 'maxAttempts' | 'baseDelayMs' | 'maxDelayMs' | 'maxRetryAfterMs' | 'maxResponseBytes', number>;
 
-export const HTTPS_DEFAULTS: Readonly<HttpsSettings> = {
-  timeoutMs: 30_000,
-  maxAttempts: 3,
-  baseDelayMs: 200,
-  maxDelayMs: 5_000,
-  maxRetryAfterMs: 10_000,
-  maxResponseBytes: 10 * 1024 * 1024,
-};
 
 /** One HTTP exchange: a POST of a request body to the endpoint, or a GET of a document on its origin. */
 type HttpCall = {
@@ -127,7 +112,7 @@ export class HttpsTransport implements Transport {
   private readonly clock: Clock;
 
   constructor(options: HttpsTransportOptions) {
-    this.url = parseExecutionUrl(options.url);
+    this.url = parseExecutionUrl(options.settings.url);
     const auth = options.auth ?? (isLoopbackUrl(this.url) ? { kind: 'none' } : { kind: 'sigv4' });
     this.authKind = auth.kind;
     this.clock = options.clock ?? systemClock;
@@ -137,14 +122,7 @@ export class HttpsTransport implements Transport {
     this.sleep = options.sleep ?? realSleep;
     this.random = options.random ?? Math.random;
     this.log = options.log;
-    this.settings = {
-      timeoutMs: positive(options.timeoutMs, HTTPS_DEFAULTS.timeoutMs, 'timeoutMs'),
-      maxAttempts: positive(options.maxAttempts, HTTPS_DEFAULTS.maxAttempts, 'maxAttempts'),
-      baseDelayMs: positive(options.baseDelayMs, HTTPS_DEFAULTS.baseDelayMs, 'baseDelayMs', 0),
-      maxDelayMs: positive(options.maxDelayMs, HTTPS_DEFAULTS.maxDelayMs, 'maxDelayMs', 0),
-      maxRetryAfterMs: positive(options.maxRetryAfterMs, HTTPS_DEFAULTS.maxRetryAfterMs, 'maxRetryAfterMs', 0),
-      maxResponseBytes: positive(options.maxResponseBytes, HTTPS_DEFAULTS.maxResponseBytes, 'maxResponseBytes'),
-    };
+    this.settings = options.settings;
   }
 
   async send(body: string, options: SendOptions): Promise<TransportResponse> {
@@ -432,11 +410,6 @@ function defaultCredentials(): SigV4Credentials {
   };
 }
 
-function positive(value: number | undefined, fallback: number, name: string, min = 1): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value < min) throw new ConfigError(`https transport option ${name} must be a number ≥ ${min}`);
-  return value;
-}
 
 function withAttempts(error: TransportError, attempts: number): TransportError {
   return new TransportError(`${error.message} (gave up after ${attempts} attempts)`, error.reason, error.retryable, error.details, { cause: error.cause });

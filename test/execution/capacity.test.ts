@@ -1,3 +1,4 @@
+import { httpsTransport } from '../support/transports';
 import { randomUUID } from 'node:crypto';
 import { ErrorCode } from '../../src/contract';
 import type { Executor } from '../../src/execution/executors/executor';
@@ -7,7 +8,6 @@ import { MemoryTaskStore } from '../../src/execution/stores/memory-task-store';
 import { TaskService } from '../../src/execution/task-service';
 import { createLogger } from '../../src/observability/logger';
 import { ExecuteTaskProtocol } from '../../src/protocols/execute-task';
-import { HttpsTransport } from '../../src/transport/https';
 import { createTable, startLocalDynamoDb } from '../support/dynalite';
 import { eventually, post } from '../support/http';
 import { startExecutionRuntime, type RunningRuntime } from '../support/execution-runtime';
@@ -135,7 +135,7 @@ describe('MAX_CONCURRENT_TASKS', () => {
   it('reaches the verification zone as a retryable `busy` failure (ExecuteTaskProtocol over HTTP)', async () => {
     const sleepers = await Promise.all(Array.from({ length: N }, (_, i) => rpc(target, call('execute_task', { text: `vz ${i} #sleep=300` }, `vz-${i}`))));
     expect(sleepers.every((s) => s.body.result?.status === 'accepted')).toBe(true);
-    const transport = new HttpsTransport({ url: target.invocationsUrl, maxAttempts: 1 });
+    const transport = httpsTransport({ url: target.invocationsUrl, maxAttempts: 1 });
     const requestId = randomUUID();
     const outcome = await new ExecuteTaskProtocol().start({ requestId, params: { text: 'over the top' } }, { transport, sessionKey: requestId, correlationId: requestId });
     expect(outcome).toMatchObject({ kind: 'failure', category: 'busy', code: ErrorCode.OverCapacity, retryable: true });

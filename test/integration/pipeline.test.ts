@@ -1,3 +1,4 @@
+import { httpsTransport } from '../support/transports';
 import { createServer, type Server } from 'node:http';
 import { loadExecutionConfig } from '../../src/execution/config';
 import { createExecutionHttpServer, readBody } from '../../src/execution/hosts/http-host';
@@ -9,7 +10,6 @@ import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { createProtocol } from '../../src/protocols/factory';
 import { createSlackWebClient, WebApiSlackReplies } from '../../src/slack/slack-replies';
 import { staticSecret } from '../../src/secrets/secret-source';
-import { HttpsTransport } from '../../src/transport/https';
 import { slackSignatureHeaders } from '../../src/verification/intake/slack-signature';
 import type { TraceEvent } from '../../src/verification/trace';
 import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-messages';
@@ -70,7 +70,7 @@ async function startHarness(pipelineEnv: Record<string, string> = {}, runtimeEnv
   await startRuntime();
   const log = createLogger('verification');
   const runtimeUrl = `http://127.0.0.1:${port}/invocations`;
-  const transport = new HttpsTransport({
+  const transport = httpsTransport({
     url: options.executionUrl?.(runtimeUrl) ?? runtimeUrl,
     baseDelayMs: 5,
     maxDelayMs: 20,

@@ -1,3 +1,4 @@
+import { httpsTransport, agentCoreTransport } from '../support/transports';
 import { createServer, type Server } from 'node:http';
 import { BedrockAgentCoreClient } from '@aws-sdk/client-bedrock-agentcore';
 import { errorResponse, successResponse } from '../../src/contract';
@@ -6,8 +7,6 @@ import { startAgentCoreEmulator, type AgentCoreEmulator } from '../../src/local/
 import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { createProtocol } from '../../src/protocols/factory';
 import type { FailureCategory, Outcome, StreamStep } from '../../src/protocols/outcome';
-import { AgentCoreTransport } from '../../src/transport/agentcore';
-import { HttpsTransport } from '../../src/transport/https';
 import { InProcessTransport, type BodyHandler } from '../../src/transport/in-process';
 import type { Transport } from '../../src/transport/transport';
 import { userMessageForFailure } from '../../src/verification/messages/failure-messages';
@@ -126,8 +125,8 @@ afterAll(async () => {
 type Target = 'runtime' | 'scripted';
 const transports: Record<string, (target: Target) => Transport> = {
   'in-process': (target) => (target === 'runtime' ? new InProcessTransport(runtime.runtime.dispatch) : new InProcessTransport(scripted, scriptedStream)),
-  https: (target) => new HttpsTransport({ url: target === 'runtime' ? runtime.invocationsUrl : `${scriptedUrl}/invocations`, maxAttempts: 1 }),
-  agentcore: (target) => new AgentCoreTransport({ client: agentCoreClient, runtimeArn: ARN(target) }),
+  https: (target) => httpsTransport({ url: target === 'runtime' ? runtime.invocationsUrl : `${scriptedUrl}/invocations`, maxAttempts: 1 }),
+  agentcore: (target) => agentCoreTransport({ client: agentCoreClient, runtimeArn: ARN(target) }),
 };
 
 async function runToEnd(agent: ExecutionAgent, text: string): Promise<{ first: Outcome; last: Outcome }> {
@@ -226,13 +225,13 @@ it('AgentCore’s own throttling (ThrottlingException) reads as busy', async () 
 
 describe('a2a over https and agentcore', () => {
   const cases: Array<[string, () => Transport, '1.0' | '0.3']> = [
-    ['A2A 1.0 (@a2a-js/sdk) over https', () => new HttpsTransport({ url: sdkAgent.url, maxAttempts: 1 }), '1.0'],
-    ['A2A 0.3 (@a2a-js/sdk compat) over https', () => new HttpsTransport({ url: sdkAgent.url, maxAttempts: 1 }), '0.3'],
-    ['A2A 0.3 (hand-written) over https', () => new HttpsTransport({ url: handWritten.url, maxAttempts: 1 }), '0.3'],
+    ['A2A 1.0 (@a2a-js/sdk) over https', () => httpsTransport({ url: sdkAgent.url, maxAttempts: 1 }), '1.0'],
+    ['A2A 0.3 (@a2a-js/sdk compat) over https', () => httpsTransport({ url: sdkAgent.url, maxAttempts: 1 }), '0.3'],
+    ['A2A 0.3 (hand-written) over https', () => httpsTransport({ url: handWritten.url, maxAttempts: 1 }), '0.3'],
     // AgentCore passes A2A-Version to the agent when the runtime allow-lists it (RequestHeaderConfiguration).
-    ['A2A 1.0 (@a2a-js/sdk) over agentcore, A2A-Version allow-listed', () => new AgentCoreTransport({ client: agentCoreClient, runtimeArn: ARN('a2a_v1') }), '1.0'],
-    ['A2A 0.3 (@a2a-js/sdk compat) over agentcore', () => new AgentCoreTransport({ client: agentCoreClient, runtimeArn: ARN('a2a_sdk') }), '0.3'],
-    ['A2A 0.3 (hand-written) over agentcore', () => new AgentCoreTransport({ client: agentCoreClient, runtimeArn: ARN('a2a_hand') }), '0.3'],
+    ['A2A 1.0 (@a2a-js/sdk) over agentcore, A2A-Version allow-listed', () => agentCoreTransport({ client: agentCoreClient, runtimeArn: ARN('a2a_v1') }), '1.0'],
+    ['A2A 0.3 (@a2a-js/sdk compat) over agentcore', () => agentCoreTransport({ client: agentCoreClient, runtimeArn: ARN('a2a_sdk') }), '0.3'],
+    ['A2A 0.3 (hand-written) over agentcore', () => agentCoreTransport({ client: agentCoreClient, runtimeArn: ARN('a2a_hand') }), '0.3'],
   ];
   it.each(cases)('%s: success, and a task polled to completion', async (_label, transport, a2aVersion) => {
     const agent = new ExecutionAgent('a2a', createProtocol('a2a', { a2aVersion }), transport());
@@ -245,14 +244,14 @@ describe('a2a over https and agentcore', () => {
 
 describe('A2A 1.0 behind AgentCore without A2A-Version allow-listed', () => {
   it('fails clearly, naming the missing allowlist, and the proof that it matters: the same agent allow-listed answers', async () => {
-    const agent = new ExecutionAgent('a2a', createProtocol('a2a', { a2aVersion: '1.0' }), new AgentCoreTransport({ client: agentCoreClient, runtimeArn: ARN('a2a_v1_no_allowlist') }));
+    const agent = new ExecutionAgent('a2a', createProtocol('a2a', { a2aVersion: '1.0' }), agentCoreTransport({ client: agentCoreClient, runtimeArn: ARN('a2a_v1_no_allowlist') }));
     const outcome = await agent.start({ text: 'hello' }, { requestId: crypto.randomUUID() });
     expect(outcome).toMatchObject({ kind: 'failure', retryable: false, category: 'unavailable' });
     expect(outcome.kind === 'failure' && outcome.message).toMatch(/A2A-Version.*RequestHeaderConfiguration/);
     // The header was sent, and AgentCore (the emulator) dropped it; allow-listed, it arrives.
     const dropped = emulator.invocations.filter((invocation) => invocation.runtimeArn === ARN('a2a_v1_no_allowlist'));
     expect(dropped.at(-1)?.forwardedHeaders).toBeUndefined();
-    const allowed = new ExecutionAgent('a2a', createProtocol('a2a', { a2aVersion: '1.0' }), new AgentCoreTransport({ client: agentCoreClient, runtimeArn: ARN('a2a_v1') }));
+    const allowed = new ExecutionAgent('a2a', createProtocol('a2a', { a2aVersion: '1.0' }), agentCoreTransport({ client: agentCoreClient, runtimeArn: ARN('a2a_v1') }));
     expect(await allowed.start({ text: 'hello' }, { requestId: crypto.randomUUID() })).toMatchObject({ kind: 'success' });
     const passed = emulator.invocations.filter((invocation) => invocation.runtimeArn === ARN('a2a_v1'));
     expect(passed.at(-1)?.forwardedHeaders).toEqual({ 'a2a-version': '1.0' });
@@ -261,11 +260,11 @@ describe('A2A 1.0 behind AgentCore without A2A-Version allow-listed', () => {
 
 describe('an A2A agent that is throttled reaches the user as "busy", whatever carries it', () => {
   it.each<[string, () => Transport, '1.0' | '0.3', string]>([
-    ['A2A 1.0 (@a2a-js/sdk), its own rate limit (ErrorInfo), over https', () => new HttpsTransport({ url: sdkAgent.url, maxAttempts: 1 }), '1.0', '#rate-limited'],
-    ['A2A 1.0 (@a2a-js/sdk), an HTTP 429 in front of it, over https', () => new HttpsTransport({ url: sdkAgent.url, maxAttempts: 1 }), '1.0', '#throttle'],
-    ['A2A 0.3 (@a2a-js/sdk compat), an HTTP 429 in front of it, over https', () => new HttpsTransport({ url: sdkAgent.url, maxAttempts: 1 }), '0.3', '#throttle'],
-    ['A2A 0.3 (hand-written), its own rate limit (ErrorInfo), over https', () => new HttpsTransport({ url: handWritten.url, maxAttempts: 1 }), '0.3', '#rate-limited'],
-    ['A2A 0.3 (hand-written), its own rate limit (ErrorInfo), over agentcore', () => new AgentCoreTransport({ client: agentCoreClient, runtimeArn: ARN('a2a_hand') }), '0.3', '#rate-limited'],
+    ['A2A 1.0 (@a2a-js/sdk), its own rate limit (ErrorInfo), over https', () => httpsTransport({ url: sdkAgent.url, maxAttempts: 1 }), '1.0', '#rate-limited'],
+    ['A2A 1.0 (@a2a-js/sdk), an HTTP 429 in front of it, over https', () => httpsTransport({ url: sdkAgent.url, maxAttempts: 1 }), '1.0', '#throttle'],
+    ['A2A 0.3 (@a2a-js/sdk compat), an HTTP 429 in front of it, over https', () => httpsTransport({ url: sdkAgent.url, maxAttempts: 1 }), '0.3', '#throttle'],
+    ['A2A 0.3 (hand-written), its own rate limit (ErrorInfo), over https', () => httpsTransport({ url: handWritten.url, maxAttempts: 1 }), '0.3', '#rate-limited'],
+    ['A2A 0.3 (hand-written), its own rate limit (ErrorInfo), over agentcore', () => agentCoreTransport({ client: agentCoreClient, runtimeArn: ARN('a2a_hand') }), '0.3', '#rate-limited'],
   ])('%s', async (_label, transport, a2aVersion, text) => {
     const agent = new ExecutionAgent('a2a', createProtocol('a2a', { a2aVersion }), transport());
 
@@ -278,8 +277,8 @@ describe('an A2A agent that is throttled reaches the user as "busy", whatever ca
 
 describe('simple-a2a over https and agentcore', () => {
   it.each([
-    ['https', () => new HttpsTransport({ url: legacy.url, maxAttempts: 1 })],
-    ['agentcore', () => new AgentCoreTransport({ client: agentCoreClient, runtimeArn: ARN('legacy') })],
+    ['https', () => httpsTransport({ url: legacy.url, maxAttempts: 1 })],
+    ['agentcore', () => agentCoreTransport({ client: agentCoreClient, runtimeArn: ARN('legacy') })],
   ])('%s: success, error, malformed', async (_label, transport) => {
     const agent = new ExecutionAgent('legacy', createProtocol('simple-a2a'), transport());
     expect((await runToEnd(agent, 'hello')).first).toMatchObject({ kind: 'success', text: 'legacy: hello' });

@@ -1,3 +1,4 @@
+import { httpsTransport } from '../support/transports';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { A2aProtocol } from '../../src/protocols/a2a';
@@ -43,7 +44,7 @@ describe.each<A2aVersion>(['1.0', '0.3'])('A2A %s, an @a2a-js/sdk agent that str
   };
   beforeAll(async () => {
     agent = await startSdkA2aAgent({ legacyCompat: true, streaming: true, gate: (question) => gates.get(question) ?? Promise.resolve() });
-    transport = new HttpsTransport({ url: agent.url, maxAttempts: 1 });
+    transport = httpsTransport({ url: agent.url, maxAttempts: 1 });
   });
   afterAll(() => agent.close());
 
@@ -192,7 +193,7 @@ describe('A2A agents that do not stream are sent the message as before', () => {
     ['an @a2a-js/sdk agent whose card says streaming: false (0.3)', () => sdk, '0.3', 'message/send'],
     ['a hand-written agent whose card names no capabilities', () => handWritten, '0.3', 'message/send'],
   ])('%s', async (_label, agent, version, method) => {
-    const transport = new HttpsTransport({ url: agent().url, maxAttempts: 1 });
+    const transport = httpsTransport({ url: agent().url, maxAttempts: 1 });
     const steps = await read(new A2aProtocol({ version }).stream({ requestId: randomUUID(), params: { text: 'hello' } }, { transport, sessionKey: 's' }, hold));
 
     expect(agent().requests.at(-1)!.body).toMatchObject({ method });

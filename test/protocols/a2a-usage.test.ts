@@ -1,8 +1,8 @@
+import { httpsTransport } from '../support/transports';
 import { randomUUID } from 'node:crypto';
 import { A2aProtocol } from '../../src/protocols/a2a';
 import { readA2aReply, readA2aStreamEvent } from '../../src/protocols/a2a-dialects';
 import { usageOfA2aMetadata } from '../../src/protocols/a2a-usage';
-import { HttpsTransport } from '../../src/transport/https';
 import { startSdkA2aAgent, type A2aTestAgent } from '../support/a2a-agents';
 import { callContext, pollUntilSettled } from './support/recording-transport';
 
@@ -60,7 +60,7 @@ describe('usage from a real @a2a-js/sdk agent, through the A2A protocol', () => 
   it.each(['1.0', '0.3'] as const)('A2A %s: a message reply with ADK usage metadata, and a polled task with usage metadata', async (version) => {
     // Prepare
     const protocol = new A2aProtocol({ version });
-    const transport = new HttpsTransport({ url: agent.url, maxAttempts: 1 });
+    const transport = httpsTransport({ url: agent.url, maxAttempts: 1 });
     const start = (text: string) => {
       const requestId = randomUUID();
       return protocol.start({ requestId, params: { text } }, callContext(transport, requestId));

@@ -1,3 +1,4 @@
+import { httpsTransport } from '../support/transports';
 import { randomUUID } from 'node:crypto';
 import type { Attachment, ExecuteTaskParams, ThreadMessage } from '../../src/contract';
 import { A2aProtocol, agentCardVersionResolver, categoryOfA2aError, slackThreadContextId } from '../../src/protocols/a2a';
@@ -71,7 +72,7 @@ describe.each<[string, Dialect]>([
 
   beforeAll(async () => {
     agent = await startSdkA2aAgent({ legacyCompat: dialect.legacyCompat });
-    transport = new HttpsTransport({ url: agent.url, maxAttempts: 1 });
+    transport = httpsTransport({ url: agent.url, maxAttempts: 1 });
   });
   afterAll(() => agent.close());
 
@@ -352,7 +353,7 @@ describe('A2aProtocol dialect mismatch', () => {
     const agent = await startSdkA2aAgent();
     const quiet = jest.spyOn(console, 'error').mockImplementation(() => undefined); // the SDK logs the refusal
     try {
-      const outcome = await new A2aProtocol({ version: '0.3' }).start({ requestId: randomUUID(), params: { text: 'hi' } }, callContext(new HttpsTransport({ url: agent.url, maxAttempts: 1 }), 'r'));
+      const outcome = await new A2aProtocol({ version: '0.3' }).start({ requestId: randomUUID(), params: { text: 'hi' } }, callContext(httpsTransport({ url: agent.url, maxAttempts: 1 }), 'r'));
 
       expect(outcome).toMatchObject({ kind: 'failure', category: 'failed', code: 'a2a:-32009', retryable: false });
     } finally {
@@ -369,7 +370,7 @@ describe('A2aProtocol against a hand-written 0.3 agent (no kind, no ids)', () =>
 
   beforeAll(async () => {
     agent = await startHandWrittenA2aAgent();
-    transport = new HttpsTransport({ url: agent.url, maxAttempts: 1 });
+    transport = httpsTransport({ url: agent.url, maxAttempts: 1 });
   });
   afterAll(() => agent.close());
 
@@ -460,7 +461,7 @@ describe('A2aProtocol with a2aVersion auto (the agent card decides)', () => {
   });
   afterAll(() => Promise.all([sdk.close(), compat.close(), handWritten.close()]));
 
-  const transportTo = (agent: A2aTestAgent, options: Partial<HttpsTransportOptions> = {}) => new HttpsTransport({ url: agent.url, maxAttempts: 1, ...options });
+  const transportTo = (agent: A2aTestAgent, options: Partial<HttpsTransportOptions> = {}) => httpsTransport({ url: agent.url, maxAttempts: 1, ...options });
   const startOnce = (protocol: A2aProtocol, transport: HttpsTransport, text = 'hi') => protocol.start({ requestId: randomUUID(), params: { text } }, callContext(transport, 'r'));
 
   it.each<[string, A2aVersion, () => A2aTestAgent]>([

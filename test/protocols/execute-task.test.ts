@@ -1,3 +1,4 @@
+import { httpsTransport } from '../support/transports';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode, errorResponse, successResponse, type ExecuteTaskParams } from '../../src/contract';
@@ -12,7 +13,6 @@ import type { FailureCategory, Outcome, PendingHandle } from '../../src/protocol
 import { InProcessTransport } from '../../src/transport/in-process';
 import { TransportError, type Transport } from '../../src/transport/transport';
 import { startExecutionRuntime } from '../support/execution-runtime';
-import { HttpsTransport } from '../../src/transport/https';
 import { RecordingTransport, callContext, pollUntilSettled } from './support/recording-transport';
 
 /**
@@ -51,7 +51,7 @@ const wires: Array<[string, () => Promise<Wire>]> = [
     'loopback HTTP (createExecutionHttpServer)',
     async () => {
       const running = await startExecutionRuntime(RUNTIME_ENV, { executor: new ModelLikeExecutor() });
-      return { transport: new HttpsTransport({ url: running.invocationsUrl, maxAttempts: 1 }), close: running.close };
+      return { transport: httpsTransport({ url: running.invocationsUrl, maxAttempts: 1 }), close: running.close };
     },
   ],
 ];
@@ -238,7 +238,7 @@ describe('ExecuteTaskProtocol with answers our runtime never gives', () => {
   });
 
   it('lets transport faults through; the execution agent turns them into the transport’s verdict', async () => {
-    const refused = new HttpsTransport({ url: 'http://127.0.0.1:9/invocations', maxAttempts: 1 });
+    const refused = httpsTransport({ url: 'http://127.0.0.1:9/invocations', maxAttempts: 1 });
     const agent = new ExecutionAgent('default', protocol, refused);
 
     await expect(start(refused)).rejects.toBeInstanceOf(TransportError);

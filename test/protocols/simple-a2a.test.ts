@@ -1,3 +1,4 @@
+import { httpsTransport } from '../support/transports';
 import { randomUUID } from 'node:crypto';
 import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { ProtocolFailure } from '../../src/protocols/json-rpc-exchange';
@@ -13,7 +14,7 @@ describe('SimpleA2aProtocol against a legacy agent', () => {
 
   beforeAll(async () => {
     agent = await startLegacyAgent();
-    transport = new HttpsTransport({ url: agent.url, maxAttempts: 1 });
+    transport = httpsTransport({ url: agent.url, maxAttempts: 1 });
   });
   afterAll(() => agent.close());
 

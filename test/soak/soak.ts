@@ -1,3 +1,4 @@
+import { httpsTransport } from '../support/transports';
 import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -17,7 +18,6 @@ import type { DeliveryHandler, EnqueueOptions } from '../../src/queue/queue';
 import { SqsQueue, sqsClient } from '../../src/queue/sqs-queue';
 import { createSlackWebClient, WebApiSlackReplies, type SlackReplies } from '../../src/slack/slack-replies';
 import { SLACK_CHUNK_LIMIT, splitForSlack } from '../../src/slack/split-message';
-import { HttpsTransport } from '../../src/transport/https';
 import { REPLY_CHUNK_LEASE_SECONDS, visibilityTimeoutSeconds } from '../../src/verification/pipeline-settings';
 import { slackSignatureHeaders } from '../../src/verification/intake/slack-signature';
 import type { TraceEvent } from '../../src/verification/trace';
@@ -530,7 +530,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const port = Number(new URL(runtimeUrl).port);
   let zoneUp = true;
 
-  const transport = new HttpsTransport({ url: `${runtimeUrl}/invocations`, baseDelayMs: 50, maxDelayMs: 400, timeoutMs: 10_000, log: new RecordingLog('transport', logLines) });
+  const transport = httpsTransport({ url: `${runtimeUrl}/invocations`, baseDelayMs: 50, maxDelayMs: 400, timeoutMs: 10_000, log: new RecordingLog('transport', logLines) });
   const agent = new ExecutionAgent('default', createProtocol('execute-task'), transport);
   const slackLog = new RecordingLog('slack', logLines);
   const realReplies = new WebApiSlackReplies(createSlackWebClient({ token: slack.token, apiUrl: slack.apiUrl, log: slackLog }), { log: slackLog });

@@ -1,8 +1,8 @@
+import { agentCoreTransport } from '../support/transports';
 import { BedrockAgentCoreClient, StopRuntimeSessionCommand } from '@aws-sdk/client-bedrock-agentcore';
 import { startAgentCoreEmulator, type AgentCoreEmulator } from '../../src/local/agentcore-emulator';
 import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { createProtocol } from '../../src/protocols/factory';
-import { AgentCoreTransport } from '../../src/transport/agentcore';
 import { runtimeSessionId } from '../../src/transport/session-id';
 import { TransportError } from '../../src/transport/transport';
 
@@ -27,7 +27,7 @@ afterAll(async () => {
 
 describe('AgentCoreTransport.stopSession', () => {
   it('names the session as every call of the conversation does, and a session already ended is no fault', async () => {
-    const transport = new AgentCoreTransport({ client, runtimeArn: ARN, timeoutMs: 5_000 });
+    const transport = agentCoreTransport({ client, runtimeArn: ARN, timeoutMs: 5_000 });
     await expect(transport.stopSession('T1:C1:1700000000.000100')).resolves.toBeUndefined();
     expect(emulator.stops.at(-1)).toEqual({ runtimeArn: ARN, sessionId: runtimeSessionId('T1:C1:1700000000.000100'), ended: false });
   });
@@ -38,7 +38,7 @@ describe('AgentCoreTransport.stopSession', () => {
       throw Object.assign(new Error('not allowed'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 403 } });
     };
     const denied = { send } as unknown as BedrockAgentCoreClient;
-    const transport = new AgentCoreTransport({ client: denied, runtimeArn: ARN });
+    const transport = agentCoreTransport({ client: denied, runtimeArn: ARN });
     await expect(transport.stopSession('key')).rejects.toBeInstanceOf(TransportError);
     const agent = new ExecutionAgent('default', createProtocol('execute-task'), transport);
     expect(agent.stopsSessions).toBe(true);

@@ -1,7 +1,7 @@
+import { agentCoreTransport } from '../support/transports';
 import type { ServerResponse } from 'node:http';
 import { BedrockAgentCoreClient } from '@aws-sdk/client-bedrock-agentcore';
 import { startAgentCoreEmulator, type AgentCoreEmulator } from '../../src/local/agentcore-emulator';
-import { AgentCoreTransport } from '../../src/transport/agentcore';
 import { TransportError } from '../../src/transport/transport';
 import { eventually } from '../support/http';
 import { caught, closedBy, executeTask, finalResponse, gate, json, progressResponse, readAll, sseEvent, startSse, startTestServer, writeInPieces, type TestServer } from './fixtures';
@@ -59,7 +59,7 @@ describe('AgentCoreTransport.stream → real SDK client → AgentCore emulator �
     await agent.close();
   });
 
-  const transport = (timeoutMs?: number) => new AgentCoreTransport({ client, runtimeArn: ARN, ...(timeoutMs === undefined ? {} : { timeoutMs }) });
+  const transport = (timeoutMs?: number) => agentCoreTransport({ client, runtimeArn: ARN, ...(timeoutMs === undefined ? {} : { timeoutMs }) });
 
   it('asks for text/event-stream, and yields each event as the agent sends it, before the stream ends', async () => {
     held = gate();

@@ -1,3 +1,4 @@
+import { agentCoreTransport } from '../support/transports';
 import { BedrockAgentCoreClient } from '@aws-sdk/client-bedrock-agentcore';
 import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import { startAgentCoreEmulator, type AgentCoreEmulator } from '../../src/local/agentcore-emulator';
@@ -46,7 +47,7 @@ describe('AgentCoreTransport → real SDK client → AgentCore emulator → exec
       credentials: { AKIDLOCAL: 'local-secret' },
     });
     client = clientFor(emulator.endpoint);
-    transport = new AgentCoreTransport({ client, runtimeArn: ARN });
+    transport = agentCoreTransport({ client, runtimeArn: ARN });
   });
   afterAll(async () => {
     client.destroy();
@@ -61,9 +62,9 @@ describe('AgentCoreTransport → real SDK client → AgentCore emulator → exec
     const wrongSecret = new BedrockAgentCoreClient({ endpoint: emulator.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'AKIDLOCAL', secretAccessKey: 'not-the-secret' }, maxAttempts: 1 });
     const unknownKey = new BedrockAgentCoreClient({ endpoint: emulator.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'AKIDOTHER', secretAccessKey: 'local-secret' }, maxAttempts: 1 });
     try {
-      await expect(new AgentCoreTransport({ client: wrongSecret, runtimeArn: ARN }).send(executeTask('hello', 'req-sig'), { sessionKey: taskKey })).rejects.toMatchObject({ reason: 'auth', retryable: false });
+      await expect(agentCoreTransport({ client: wrongSecret, runtimeArn: ARN }).send(executeTask('hello', 'req-sig'), { sessionKey: taskKey })).rejects.toMatchObject({ reason: 'auth', retryable: false });
       expect(emulator.invocations.at(-1)).toMatchObject({ status: 403, errorType: 'InvalidSignatureException' });
-      await expect(new AgentCoreTransport({ client: unknownKey, runtimeArn: ARN }).send(executeTask('hello', 'req-sig'), { sessionKey: taskKey })).rejects.toMatchObject({ reason: 'auth' });
+      await expect(agentCoreTransport({ client: unknownKey, runtimeArn: ARN }).send(executeTask('hello', 'req-sig'), { sessionKey: taskKey })).rejects.toMatchObject({ reason: 'auth' });
       expect(emulator.invocations.at(-1)).toMatchObject({ status: 403, errorType: 'UnrecognizedClientException' });
     } finally {
       wrongSecret.destroy();
@@ -115,13 +116,13 @@ describe('AgentCoreTransport → real SDK client → AgentCore emulator → exec
   });
 
   it('passes the qualifier (the runtime endpoint name)', async () => {
-    const qualified = new AgentCoreTransport({ client, runtimeArn: ARN, qualifier: 'prod' });
+    const qualified = agentCoreTransport({ client, runtimeArn: ARN, qualifier: 'prod' });
     await qualified.send(executeTask('q'), { sessionKey: taskKey });
     expect(emulator.invocations.at(-1)).toMatchObject({ qualifier: 'prod', status: 200 });
   });
 
   it('an unknown runtime ARN is a non-retryable rejection, not retried by the SDK', async () => {
-    const unknown = new AgentCoreTransport({ client, runtimeArn: ARN.replace('AbCdEf1234', 'ZzZzZz9999') });
+    const unknown = agentCoreTransport({ client, runtimeArn: ARN.replace('AbCdEf1234', 'ZzZzZz9999') });
     const error = await caught<TransportError>(() => unknown.send(executeTask('x'), { sessionKey: taskKey }));
     expect(error).toBeInstanceOf(TransportError);
     expect(error).toMatchObject({ reason: 'rejected', retryable: false, details: { status: 404, transport: 'agentcore' } });
@@ -130,28 +131,28 @@ describe('AgentCoreTransport → real SDK client → AgentCore emulator → exec
   });
 
   it('a runtime that answers 500 surfaces as RuntimeClientError: reason runtime, retryable, not retried by the SDK', async () => {
-    const error = await caught<TransportError>(() => new AgentCoreTransport({ client, runtimeArn: CRASHING_ARN }).send(executeTask('x'), { sessionKey: taskKey }));
+    const error = await caught<TransportError>(() => agentCoreTransport({ client, runtimeArn: CRASHING_ARN }).send(executeTask('x'), { sessionKey: taskKey }));
     expect(error).toMatchObject({ reason: 'runtime', retryable: true, details: { status: 424 } });
     expect(error.message).toMatch(/RuntimeClientError: Received error \(500\) from runtime/);
     expect(crashing.requests).toHaveLength(1);
   });
 
   it('an unreachable runtime is a RuntimeClientError too', async () => {
-    await expect(new AgentCoreTransport({ client, runtimeArn: GONE_ARN }).send(executeTask('x'), { sessionKey: taskKey })).rejects.toMatchObject({
+    await expect(agentCoreTransport({ client, runtimeArn: GONE_ARN }).send(executeTask('x'), { sessionKey: taskKey })).rejects.toMatchObject({
       reason: 'runtime',
       retryable: true,
     });
   });
 
   it('the deadline option ends a call the runtime never answers: a retryable timeout', async () => {
-    const slow = new AgentCoreTransport({ client, runtimeArn: HANGING_ARN, timeoutMs: 200 });
+    const slow = agentCoreTransport({ client, runtimeArn: HANGING_ARN, timeoutMs: 200 });
     const error = await caught<TransportError>(() => slow.send(executeTask('x'), { sessionKey: taskKey }));
     expect(error).toMatchObject({ reason: 'timeout', retryable: true });
     expect(error.message).toMatch(/within 200 ms/);
   });
 
   it("the caller's signal cancels the call: a retryable timeout, not retried", async () => {
-    const slow = new AgentCoreTransport({ client, runtimeArn: HANGING_ARN });
+    const slow = agentCoreTransport({ client, runtimeArn: HANGING_ARN });
     const before = hanging.requests.length;
     const error = await caught<TransportError>(() => slow.send(executeTask('x'), { sessionKey: taskKey, signal: AbortSignal.timeout(150) }));
     expect(error).toMatchObject({ reason: 'timeout', retryable: true });
@@ -165,10 +166,10 @@ describe('AgentCoreTransport → real SDK client → AgentCore emulator → exec
   });
 
   it('a response over maxResponseBytes is too-large, not retryable', async () => {
-    const limited = new AgentCoreTransport({ client, runtimeArn: HUGE_ARN, maxResponseBytes: 100_000 });
+    const limited = agentCoreTransport({ client, runtimeArn: HUGE_ARN, maxResponseBytes: 100_000 });
     await expect(limited.send(executeTask('x'), { sessionKey: taskKey })).rejects.toMatchObject({ reason: 'too-large', retryable: false });
     // The same body under a larger limit comes through whole.
-    const roomy = new AgentCoreTransport({ client, runtimeArn: HUGE_ARN, maxResponseBytes: 1_000_000 });
+    const roomy = agentCoreTransport({ client, runtimeArn: HUGE_ARN, maxResponseBytes: 1_000_000 });
     expect((await roomy.send(executeTask('x'), { sessionKey: taskKey }))!.length).toBe(300_002);
   });
 
@@ -217,7 +218,7 @@ describe('AgentCoreTransport without an emulator', () => {
   it('connection refused is retried by the SDK, then a retryable connection fault', async () => {
     const client = clientFor(await closedPortUrl());
     try {
-      const error = await caught<TransportError>(() => new AgentCoreTransport({ client, runtimeArn: ARN }).send('{}', { sessionKey: taskKey }));
+      const error = await caught<TransportError>(() => agentCoreTransport({ client, runtimeArn: ARN }).send('{}', { sessionKey: taskKey }));
       expect(error).toMatchObject({ reason: 'connection', retryable: true });
       expect(error.message).toMatch(/ECONNREFUSED.*after 3 attempts/);
     } finally {
@@ -233,7 +234,7 @@ describe('AgentCoreTransport without an emulator', () => {
     });
     const client = clientFor(stalling.url);
     try {
-      const error = await caught<TransportError>(() => new AgentCoreTransport({ client, runtimeArn: ARN, timeoutMs: 200 }).send('{}', { sessionKey: taskKey }));
+      const error = await caught<TransportError>(() => agentCoreTransport({ client, runtimeArn: ARN, timeoutMs: 200 }).send('{}', { sessionKey: taskKey }));
       expect(error).toMatchObject({ reason: 'timeout', retryable: true });
       expect(stalling.requests).toHaveLength(1);
     } finally {
@@ -251,7 +252,7 @@ describe('AgentCoreTransport without an emulator', () => {
     const client = new BedrockAgentCoreClient({ region: 'us-east-1' });
     try {
       // Act
-      const body = await new AgentCoreTransport({ client, runtimeArn: ARN }).send(executeTask('via env'), { sessionKey: taskKey });
+      const body = await agentCoreTransport({ client, runtimeArn: ARN }).send(executeTask('via env'), { sessionKey: taskKey });
       // Assess
       expect(body).toContain('echo: via env');
       expect(emulator.invocations).toHaveLength(1);

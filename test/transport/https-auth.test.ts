@@ -1,8 +1,8 @@
+import { httpsTransport } from '../support/transports';
 import { Hash } from '@smithy/hash-node';
 import { HttpRequest } from '@smithy/protocol-http';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { secretsManagerSecret, staticSecret, type SecretSource } from '../../src/secrets/secret-source';
-import { HttpsTransport } from '../../src/transport/https';
 import { sigv4TargetOfHost } from '../../src/transport/sigv4-signer';
 import { TransportError } from '../../src/transport/transport';
 import { startFakeSecretsManager } from '../support/fake-secrets-manager';
@@ -22,7 +22,7 @@ describe('HttpsTransport with SigV4', () => {
 
   it('sends an Authorization header that verifies when the request is signed again', async () => {
     // Prepare
-    const transport = new HttpsTransport({
+    const transport = httpsTransport({
       url: `${server.url}/invocations?v=1`,
       auth: { kind: 'sigv4', credentials, service: 'lambda', region: 'us-east-1' },
       clock: manualClock(signingDate.getTime()),
@@ -50,14 +50,14 @@ describe('HttpsTransport with SigV4', () => {
   });
 
   it("uses the SDK's default credential chain when no credentials are given", async () => {
-    const transport = new HttpsTransport({ url: server.url, auth: { kind: 'sigv4', service: 'lambda', region: 'us-east-1' } });
+    const transport = httpsTransport({ url: server.url, auth: { kind: 'sigv4', service: 'lambda', region: 'us-east-1' } });
     await transport.send('{}', key);
     // test/support/jest-env.ts puts placeholder credentials in the environment, the chain's first source.
     expect(server.requests.at(-1)!.headers.authorization).toContain(`Credential=${process.env.AWS_ACCESS_KEY_ID}/`);
   });
 
   it('sends the session token of temporary credentials', async () => {
-    const transport = new HttpsTransport({
+    const transport = httpsTransport({
       url: server.url,
       auth: { kind: 'sigv4', credentials: { ...credentials, sessionToken: 'FwoGZXIvYXdzEXAMPLE' }, service: 'execute-api', region: 'eu-west-1' },
     });
@@ -70,7 +70,7 @@ describe('HttpsTransport with SigV4', () => {
   it('signs for the service and region a Lambda function URL host names, by default', async () => {
     // A real function URL is not reachable offline: capture what would be sent instead.
     let sent: Headers | undefined;
-    const transport = new HttpsTransport({
+    const transport = httpsTransport({
       url: 'https://abcdefghijklmnop.lambda-url.ap-northeast-1.on.aws/',
       auth: { kind: 'sigv4', credentials },
       fetch: async (_input, init) => {
@@ -84,7 +84,7 @@ describe('HttpsTransport with SigV4', () => {
   });
 
   it('defaults to sigv4 for a non-loopback URL', () => {
-    expect(new HttpsTransport({ url: 'https://abc.execute-api.us-west-2.amazonaws.com/prod/invocations', auth: undefined }).authKind).toBe('sigv4');
+    expect(httpsTransport({ url: 'https://abc.execute-api.us-west-2.amazonaws.com/prod/invocations', auth: undefined }).authKind).toBe('sigv4');
   });
 });
 
@@ -128,14 +128,14 @@ describe('HttpsTransport with a bearer token', () => {
   };
 
   it('sends Authorization: Bearer <token>', async () => {
-    const transport = new HttpsTransport({ url: server.url, auth: { kind: 'bearer', token: staticSecret('token-2') } });
+    const transport = httpsTransport({ url: server.url, auth: { kind: 'bearer', token: staticSecret('token-2') } });
     await expect(transport.send('{}', key)).resolves.toBe('{"ok":true}');
     expect(server.requests.map((r) => r.headers.authorization)).toEqual(['Bearer token-2']);
   });
 
   it('a 401 refreshes the token once and tries again', async () => {
     const { provider, refreshes } = rotatingProvider();
-    const transport = new HttpsTransport({ url: server.url, auth: { kind: 'bearer', token: provider } });
+    const transport = httpsTransport({ url: server.url, auth: { kind: 'bearer', token: provider } });
     await expect(transport.send('{}', key)).resolves.toBe('{"ok":true}');
     expect(server.requests.map((r) => r.headers.authorization)).toEqual(['Bearer token-1', 'Bearer token-2']);
     expect(refreshes()).toBe(1);
@@ -144,7 +144,7 @@ describe('HttpsTransport with a bearer token', () => {
   it('a second 401 after the refresh is a non-retryable auth fault (no loop)', async () => {
     validToken = 'never';
     const { provider, refreshes } = rotatingProvider();
-    const transport = new HttpsTransport({ url: server.url, auth: { kind: 'bearer', token: provider } });
+    const transport = httpsTransport({ url: server.url, auth: { kind: 'bearer', token: provider } });
     const error = await caught<TransportError>(() => transport.send('{}', key));
     expect(error).toMatchObject({ reason: 'auth', retryable: false, details: { status: 401 } });
     expect(server.requests).toHaveLength(2);
@@ -152,13 +152,13 @@ describe('HttpsTransport with a bearer token', () => {
   });
 
   it('a static token that is refused is not sent again', async () => {
-    const transport = new HttpsTransport({ url: server.url, auth: { kind: 'bearer', token: staticSecret('wrong') } });
+    const transport = httpsTransport({ url: server.url, auth: { kind: 'bearer', token: staticSecret('wrong') } });
     await expect(transport.send('{}', key)).rejects.toMatchObject({ reason: 'auth', retryable: false });
     expect(server.requests).toHaveLength(1);
   });
 
   it('a token provider that fails is a retryable auth fault, and nothing is sent', async () => {
-    const transport = new HttpsTransport({
+    const transport = httpsTransport({
       url: server.url,
       auth: {
         kind: 'bearer',
@@ -179,7 +179,7 @@ describe('HttpsTransport with a bearer token', () => {
       const arn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:exec-token-AbCdEf';
       sm.setSecret(arn, '{"token":"token-2"}');
       // What the factory builds for EXECUTION_BEARER_SECRET_ARN.
-      const transport = new HttpsTransport({ url: server.url, auth: { kind: 'bearer', token: secretsManagerSecret(arn, { jsonField: 'token' }) } });
+      const transport = httpsTransport({ url: server.url, auth: { kind: 'bearer', token: secretsManagerSecret(arn, { jsonField: 'token' }) } });
       await expect(transport.send('{}', key)).resolves.toBe('{"ok":true}');
 
       sm.setSecret(arn, '{"token":"token-3"}');

@@ -1,3 +1,4 @@
+import { httpsTransport } from '../support/transports';
 import { createHash } from 'node:crypto';
 import { Hash } from '@smithy/hash-node';
 import { HttpRequest } from '@smithy/protocol-http';
@@ -32,7 +33,7 @@ describe('HttpsTransport.getDocument', () => {
     answer = () => ({ status: 200, body: CARD });
   });
 
-  const transport = (options: Partial<HttpsTransportOptions> = {}) => new HttpsTransport({ url: `${server.url}/a2a/invocations?tenant=t1`, maxAttempts: 1, ...options });
+  const transport = (options: Partial<Parameters<typeof httpsTransport>[0]> = {}) => httpsTransport({ url: `${server.url}/a2a/invocations?tenant=t1`, maxAttempts: 1, ...options });
 
   it('GETs the path on the endpoint’s origin, asking for JSON, and brings back the body', async () => {
     const body = await transport().getDocument(AGENT_CARD_PATH, { headers: { 'A2A-Version': '1.0', Authorization: 'Bearer smuggled' }, correlationId: 'corr-9' });
@@ -113,7 +114,7 @@ describe('HttpsTransport.getDocument', () => {
   it('keeps the per-attempt timeout', async () => {
     const hanging = await startTestServer(() => undefined);
     try {
-      const error = await caught<TransportError>(() => new HttpsTransport({ url: hanging.url, timeoutMs: 50, maxAttempts: 1 }).getDocument(AGENT_CARD_PATH));
+      const error = await caught<TransportError>(() => httpsTransport({ url: hanging.url, timeoutMs: 50, maxAttempts: 1 }).getDocument(AGENT_CARD_PATH));
       expect(error).toMatchObject({ reason: 'timeout', retryable: true });
       expect(error.message).toBe(`no answer from ${hanging.url}${AGENT_CARD_PATH} within 50 ms`);
     } finally {

@@ -1,3 +1,4 @@
+import { httpsTransport } from '../support/transports';
 import type { ServerResponse } from 'node:http';
 import { HttpsTransport, type HttpsTransportOptions } from '../../src/transport/https';
 import { TransportError } from '../../src/transport/transport';
@@ -82,7 +83,7 @@ describe('HttpsTransport.stream against a loopback server that streams', () => {
   });
   afterAll(() => server.close());
 
-  const transport = (options: Partial<HttpsTransportOptions> = {}) => new HttpsTransport({ url: `${server.url}/invocations`, ...options });
+  const transport = (options: Partial<Parameters<typeof httpsTransport>[0]> = {}) => httpsTransport({ url: `${server.url}/invocations`, ...options });
 
   it('asks for events or JSON, and yields each event as soon as it is complete, before the stream ends', async () => {
     held = gate();

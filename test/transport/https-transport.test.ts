@@ -1,3 +1,4 @@
+import { httpsTransport } from '../support/transports';
 import { ConfigError } from '../../src/config/env';
 import { staticSecret } from '../../src/secrets/secret-source';
 import { HttpsTransport, type HttpsTransportOptions } from '../../src/transport/https';
@@ -17,7 +18,7 @@ describe('HttpsTransport → a real execution runtime on loopback', () => {
 
   it('brings back the runtime JSON-RPC answer as the body', async () => {
     // Prepare
-    const transport = new HttpsTransport({ url: runtime.invocationsUrl });
+    const transport = httpsTransport({ url: runtime.invocationsUrl });
     // Act
     const body = await transport.send(executeTask('hello', 'req-1'), key);
     // Assess
@@ -25,13 +26,13 @@ describe('HttpsTransport → a real execution runtime on loopback', () => {
   });
 
   it('answers undefined for a notification (HTTP 204)', async () => {
-    const transport = new HttpsTransport({ url: runtime.invocationsUrl });
+    const transport = httpsTransport({ url: runtime.invocationsUrl });
     const notification = JSON.stringify({ jsonrpc: '2.0', method: 'execute_task', params: { text: 'no reply wanted' } });
     await expect(transport.send(notification, key)).resolves.toBeUndefined();
   });
 
   it('uses no auth by default for a loopback URL', () => {
-    expect(new HttpsTransport({ url: runtime.invocationsUrl }).authKind).toBe('none');
+    expect(httpsTransport({ url: runtime.invocationsUrl }).authKind).toBe('none');
   });
 });
 
@@ -43,7 +44,7 @@ describe('HttpsTransport: what goes on the wire', () => {
   afterAll(() => server.close());
 
   it('POSTs JSON with Accept, X-Correlation-ID and the protocol headers, and no Authorization', async () => {
-    const transport = new HttpsTransport({ url: `${server.url}/invocations` });
+    const transport = httpsTransport({ url: `${server.url}/invocations` });
     await transport.send('{"x":1}', { ...key, correlationId: 'corr-42', headers: { 'A2A-Version': '1.0' } });
     const seen = server.requests.at(-1)!;
     expect(seen).toMatchObject({ method: 'POST', path: '/invocations', body: '{"x":1}' });
@@ -52,7 +53,7 @@ describe('HttpsTransport: what goes on the wire', () => {
   });
 
   it('does not let a protocol header replace the framing or the auth', async () => {
-    const transport = new HttpsTransport({ url: server.url, auth: { kind: 'bearer', token: staticSecret('real-token') } });
+    const transport = httpsTransport({ url: server.url, auth: { kind: 'bearer', token: staticSecret('real-token') } });
     await transport.send('{}', { ...key, headers: { 'Content-Type': 'text/plain', Authorization: 'Bearer forged' } });
     const seen = server.requests.at(-1)!;
     expect(seen.headers['content-type']).toBe('application/json');
@@ -62,22 +63,22 @@ describe('HttpsTransport: what goes on the wire', () => {
 
 describe('HttpsTransport: refused configurations', () => {
   it.each(['http://example.com/invocations', 'http://10.0.0.5:8080/invocations', 'http://128.0.0.1/'])('refuses plain http:// to %s at construction', (url) => {
-    expect(() => new HttpsTransport({ url })).toThrow(ConfigError);
-    expect(() => new HttpsTransport({ url })).toThrow(/plain http:\/\/ to a host that is not loopback/);
+    expect(() => httpsTransport({ url })).toThrow(ConfigError);
+    expect(() => httpsTransport({ url })).toThrow(/plain http:\/\/ to a host that is not loopback/);
   });
 
   it.each(['http://127.0.0.1:8080/invocations', 'http://127.9.9.9/', 'http://localhost:3000/x', 'http://[::1]:8080/'])('accepts plain http:// to loopback %s', (url) => {
-    expect(new HttpsTransport({ url }).url.href).toBe(new URL(url).href);
+    expect(httpsTransport({ url }).url.href).toBe(new URL(url).href);
   });
 
   it('refuses other schemes, URLs with credentials and unparsable URLs', () => {
-    expect(() => new HttpsTransport({ url: 'ftp://example.com/' })).toThrow(/must be an https:\/\/ URL/);
-    expect(() => new HttpsTransport({ url: 'https://user:pw@example.com/' })).toThrow(/must not carry credentials/);
-    expect(() => new HttpsTransport({ url: 'not a url' })).toThrow(ConfigError);
+    expect(() => httpsTransport({ url: 'ftp://example.com/' })).toThrow(/must be an https:\/\/ URL/);
+    expect(() => httpsTransport({ url: 'https://user:pw@example.com/' })).toThrow(/must not carry credentials/);
+    expect(() => httpsTransport({ url: 'not a url' })).toThrow(ConfigError);
   });
 
   it('needs a SigV4 service it cannot infer from a custom host', () => {
-    expect(() => new HttpsTransport({ url: 'https://agent.example.com/', auth: { kind: 'sigv4', defaultRegion: 'us-east-1' } })).toThrow(/EXECUTION_SIGV4_SERVICE/);
+    expect(() => httpsTransport({ url: 'https://agent.example.com/', auth: { kind: 'sigv4', defaultRegion: 'us-east-1' } })).toThrow(/EXECUTION_SIGV4_SERVICE/);
   });
 });
 
@@ -91,9 +92,9 @@ describe('HttpsTransport: faults from misbehaving servers', () => {
   afterEach(async () => {
     await Promise.all(servers.splice(0).map((s) => s.close()));
   });
-  const transportFor = (url: string, options: Partial<HttpsTransportOptions> = {}) => {
+  const transportFor = (url: string, options: Partial<Parameters<typeof httpsTransport>[0]> = {}) => {
     const recorder = recordingSleep();
-    const transport = new HttpsTransport({ url, sleep: recorder.sleep, random: () => 0.5, ...options });
+    const transport = httpsTransport({ url, sleep: recorder.sleep, random: () => 0.5, ...options });
     return { transport, delays: recorder.delays };
   };
 
@@ -148,7 +149,7 @@ describe('HttpsTransport: faults from misbehaving servers', () => {
   it("the caller's signal also ends a backoff wait (real sleep)", async () => {
     const server = await serve((_req, res) => json(res, 503, {}));
     // An hour's backoff: only the signal can end it within the test's bound.
-    const transport = new HttpsTransport({ url: server.url, baseDelayMs: 3_600_000, maxDelayMs: 3_600_000, random: () => 0.5 });
+    const transport = httpsTransport({ url: server.url, baseDelayMs: 3_600_000, maxDelayMs: 3_600_000, random: () => 0.5 });
     const error = await caught<TransportError>(() => transport.send('{}', { ...key, signal: AbortSignal.timeout(100) }));
     expect(error).toMatchObject({ reason: 'timeout', retryable: true });
     expect(server.requests).toHaveLength(1);

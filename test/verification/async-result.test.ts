@@ -1,3 +1,4 @@
+import { httpsTransport } from '../support/transports';
 import { ErrorCode } from '../../src/contract';
 import { createExecutionHttpServer } from '../../src/execution/hosts/http-host';
 import { RpcError } from '../../src/execution/rpc-error';
@@ -5,7 +6,6 @@ import { createLogger } from '../../src/observability/logger';
 import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { createProtocol } from '../../src/protocols/factory';
 import type { Outcome, PendingHandle } from '../../src/protocols/outcome';
-import { HttpsTransport } from '../../src/transport/https';
 import { InProcessTransport } from '../../src/transport/in-process';
 import { createAgentInvoker } from '../../src/verification/invoke/agent-invoker';
 import { createAsyncResult } from '../../src/verification/poll/async-result';
@@ -139,7 +139,7 @@ describe('createAsyncResult', () => {
     const server = createExecutionHttpServer(parts.runtime);
     const url = `${await listenOnLoopback(server)}/invocations`;
     await closeServer(server);
-    const unreachable = new ExecutionAgent('default', createProtocol('execute-task'), new HttpsTransport({ url, maxAttempts: 1, log: createLogger('test') }));
+    const unreachable = new ExecutionAgent('default', createProtocol('execute-task'), httpsTransport({ url, maxAttempts: 1, log: createLogger('test') }));
     const message = pollMessage(handle, { accepted_at: parts.clock.now(), attempt: 1 });
 
     // Act

@@ -1,10 +1,10 @@
+import { httpsTransport } from '../support/transports';
 import { randomUUID } from 'node:crypto';
 import type { Log, LogExtra } from '../../src/observability/logger';
 import { A2aProtocol } from '../../src/protocols/a2a';
 import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { FAILURE_CATEGORIES, type FailureCategory } from '../../src/protocols/outcome';
 import type { Queue } from '../../src/queue/queue';
-import { HttpsTransport } from '../../src/transport/https';
 import { RetryableTaskError } from '../../src/verification/invoke/invoker-parts';
 import { createAgentInvoker } from '../../src/verification/invoke/agent-invoker';
 import { createAsyncResult } from '../../src/verification/poll/async-result';
@@ -66,7 +66,7 @@ describe('an A2A agent’s failures, through the real pipeline functions to the 
 
   beforeAll(async () => {
     sdk = await startSdkA2aAgent();
-    agent = new ExecutionAgent('a2a', new A2aProtocol({ version: '1.0' }), new HttpsTransport({ url: sdk.url, maxAttempts: 1 }));
+    agent = new ExecutionAgent('a2a', new A2aProtocol({ version: '1.0' }), httpsTransport({ url: sdk.url, maxAttempts: 1 }));
   });
   afterAll(() => sdk.close());
 
