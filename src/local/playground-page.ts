@@ -257,6 +257,7 @@ function describe(event) {
     case 'retry': return 'transient failure (' + d.code + '), queue will retry';
     case 'reply-queued': return 'reply queued (' + d.kind + ')';
     case 'reply-posted': return 'reply posted to Slack';
+    case 'files-posted': return 'files shared in the thread (' + d.shared + ' of ' + d.files + ')';
     case 'sign-of-life': return 'sign of life shown (' + d.how + ')';
     case 'streamed': return 'answer so far shown (' + d.chars + ' characters)';
     case 'refused': return 'refused' + (d.reason ? ' (' + d.reason + ')' : '');

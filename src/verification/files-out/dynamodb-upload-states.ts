@@ -10,7 +10,8 @@ export class DynamoDbFileUploadStates implements FileUploadStates {
   private readonly table: StateTable;
 
   constructor(options: StateTableOptions) {
-    this.table = new StateTable(options);
+    // Its own prefix: the uploader's claims use the same keys in the same table.
+    this.table = new StateTable({ keyPrefix: 'file-upload#', ...options });
   }
 
   async get(key: string): Promise<FileUploadState | undefined> {
