@@ -193,6 +193,11 @@ export class ConsoleSlackReplies implements SlackReplies, SlackConversations, Sl
     return this.files.get(id)?.bytes;
   }
 
+  /** A shared file's media type by its id (what the playground's image preview is served as). */
+  fileMimetype(id: string): string | undefined {
+    return this.files.get(id)?.file.mimetype;
+  }
+
   async readThread(thread: { channel: string; threadTs: string; before: string }): Promise<ThreadRead> {
     const inThread = (channel: string, ts: string, threadTs: string | undefined) => channel === thread.channel && (ts === thread.threadTs || threadTs === thread.threadTs) && ts < thread.before;
     const people: SlackThreadMessage[] = this.said

@@ -97,7 +97,7 @@ export function createSettlement(options: SettlementOptions): Settlement {
       ...(persona ? { persona: { ...(persona.username ? { username: persona.username } : {}), ...(persona.iconEmoji ? { icon_emoji: persona.iconEmoji } : {}) } } : {}),
       ...(files ? { files } : {}),
     });
-    trace({ requestId: task.request_id, hop: 'reply-queued', at: clock.now(), detail: { kind } });
+    trace({ requestId: task.request_id, hop: 'reply-queued', at: clock.now(), detail: { kind, ...(files?.count ? { files: files.count } : {}) } });
   }
 
   /** Tells `onSettled`; a failure there is logged, never the task's: its reply has gone, and a retry would send it twice. */
