@@ -106,7 +106,7 @@ record (replies printed by \`zone start\` when no SLACK_BOT_TOKEN is set).
     while (systemClock.now() - started < waitMs) {
       const response = await fetch(stateUrl).catch(() => undefined);
       if (response?.ok) {
-        const trace = (await response.json()) as { events: Array<{ hop: string; at: number; detail?: Record<string, unknown> }>; replies: Array<{ text: string; streaming?: boolean }> };
+        const trace = (await response.json()) as { events: Array<{ hop: string; at: number; detail?: Record<string, unknown> }>; replies: Array<{ text: string; streaming?: boolean }>; shared_files?: Array<{ name: string; size: number; mimetype: string; url: string }> };
         // Hops until the answer starts to stream; then only the answer, so it reads as one text.
         for (const event of trace.events.slice(printed)) {
           if (event.hop !== 'streamed' && !streamedOut) process.stdout.write(`  +${String(event.at - started).padStart(6)} ms  ${event.hop}\n`);
@@ -118,11 +118,12 @@ record (replies printed by \`zone start\` when no SLACK_BOT_TOKEN is set).
           process.stdout.write(growing.text.slice(streamedOut.length));
           streamedOut = growing.text;
         }
-        if (trace.events.some((event) => event.hop === 'reply-posted' || event.hop === 'refused')) {
+        if (answered(trace.events)) {
           for (const [index, reply] of trace.replies.entries()) {
             if (index === 0 && streamedOut && reply.text.startsWith(streamedOut)) process.stdout.write(`${reply.text.slice(streamedOut.length)}\n`);
             else process.stdout.write(`\n${reply.text}\n`);
           }
+          for (const file of trace.shared_files ?? []) process.stdout.write(`\n📎 ${file.name} (${file.mimetype}, ${file.size} bytes)  ${new URL(file.url, url).href}\n`);
           process.stdout.write(`\n(continue this thread: npx zone say --thread ${threadTs} "…")\n`);
           return 0;
         }
@@ -135,6 +136,14 @@ record (replies printed by \`zone start\` when no SLACK_BOT_TOKEN is set).
     return 0;
   },
 };
+
+/** The reply is out — and, for an answer with files, its files too (the poster shares them after the text). */
+function answered(events: ReadonlyArray<{ hop: string; detail?: Record<string, unknown> }>): boolean {
+  if (events.some((event) => event.hop === 'refused')) return true;
+  if (!events.some((event) => event.hop === 'reply-posted')) return false;
+  const withFiles = events.some((event) => event.hop === 'reply-queued' && typeof event.detail?.files === 'number');
+  return !withFiles || events.some((event) => event.hop === 'files-posted');
+}
 
 /** Stop pressed on the thread's agent session: what it stopped (and the stopped answer), or that nothing was running. */
 async function sayStop(url: string, secret: string, threadTs: string, waitMs: number): Promise<number> {

@@ -8,6 +8,8 @@ import {
   Method,
   PendingResultSchema,
   UsageSchema,
+  inlineBytesOf,
+  readFiles,
   cancelTaskRequest,
   executeTaskRequest,
   getTaskResultRequest,
@@ -684,4 +686,24 @@ export const CASES: readonly ConformanceCase[] = [
       return `${input_tokens} in, ${output_tokens} out${model ? ` (${model})` : ''}${answer.status === 'success' ? '' : ', once polled'}`;
     },
   },
+  {
+    id: 'execute_task.files',
+    level: 'files',
+    expectation: 'asked for a file, the final success carries files: name, media_type, and base64 data or an https url, within the limits',
+    why: 'the verification zone uploads each file to the thread; a file that breaks the rules is refused with a line in the thread instead',
+    required: true,
+    async run(ctx) {
+      const id = newRequestId();
+      const answer = expectResult(await sendRequest(ctx, executeTaskRequest({ text: FILE_REQUEST_TEXT }, id)), ExecuteTaskResultSchema, id, 'an execute_task result (success or accepted)');
+      const final: Record<string, unknown> = answer.status === 'success' ? answer : (await pollUntilSuccess(ctx, answer.task_id)).result;
+      if (final.files === undefined) fail('expected files in the final result: an agent that declares the files level returns the file it was asked for');
+      const { files, refused } = readFiles(final.files);
+      if (refused.length) fail(`expected files as docs/contract.md "Files" defines them, got refusals: ${refused.map((file) => `${file.name}: ${file.reason}`).join('; ')}`);
+      if (files.length === 0) fail('expected at least one file in files');
+      return files.map((file) => `${file.name} (${file.media_type}, ${file.data !== undefined ? `${inlineBytesOf(file)} bytes` : 'by url'})`).join(', ');
+    },
+  },
 ];
+
+/** What the files case asks for: words any agent can follow, and the echo agent's directive (src/execution/executors/echo-files.ts). */
+const FILE_REQUEST_TEXT = 'conformance check: return a small CSV file named conformance.csv #file=conformance.csv';

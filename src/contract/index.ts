@@ -6,3 +6,4 @@ export * from './methods';
 export * from './attachments';
 export * from './context';
 export * from './usage';
+export * from './files';

@@ -3,6 +3,7 @@ import { type JsonRpcId, type JsonRpcRequest, request } from './jsonrpc';
 import { ContextEntitySchema, MAX_CONTEXT_ENTITIES } from './context';
 import { newRequestId } from './request-id';
 import type { Usage } from './usage';
+import type { AgentFile } from './files';
 
 /** The methods of the zone contract (docs/contract.md): names, params and results. */
 export const Method = {
@@ -114,13 +115,14 @@ export const TaskIdParamsSchema = z
 export type TaskIdParams = z.infer<typeof TaskIdParamsSchema>;
 
 /**
- * The final answer. `usage` (docs/contract.md, "Usage") is optional, and not checked here: a
- * malformed one must never cost the answer, so its reader checks it apart (`readUsage`) and drops it.
+ * The final answer. `usage` (docs/contract.md, "Usage") and `files` ("Files") are optional, and not
+ * checked here: a malformed one must never cost the answer, so their readers check them apart
+ * (`readUsage` drops a bad usage, `readFiles` refuses a bad file with a reason).
  */
 export const SuccessResultSchema = z
-  .object({ status: z.literal('success'), response_text: z.string(), usage: z.unknown().optional() })
+  .object({ status: z.literal('success'), response_text: z.string(), usage: z.unknown().optional(), files: z.unknown().optional() })
   .loose();
-export type SuccessResult = { status: 'success'; response_text: string; usage?: Usage | undefined; [field: string]: unknown };
+export type SuccessResult = { status: 'success'; response_text: string; usage?: Usage | undefined; files?: AgentFile[] | undefined; [field: string]: unknown };
 
 /**
  * Partial output of a task that streams (docs/contract.md, "Streaming"): `text` is what it produced

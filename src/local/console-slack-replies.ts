@@ -7,6 +7,8 @@ import { SlackApiError } from '../slack/slack-api-error';
 import type { LiveMessage, LiveThread, SlackLive } from '../slack/slack-live';
 import type { AgentSession, AgentSessionStatus, SlackAssistant, SuggestedPrompt } from '../slack/slack-assistant';
 import { decodeFeedbackValue, type MessageBlock } from '../slack/feedback-blocks';
+import type { SlackUploads } from '../slack/slack-uploads';
+import { LocalUploads, type LocalUploadPolicy } from './console-slack-uploads';
 import { LOCAL_BOT_USER_ID, slackTs } from './slack-event-builder';
 
 /**
@@ -41,7 +43,7 @@ const MAX_FILES = 200;
  * accepted event) and the files shared through the playground or `zone say --file`, so thread
  * context and attachments work locally as they do in Slack.
  */
-export class ConsoleSlackReplies implements SlackReplies, SlackConversations, SlackLive, SlackAssistant {
+export class ConsoleSlackReplies implements SlackReplies, SlackConversations, SlackLive, SlackAssistant, SlackUploads {
   readonly posted: RecordedReply[] = [];
   /** Thread statuses set, in order (`''` clears). */
   readonly statuses: Array<{ channel: string; threadTs: string; status: string; at: number }> = [];
@@ -58,7 +60,20 @@ export class ConsoleSlackReplies implements SlackReplies, SlackConversations, Sl
     private readonly clock: Clock = systemClock,
     /** Whom the replies are posted as (SLACK_BOT_USER_ID when set): the thread context knows the bot's replies by it. */
     private readonly botUserId: string = LOCAL_BOT_USER_ID,
-  ) {}
+    uploadPolicy: LocalUploadPolicy = {},
+  ) {
+    this.uploads = new LocalUploads({ now: () => this.clock.now(), keep: (file) => this.keepFile(file), print: (line) => this.write(line) }, uploadPolicy);
+  }
+
+  /** Files the agent's answers shared in threads (Slack's three upload calls: console-slack-uploads.ts). */
+  private readonly uploads: LocalUploads;
+  get sharedFiles() {
+    return this.uploads.shared;
+  }
+  startUpload: SlackUploads['startUpload'] = (file) => this.uploads.startUpload(file);
+  sendBytes: SlackUploads['sendBytes'] = (url, bytes) => this.uploads.sendBytes(url, bytes);
+  share: SlackUploads['share'] = (file) => this.uploads.share(file);
+  isShared: SlackUploads['isShared'] = (file) => this.uploads.isShared(file);
 
   async post({ channel, threadTs, text, marker, blocks }: { channel: string; threadTs: string; text: string; marker?: ReplyMarker; blocks?: readonly MessageBlock[] }): Promise<{ ts: string }> {
     const reply: RecordedReply = { channel, threadTs, text, ts: slackTs(), at: this.clock.now(), ...(marker ? { requestId: marker.requestId } : {}) };
@@ -161,7 +176,11 @@ export class ConsoleSlackReplies implements SlackReplies, SlackConversations, Sl
 
   /** Keeps a file for download; `baseUrl` is where the local stack serves it. */
   shareFile(file: { name: string; mimetype: string; bytes: Buffer }, baseUrl: string): LocalFile {
-    const id = `F${randomBytes(5).toString('hex').toUpperCase()}`;
+    return this.keepFile({ id: `F${randomBytes(5).toString('hex').toUpperCase()}`, ...file }, baseUrl);
+  }
+
+  /** Keeps a file's bytes under its id, for `/api/files/<id>/<name>` (relative to the local stack without `baseUrl`). */
+  private keepFile({ id, ...file }: { id: string; name: string; mimetype: string; bytes: Buffer }, baseUrl = ''): LocalFile {
     const filetype = /\.([a-z0-9]+)$/i.exec(file.name)?.[1]?.toLowerCase() ?? '';
     const shared: LocalFile = { id, name: file.name, mimetype: file.mimetype, filetype, size: file.bytes.length, url_private_download: `${baseUrl}/api/files/${id}/${encodeURIComponent(file.name)}` };
     if (this.files.size >= MAX_FILES) this.files.delete(this.files.keys().next().value!);
@@ -172,6 +191,11 @@ export class ConsoleSlackReplies implements SlackReplies, SlackConversations, Sl
   /** A shared file's bytes by its id. */
   fileBytes(id: string): Buffer | undefined {
     return this.files.get(id)?.bytes;
+  }
+
+  /** A shared file's media type by its id (what the playground's image preview is served as). */
+  fileMimetype(id: string): string | undefined {
+    return this.files.get(id)?.file.mimetype;
   }
 
   async readThread(thread: { channel: string; threadTs: string; before: string }): Promise<ThreadRead> {

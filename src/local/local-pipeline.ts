@@ -22,6 +22,9 @@ import { MemoryRecords } from '../verification/stores/memory-records';
 import { MemoryUsageStore } from '../verification/stores/memory-usage-store';
 import type { ListableRecords } from '../verification/stores/records';
 import type { SlackAssistant } from '../slack/slack-assistant';
+import type { SlackUploads } from '../slack/slack-uploads';
+import { MemoryFileUploadStates } from '../verification/files-out/memory-upload-states';
+import { MemoryOutgoingFiles } from '../verification/files-out/memory-outgoing-files';
 import { noTrace, type Tracer } from '../verification/trace';
 import { wireAgentInvoker, wireAsyncResult, wireSlackEvents, wireSlackPoster, type FunctionContext } from '../verification/wiring';
 
@@ -118,6 +121,8 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
   const records = options.records ?? new MemoryRecords(systemClock);
   // Usage counters are per UTC day: real time too.
   const usage = new MemoryUsageStore(systemClock);
+  // An answer's files wait here for slack-poster, as in the state table when deployed.
+  const outgoingFiles = new MemoryOutgoingFiles(clock);
   const ingress = wireSlackEvents(context, { signingSecret: staticSecret(options.signingSecret), claims, counters: new MemoryCounterStore(), tasks, replies, threads, records, ...(options.agents ? { routes: options.agents.routes } : {}) });
   const agents = options.agents ? { agents: options.agents } : {};
   const botToken = config.SLACK_BOT_TOKEN;
@@ -137,11 +142,14 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
       ...(live ? { live } : {}),
       records,
       usage,
+      outgoingFiles,
     }),
   );
-  polls.consume(wireAsyncResult(followUps, { agent: options.agent, ...agents, polls, replies, ...(live ? { live } : {}), records, usage }));
+  polls.consume(wireAsyncResult(followUps, { agent: options.agent, ...agents, polls, replies, ...(live ? { live } : {}), records, usage, outgoingFiles }));
   const agentSurface = canAct(slack) ? slack : undefined;
-  replies.consume(wireSlackPoster(context, { slack, claims, threads, ...(live ? { live } : {}), ...(agentSurface ? { agent: () => agentSurface } : {}), records }));
+  const uploads = canUpload(slack) ? slack : undefined;
+  const files = uploads ? { uploads: () => uploads, states: new MemoryFileUploadStates(clock), outgoing: outgoingFiles } : undefined;
+  replies.consume(wireSlackPoster(context, { slack, claims, threads, ...(live ? { live } : {}), ...(agentSurface ? { agent: () => agentSurface } : {}), records, ...(files ? { files } : {}) }));
 
   const all = [tasks, polls, replies, tasksDlq, pollsDlq, repliesDlq] as Array<MemoryQueue<unknown>>;
   return {
@@ -159,6 +167,11 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
 
 function canStream(slack: SlackReplies & Partial<SlackLive>): slack is SlackReplies & SlackLive {
   return ['setStatus', 'startStream', 'appendStream', 'stopStream', 'update'].every((method) => typeof (slack as unknown as Record<string, unknown>)[method] === 'function');
+}
+
+/** Slack's three upload calls (the local workspace and the Web API adapter take them). */
+function canUpload(slack: SlackReplies & Partial<SlackUploads>): slack is SlackReplies & SlackUploads {
+  return typeof slack.startUpload === 'function' && typeof slack.share === 'function';
 }
 
 function canAct(slack: SlackReplies & Partial<SlackAssistant>): slack is SlackReplies & SlackAssistant {

@@ -235,7 +235,10 @@ async function routeVerification(req: IncomingMessage, res: ServerResponse, rout
     const id = url.pathname.split('/')[3] ?? '';
     const bytes = routes.consoleReplies.fileBytes(id);
     if (!bytes) return sendJson(res, 404, { error: 'no such file' });
-    res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': bytes.length }).end(bytes);
+    // Images as what they are, for the playground's preview; anything else as bytes, never as a page of this origin.
+    const mimetype = routes.consoleReplies.fileMimetype(id) ?? '';
+    const type = /^image\/(png|jpeg|gif|webp)$/.test(mimetype) ? mimetype : 'application/octet-stream';
+    res.writeHead(200, { 'Content-Type': type, 'Content-Length': bytes.length, 'X-Content-Type-Options': 'nosniff' }).end(bytes);
     return;
   }
   // Everything else is the playground, which can say things and shows every trace: only for itself.
@@ -349,7 +352,11 @@ function withReplies(trace: ReturnType<TraceRecorder['all']>[number], routes: Ro
   const status = shown?.status && !trace.events.some((event) => event.hop === 'reply-posted') ? shown.status : undefined;
   const channel = text(ingress?.detail?.channel);
   const surface = routes.surface.threadSurface({ channel, threadTs, since, replies });
-  return { ...trace, ...(channel ? { channel } : {}), ...(threadTs ? { thread_ts: threadTs } : {}), ...(status ? { status } : {}), replies, ...surface };
+  // The files the answer shared in the thread (Slack's upload, locally: console-slack-uploads.ts), served at /api/files.
+  const sharedFiles = (routes.consoleReplies?.sharedFiles ?? [])
+    .filter((file) => file.threadTs === threadTs && file.at >= since)
+    .map((file) => ({ name: file.name, size: file.size, mimetype: file.mimetype, url: `/api/files/${file.id}/${encodeURIComponent(file.name)}` }));
+  return { ...trace, ...(channel ? { channel } : {}), ...(threadTs ? { thread_ts: threadTs } : {}), ...(status ? { status } : {}), replies, ...(sharedFiles.length ? { shared_files: sharedFiles } : {}), ...surface };
 }
 
 /** The rating last given to an answer, if any. */

@@ -28,6 +28,8 @@ export const PLAYGROUND_HTML = `<!doctype html>
   .reply { margin-top: 8px; padding: 8px 10px; border-left: 3px solid #007a5a; background: #f3fbf8; white-space: pre-wrap; }
   .reply.streaming { border-left-color: #e8a400; }
   .waiting { color: #888; font-style: italic; margin-top: 8px; }
+  .shared-file { margin-top: 6px; font-size: 13px; }
+  .shared-file img.preview { max-width: 240px; max-height: 160px; margin-top: 4px; border: 1px solid #ddd; image-rendering: pixelated; }
   .state { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; background: #eee; margin-left: 6px; }
   .state.done { background: #d8f5e8; } .state.failed { background: #fde2e1; } .state.working { background: #fff4cc; }
   table { width: 100%; border-collapse: collapse; font-size: 12px; }
@@ -257,6 +259,7 @@ function describe(event) {
     case 'retry': return 'transient failure (' + d.code + '), queue will retry';
     case 'reply-queued': return 'reply queued (' + d.kind + ')';
     case 'reply-posted': return 'reply posted to Slack';
+    case 'files-posted': return 'files shared in the thread (' + d.shared + ' of ' + d.files + ')';
     case 'sign-of-life': return 'sign of life shown (' + d.how + ')';
     case 'streamed': return 'answer so far shown (' + d.chars + ' characters)';
     case 'refused': return 'refused' + (d.reason ? ' (' + d.reason + ')' : '');
@@ -304,6 +307,13 @@ function surfaceHtml(r) {
   }).join('');
 }
 
+/** The files the agent shared in the thread: name, size, and a preview of an image. */
+function sharedFilesHtml(r) {
+  const files = (r.trace && r.trace.shared_files) || [];
+  return files.map((f) => '<div class="shared-file">📎 <a href="' + escapeHtml(f.url) + '" download="' + escapeHtml(f.name) + '">' + escapeHtml(f.name) + '</a> · ' + f.size + ' bytes' +
+    (/^image\//.test(f.mimetype) ? '<br><img class="preview" alt="' + escapeHtml(f.name) + '" src="' + escapeHtml(f.url) + '">' : '') + '</div>').join('');
+}
+
 function render() {
   const html = requests.map((r) => {
     const [label, cls] = stateOf(r.trace);
@@ -315,6 +325,7 @@ function render() {
       '<div><div class="you">you: ' + escapeHtml(r.text) + '<span class="state ' + cls + '">' + label + '</span>' + sessionHtml(r) + '</div>' +
       (r.files && r.files.length ? '<div class="files"><span aria-hidden="true">📎</span> files: ' + r.files.map(escapeHtml).join(', ') + '</div>' : '') +
       (replies.length ? replies.map((p) => '<div class="reply' + (p.streaming ? ' streaming' : '') + '">' + mrkdwnHtml(p.text) + (p.streaming ? ' ▍' : '') + '</div>' + feedbackHtml(p)).join('') : '<div class="waiting">' + (r.trace && r.trace.status ? '⏳ assistant ' + escapeHtml(r.trace.status) : 'waiting for the reply…') + '</div>') +
+      sharedFilesHtml(r) +
       surfaceHtml(r) +
       (r.note ? '<div class="ephemeral">' + escapeHtml(r.note) + '</div>' : '') +
       (r.threadTs ? '<button type="button" class="link" data-thread="' + escapeHtml(r.threadTs) + '" data-channel="' + escapeHtml(r.channel || '') + '">↳ reply in thread</button>' : '') +

@@ -19,7 +19,8 @@
  *   mimeType, bytes}}`, 1.0 `{raw, filename, mediaType}`; base64 in both).
  */
 
-import type { Attachment, ThreadMessage, UsageReading } from '../contract';
+import type { Attachment, FilesReading, ThreadMessage, UsageReading } from '../contract';
+import { fileEntriesOf, filesField } from './a2a-files';
 import { usageOfA2aMetadata } from './a2a-usage';
 
 export const A2A_VERSIONS = ['1.0', '0.3'] as const;
@@ -137,12 +138,17 @@ export function normaliseState(raw: unknown): A2aState {
   return STATES.has(state) ? (state as A2aState) : 'unknown';
 }
 
-/** `usage`: what the agent's metadata says the answer cost (a2a-usage.ts); absent when it says nothing. */
+/**
+ * `usage`: what the agent's metadata says the answer cost (a2a-usage.ts); absent when it says nothing.
+ * `files`: the file parts of the answer (a2a-files.ts) — a message's, or a task's artifacts' (else
+ * its last agent message's); absent when there are none.
+ */
 export type A2aReply =
-  | { kind: 'message'; text: string; messageId?: string; contextId?: string; usage?: UsageReading }
+  | { kind: 'message'; text: string; messageId?: string; contextId?: string; usage?: UsageReading; files?: FilesReading }
   | {
       kind: 'task';
       usage?: UsageReading;
+      files?: FilesReading;
       state: A2aState;
       taskId?: string;
       contextId?: string;
@@ -168,7 +174,7 @@ export function readA2aReply(result: unknown): A2aReply {
   }
   if (result.kind === 'task' || isRecord(result.status)) return readTask(result);
   if (result.kind === 'message' || Array.isArray(result.parts)) {
-    return { kind: 'message', text: textOf(result.parts), ...optionalString('messageId', result.messageId), ...optionalString('contextId', result.contextId), ...usageField(result.metadata) };
+    return { kind: 'message', text: textOf(result.parts), ...optionalString('messageId', result.messageId), ...optionalString('contextId', result.contextId), ...usageField(result.metadata), ...filesField(fileEntriesOf(result.parts)) };
   }
   return { kind: 'unrecognised' };
 }
@@ -185,6 +191,7 @@ function readTask(task: Record<string, unknown>): A2aReply {
     .map((message) => textOf(message.parts))
     .filter(Boolean)
     .at(-1);
+  const artifactFiles = (Array.isArray(task.artifacts) ? task.artifacts : []).flatMap((artifact) => (isRecord(artifact) ? fileEntriesOf(artifact.parts) : []));
   return {
     kind: 'task',
     state: normaliseState(status.state),
@@ -195,6 +202,7 @@ function readTask(task: Record<string, unknown>): A2aReply {
     statusText,
     // The task's own metadata, else its status message's, else its last agent message's.
     ...usageField(task.metadata, isRecord(status.message) ? status.message.metadata : undefined, agentMessages.at(-1)?.metadata),
+    ...filesField(artifactFiles.length ? artifactFiles : fileEntriesOf(agentMessages.at(-1)?.parts)),
   };
 }
 
@@ -228,8 +236,8 @@ export type A2aStreamEvent =
   | { kind: 'status'; state: A2aState; taskId?: string; contextId?: string; statusText: string; usage?: UsageReading }
   | ({ kind: 'artifact'; taskId?: string; contextId?: string; append: boolean } & A2aArtifactText);
 
-/** An artifact's id (empty when the agent gave none) and its text parts, in order. */
-export type A2aArtifactText = { artifactId: string; texts: string[] };
+/** An artifact's id (empty when the agent gave none), its text parts and its file parts (a2a-files.ts), in order. */
+export type A2aArtifactText = { artifactId: string; texts: string[]; files: Record<string, unknown>[] };
 
 export function readA2aStreamEvent(result: unknown): A2aStreamEvent {
   if (!isRecord(result)) return { kind: 'unrecognised' };
@@ -269,7 +277,7 @@ function readArtifactUpdate(event: Record<string, unknown>): A2aStreamEvent {
 }
 
 function artifactText(artifact: Record<string, unknown>): A2aArtifactText {
-  return { artifactId: typeof artifact.artifactId === 'string' ? artifact.artifactId : '', texts: textsOf(artifact.parts) };
+  return { artifactId: typeof artifact.artifactId === 'string' ? artifact.artifactId : '', texts: textsOf(artifact.parts), files: fileEntriesOf(artifact.parts) };
 }
 
 function isAgentRole(role: unknown): boolean {

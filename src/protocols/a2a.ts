@@ -15,6 +15,7 @@ import {
   type A2aVersion,
   type OutgoingMessage,
 } from './a2a-dialects';
+import { filesField } from './a2a-files';
 import { CancelError, ProtocolFailure, answerFailure, callJsonRpc, streamJsonRpc, type RpcAnswer } from './json-rpc-exchange';
 import { failure, pending, success, textStep, type Failure, type FailureCategory, type Outcome, type PendingHandle, type StreamStep } from './outcome';
 import type { CallContext, ExecutionProtocol, StreamHold, TaskInput } from './protocol';
@@ -232,7 +233,8 @@ class StreamedTask {
   taskId?: string;
   contextId?: string;
   state: A2aState = 'submitted';
-  private readonly artifacts = new Map<string, string[]>();
+  /** Each artifact's text parts and file parts, as the events so far left them. */
+  private readonly artifacts = new Map<string, { texts: string[]; files: Record<string, unknown>[] }>();
   /** What was shown: `shown` and `shownDigest`, as in a handle. */
   private shown: Record<string, string> = { [SHOWN]: '0' };
   /** Whether a step has named the task yet. */
@@ -262,11 +264,11 @@ class StreamedTask {
       case 'unrecognised':
         return answerFailure(ProtocolFailure.Malformed, `${method} sent an event that is neither an A2A message, a task nor a task update`);
       case 'message':
-        return success(event.text, { ...(event.messageId ? { messageId: event.messageId } : {}), ...(event.contextId ? { contextId: event.contextId } : {}) }, event.usage);
+        return success(event.text, { ...(event.messageId ? { messageId: event.messageId } : {}), ...(event.contextId ? { contextId: event.contextId } : {}) }, event.usage, event.files);
       case 'task':
         this.know(event);
         this.artifacts.clear();
-        for (const artifact of event.artifacts) this.artifacts.set(artifact.artifactId, [...artifact.texts]);
+        for (const artifact of event.artifacts) this.artifacts.set(artifact.artifactId, { texts: [...artifact.texts], files: [...artifact.files] });
         this.state = event.state;
         return isOver(event.state) ? taskOutcome(this.dialect, event, { stream: true }) : undefined;
       case 'artifact':
@@ -278,7 +280,7 @@ class StreamedTask {
         this.state = event.state;
         if (!isOver(event.state)) return undefined;
         const text = this.text();
-        const answer: A2aReply & { kind: 'task' } = { kind: 'task', state: event.state, ...this.ids(), answer: text || event.statusText, artifactText: text, statusText: event.statusText, ...(event.usage ? { usage: event.usage } : {}) };
+        const answer: A2aReply & { kind: 'task' } = { kind: 'task', state: event.state, ...this.ids(), answer: text || event.statusText, artifactText: text, statusText: event.statusText, ...(event.usage ? { usage: event.usage } : {}), ...filesField([...this.artifacts.values()].flatMap((artifact) => artifact.files)) };
         return taskOutcome(this.dialect, answer, { stream: true });
       }
     }
@@ -306,13 +308,13 @@ class StreamedTask {
 
   private update(artifact: A2aArtifactText, append: boolean): void {
     const before = this.artifacts.get(artifact.artifactId);
-    this.artifacts.set(artifact.artifactId, append && before ? [...before, ...artifact.texts] : [...artifact.texts]);
+    this.artifacts.set(artifact.artifactId, append && before ? { texts: [...before.texts, ...artifact.texts], files: [...before.files, ...artifact.files] } : { texts: [...artifact.texts], files: [...artifact.files] });
   }
 
   /** As `readA2aReply` joins a task's artifacts: each one's text parts, one per line. */
   private text(): string {
     return [...this.artifacts.values()]
-      .map((texts) => texts.join('\n'))
+      .map(({ texts }) => texts.join('\n'))
       .filter(Boolean)
       .join('\n');
   }
@@ -363,7 +365,7 @@ function outcomeOf(dialect: A2aDialect, method: string, answer: RpcAnswer, { pol
       return answerFailure(ProtocolFailure.Malformed, `${method} result is neither an A2A message nor a task`);
     case 'message':
       if (polled) return answerFailure(ProtocolFailure.Malformed, `${method} answered with a message where a task was expected`);
-      return success(reply.text, { ...(reply.messageId ? { messageId: reply.messageId } : {}), ...(reply.contextId ? { contextId: reply.contextId } : {}) }, reply.usage);
+      return success(reply.text, { ...(reply.messageId ? { messageId: reply.messageId } : {}), ...(reply.contextId ? { contextId: reply.contextId } : {}) }, reply.usage, reply.files);
     case 'task':
       return taskOutcome(dialect, reply, { ...(polled ? { polled } : {}), stream });
   }
@@ -371,7 +373,7 @@ function outcomeOf(dialect: A2aDialect, method: string, answer: RpcAnswer, { pol
 
 function taskOutcome(dialect: A2aDialect, task: A2aReply & { kind: 'task' }, { polled, stream }: Asked): Outcome {
   const ids = { ...(task.taskId ? { taskId: task.taskId } : {}), ...(task.contextId ? { contextId: task.contextId } : {}) };
-  if (task.state === 'completed') return success(task.answer, { ...ids, state: task.state }, task.usage);
+  if (task.state === 'completed') return success(task.answer, { ...ids, state: task.state }, task.usage, task.files);
   if (task.state === 'submitted' || task.state === 'working') {
     // Hand-written agents may leave the id out of a poll answer; the handle still knows it.
     const taskId = task.taskId ?? polled?.taskId;

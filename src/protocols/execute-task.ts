@@ -9,6 +9,7 @@ import {
   executeTaskRequest,
   getTaskResultRequest,
   newRequestId,
+  readFiles,
   readUsage,
   request,
   type JsonRpcRequest,
@@ -92,9 +93,9 @@ function outcomeOf(request: JsonRpcRequest<unknown>, answer: RpcAnswer, schema: 
       if (!parsed.success) return answerFailure(ProtocolFailure.Malformed, `${request.method} result breaks the contract: ${issuesOf(parsed.error)}`);
       const result = parsed.data;
       if (result.status === 'success') {
-        // `usage` is read apart: a malformed one is dropped (and logged by the settlement), never the answer.
-        const { status: _status, response_text, usage, ...extra } = result;
-        return success(response_text, extra, readUsage(usage));
+        // `usage` and `files` are read apart: a malformed one is dropped or refused, never the answer.
+        const { status: _status, response_text, usage, files, ...extra } = result;
+        return success(response_text, extra, readUsage(usage), readFiles(files));
       }
       const next = result.cursor ?? cursor;
       return pending({ taskId: result.task_id, ...(next === undefined ? {} : { cursor: next }) }, result.status, result.text);

@@ -1,4 +1,4 @@
-import type { Usage, UsageReading } from '../contract';
+import type { AgentFile, FilesReading, RefusedFile, Usage, UsageReading } from '../contract';
 
 /**
  * What an execution protocol makes of a response, in the pipeline's terms (docs/architecture.md §4.3).
@@ -49,9 +49,10 @@ export type Failure = {
 /**
  * An answer. `usage`: what it cost in tokens, when the agent said (docs/contract.md, "Usage");
  * `usageDropped`: why the usage the agent sent was left out — it never costs the answer, and the
- * settlement logs it.
+ * settlement logs it. `files`: the files the agent made, to upload after the text; `filesRefused`:
+ * those it sent that break the contract's rules, each with the line the thread shows (docs/contract.md, "Files").
  */
-export type SuccessOutcome = { kind: 'success'; text: string; extra: Record<string, unknown>; usage?: Usage; usageDropped?: string };
+export type SuccessOutcome = { kind: 'success'; text: string; extra: Record<string, unknown>; usage?: Usage; usageDropped?: string; files?: AgentFile[]; filesRefused?: RefusedFile[] };
 
 export type Outcome =
   | SuccessOutcome
@@ -62,11 +63,13 @@ export type Outcome =
   | { kind: 'pending'; handle: PendingHandle; state?: string; partial?: string }
   | Failure;
 
-export const success = (text: string, extra: Record<string, unknown> = {}, usage: UsageReading = {}): Outcome => ({
+export const success = (text: string, extra: Record<string, unknown> = {}, usage: UsageReading = {}, files?: FilesReading): Outcome => ({
   kind: 'success',
   text,
   extra,
   ...('usage' in usage ? { usage: usage.usage } : 'dropped' in usage ? { usageDropped: usage.dropped } : {}),
+  ...(files?.files.length ? { files: files.files } : {}),
+  ...(files?.refused.length ? { filesRefused: files.refused } : {}),
 });
 export const pending = (handle: PendingHandle, state?: string, partial?: string): Outcome => ({ kind: 'pending', handle, ...(state ? { state } : {}), ...(partial ? { partial } : {}) });
 export const failure = (category: FailureCategory, code: number | string, message: string, retryable: boolean): Failure => ({ kind: 'failure', category, code, message, retryable });

@@ -49,6 +49,15 @@ export const VerificationConfigSchema = z.object({
   THREAD_CONTEXT_MAX_CHARS: envInt(20_000, 0),
   /** Pages of 200 messages read from a thread, at most. */
   THREAD_CONTEXT_MAX_PAGES: envInt(10, 1, 100),
+  /**
+   * Hosts an agent's files may be fetched from by URL (docs/contract.md, "Files"): comma-separated,
+   * `*.example.com` for any host under example.com; unset, no URL file is fetched.
+   */
+  FILE_URL_ALLOWLIST: z.optional(z.string()),
+  /** The largest file fetched by URL, in bytes (held once in memory while it is uploaded). */
+  FILE_URL_MAX_BYTES: envInt(20 * 1024 * 1024, 1),
+  /** How long one URL file's fetch may take, redirects included. */
+  FILE_URL_TIMEOUT_MS: envInt(15_000, 100),
   /** Replies in a thread the bot answered in are answered without a mention. */
   THREAD_FOLLOW_UPS: envBool(true),
   /** How long after its last answer a thread keeps taking replies without a mention. */

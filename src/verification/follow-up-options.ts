@@ -15,6 +15,8 @@ import type { Tracer } from './trace';
 import type { UserMessages } from './messages/user-messages';
 
 
+import type { OutgoingFiles } from './files-out/outgoing-files';
+
 /** What agent-invoker and async-result both need: the agents, where polls and replies go, and how to poll. */
 export type FollowUpOptions = {
   /** The default agent: a task or poll message that names no agent (an older version's) goes to it. */
@@ -53,6 +55,11 @@ export type FollowUpOptions = {
    * takes the delayed checks it puts on the polls queue.
    */
   sessions?: Pick<AgentCoreSessionStop, 'check'>;
+  /**
+   * Where an answer's files wait for slack-poster (src/verification/files-out/outgoing-files.ts).
+   * Without it, files are not shared: each is named as left out.
+   */
+  outgoingFiles?: OutgoingFiles;
   trace?: Tracer;
   clock?: Clock;
 };

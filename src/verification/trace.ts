@@ -19,6 +19,8 @@ export type TraceHop =
   | 'retry'
   | 'reply-queued'
   | 'reply-posted'
+  /** The answer's files after its text: `files` the answer had, `shared` into the thread. */
+  | 'files-posted'
   | 'dead-lettered'
   /** The agent surface (docs/architecture.md §2.6): a Slack call the intake asked for, feedback, a Stop. */
   | 'slack-action'

@@ -18,6 +18,11 @@ import type { TaskMessage } from './queues/tasks-queue';
 import { RateLimiter } from './intake/rate-limiter';
 import { acknowledgeReceipt } from './post/reactions';
 import { createSlackPoster, type SlackPoster } from './post/slack-poster';
+import type { SlackUploads } from '../slack/slack-uploads';
+import { fetchAllowedFile, parseHostAllowlist } from '../net/safe-file-fetch';
+import { FileUploader } from './files-out/file-uploader';
+import type { FileUploadStates } from './files-out/upload-states';
+import type { OutgoingFiles } from './files-out/outgoing-files';
 import { createSlackIngress, type IngressRequest, type IngressResponse } from './intake/slack-ingress';
 import { createLiveReply, type LiveReplyService } from './live/live-reply';
 import type { BotThreads } from './stores/bot-threads';
@@ -123,6 +128,8 @@ export type AsyncResultPorts = {
    * §2.7). Without them, usage is only logged and emitted as metrics.
    */
   usage?: UsageStore;
+  /** Where an answer's files wait for slack-poster; without it they are named as not shared. */
+  outgoingFiles?: OutgoingFiles;
 };
 
 export type AgentInvokerPorts = AsyncResultPorts & {
@@ -178,6 +185,8 @@ export type SlackPosterPorts = {
   agent?: () => SlackAssistant;
   /** The state table's records: feedback, and what runs in each thread. */
   records?: Records;
+  /** Sharing an answer's files (docs/architecture.md, "Files the agent makes"): Slack's upload calls, each file's upload state, where the files wait. */
+  files?: { uploads: () => SlackUploads; states: FileUploadStates; outgoing: OutgoingFiles };
 };
 
 export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPorts): SlackPoster {
@@ -193,7 +202,21 @@ export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPort
     ...(config.STREAM_REPLIES && ports.live ? { live: liveReplyOf(context, ports.live) } : {}),
     ...(ports.records ? { work: createThreadWork(ports.records, context.clock) } : {}),
     ...(ports.records && ports.agent ? { surface: assistantSurfaceOf(context, ports.agent(), ports.records), feedbackButtons: config.FEEDBACK_BUTTONS } : {}),
+    ...(ports.files ? { files: { uploader: fileUploaderOf(context, ports.files, ports.claims), outgoing: ports.files.outgoing } } : {}),
     ...common(context),
+  });
+}
+
+/** The uploader of answers' files, URL files fetched only as FILE_URL_ALLOWLIST allows (src/net/safe-file-fetch.ts). */
+function fileUploaderOf(context: FunctionContext, files: NonNullable<SlackPosterPorts['files']>, claims: ClaimStore): FileUploader {
+  const { config } = context;
+  const allowlist = parseHostAllowlist(config.FILE_URL_ALLOWLIST);
+  return new FileUploader({
+    slack: files.uploads(),
+    states: files.states,
+    claims,
+    fetchUrl: (url, options) => fetchAllowedFile(url, { allowlist, maxBytes: config.FILE_URL_MAX_BYTES, timeoutMs: config.FILE_URL_TIMEOUT_MS, ...options }),
+    log: context.log,
   });
 }
 
@@ -235,6 +258,7 @@ function followUp(context: FunctionContext, ports: AsyncResultPorts, maxReceiveC
     maxReceiveCount,
     ...(context.config.STREAM_REPLIES && ports.live ? { live: { reply: liveReplyOf(context, ports.live), pollDelaySeconds: context.config.STREAM_POLL_DELAY_S } } : {}),
     ...(ports.records ? { work: createThreadWork(ports.records, context.clock) } : {}),
+    ...(ports.outgoingFiles ? { outgoingFiles: ports.outgoingFiles } : {}),
     ...afterSettled(ledgerOf(context, ports), agentCoreSessionStopOf(context, ports)),
     ...common(context),
   };

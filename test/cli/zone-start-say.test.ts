@@ -43,6 +43,25 @@ describe('zone start + zone say (real processes, as a newcomer runs them)', () =
     }
   });
 
+  it('zone say prints the files the answer shared, each with its type, size and where the playground serves it', async () => {
+    const stack = spawnZone(['start', '--verification-port', '0', '--execution-port', '0'], { TRANSPORT: 'https' });
+    try {
+      const [, ingress] = await stack.waitFor(/Slack ingress\s+POST (\S+)/);
+      const said = await runZone(['say', 'a report and a chart #file=report.csv #file=chart.png', '--url', ingress!, '--wait', '15']);
+      expect(said.code).toBe(0);
+      expect(said.output).toMatch(/files-posted/);
+      expect(said.output).toMatch(/📎 report\.csv \(text\/csv, \d+ bytes\)  http:\/\/127\.0\.0\.1:\d+\/api\/files\/F[0-9A-F]+\/report\.csv/);
+      const png = /📎 chart\.png \(image\/png, \d+ bytes\)  (\S+)/.exec(said.output)?.[1];
+      // The playground serves it as an image, for its preview.
+      const served = await fetch(png!);
+      expect(served.headers.get('content-type')).toBe('image/png');
+      expect(Buffer.from(await served.arrayBuffer()).subarray(1, 4).toString()).toBe('PNG');
+      await stack.waitFor(/📎 file in CLOCAL/);
+    } finally {
+      expect(await stack.stop()).toBe(0);
+    }
+  });
+
   it('zone say prints a streamed answer as it arrives, and the whole answer once', async () => {
     const stack = spawnZone(['start', '--verification-port', '0', '--execution-port', '0'], { TRANSPORT: 'https' });
     try {

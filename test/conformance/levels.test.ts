@@ -48,6 +48,7 @@ describe('conformance levels', () => {
       { level: 'streaming', declaredBy: '--level' },
       { level: 'cancel', declaredBy: 'agent card' },
       { level: 'usage' },
+      { level: 'files' },
     ]);
     expect(plan.card).toBe(`the agent card at ${WHERE} declares cancel (ignored, unknown to this kit: telepathy)`);
     expect(checkedLevels(planLevels({ none: 'no card' }, ['all']))).toEqual([...LEVELS]);

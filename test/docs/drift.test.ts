@@ -504,6 +504,9 @@ describe('the Slack app manifest and the code', () => {
    */
   const METHOD_SCOPES: Record<string, string[]> = {
     'chat.postMessage': ['chat:write'],
+    'files.getUploadURLExternal': ['files:write'],
+    'files.completeUploadExternal': ['files:write'],
+    'files.info': ['files:read'],
     'chat.postEphemeral': ['chat:write'],
     'chat.update': ['chat:write'],
     'chat.startStream': ['chat:write'],

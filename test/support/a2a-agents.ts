@@ -31,6 +31,8 @@ import { closeServer, listenOnLoopback } from './http';
  *                 proxy in front of an agent answers
  *   #rate-limited a JSON-RPC error the SDK writes for an A2AError whose ErrorInfo reason is
  *                 RATE_LIMIT_EXCEEDED (in 1.0; the SDK's 0.3 layer drops the reason)
+ *   #file         with the answer (the Message, or #task's artifact): one more part, the file
+ *                 A2A_AGENT_FILE as raw bytes (the SDK's 0.3 layer turns it into a FilePart)
  *   #parts        a Message "a2a parts: <JSON>" describing what the agent read, as the SDK hands
  *                 it to an executor in either dialect: `{contextId, parts: [{kind, value,
  *                 filename, mediaType}]}`, kind being text / raw (value in base64) / url / data
@@ -203,7 +205,7 @@ class DirectiveExecutor implements AgentExecutor {
         if (text.includes('#task-fail')) {
           bus.publish(statusOf(ctx, TaskState.TASK_STATE_FAILED, agentMessage(ctx, 'the tool timed out')));
         } else {
-          bus.publish(AgentEvent.artifactUpdate({ taskId: ctx.taskId, contextId: ctx.contextId, artifact: { artifactId: 'answer', name: '', description: '', parts: [textPart(`a2a done: ${text}`)], metadata: undefined, extensions: [] }, append: false, lastChunk: true, metadata: undefined }));
+          bus.publish(AgentEvent.artifactUpdate({ taskId: ctx.taskId, contextId: ctx.contextId, artifact: { artifactId: 'answer', name: '', description: '', parts: [textPart(`a2a done: ${text}`), ...fileParts(text)], metadata: undefined, extensions: [] }, append: false, lastChunk: true, metadata: undefined }));
           // The whole task again, its artifact with it: the task store takes a task event as the task.
           if (text.includes('#usage')) bus.publish(AgentEvent.task({ ...taskOf(ctx, TaskState.TASK_STATE_COMPLETED), artifacts: [{ artifactId: 'answer', name: '', description: '', parts: [textPart(`a2a done: ${text}`)], metadata: undefined, extensions: [] }], metadata: { usage: { inputTokens: 12, outputTokens: 5 } } }));
           else bus.publish(statusOf(ctx, TaskState.TASK_STATE_COMPLETED));
@@ -224,7 +226,8 @@ class DirectiveExecutor implements AgentExecutor {
         return;
       }
       const usage = text.includes('#usage') ? { metadata: { adk_usage_metadata: { promptTokenCount: 40, cachedContentTokenCount: 30, candidatesTokenCount: 7, totalTokenCount: 47 } } } : {};
-      bus.publish(AgentEvent.message({ ...agentMessage(ctx, `a2a echo: ${text}`), taskId: '', ...usage }));
+      const message = agentMessage(ctx, `a2a echo: ${text}`);
+      bus.publish(AgentEvent.message({ ...message, parts: [...message.parts, ...fileParts(text)], taskId: '', ...usage }));
     } finally {
       this.running.delete(ctx.taskId);
       bus.finished();
@@ -309,6 +312,14 @@ function partsSeen(ctx: RequestContext): PartsSeen {
       mediaType,
     })),
   };
+}
+
+/** The file a `#file` agent returns with its answer. */
+export const A2A_AGENT_FILE = { name: 'report.csv', mediaType: 'text/csv', bytes: Buffer.from('city,visits\nParis,3\nLima,5\n') } as const;
+
+function fileParts(text: string): Part[] {
+  if (!text.includes('#file')) return [];
+  return [{ content: { $case: 'raw', value: Buffer.from(A2A_AGENT_FILE.bytes) }, metadata: undefined, filename: A2A_AGENT_FILE.name, mediaType: A2A_AGENT_FILE.mediaType }];
 }
 
 function textPart(text: string): Part {

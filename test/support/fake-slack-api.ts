@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { closeServer, listenOnLoopback } from './http';
+import { UPLOAD_URL_METHOD, createFakeUploads, type FakeSlackFileShare, type FakeSlackUpload, type FakeUploadPolicy } from './fake-slack-uploads';
 
 /**
  * A loopback fake of the Slack Web API, for the real `@slack/web-api` client (point
@@ -8,7 +9,9 @@ import { closeServer, listenOnLoopback } from './http';
  * `reactions.add`, `reactions.remove`, `auth.test`, the live-reply methods
  * `assistant.threads.setStatus`, `chat.startStream`, `chat.appendStream`, `chat.stopStream` and
  * `chat.update`, the agent surface's `agents.sessions.setStatus`, `agents.sessions.rename`,
- * `assistant.threads.setSuggestedPrompts`, `chat.postEphemeral` and `views.open`, and serves hosted
+ * `assistant.threads.setSuggestedPrompts`, `chat.postEphemeral` and `views.open`, Slack's three-call
+ * file upload (`files.getUploadURLExternal`, the POST to its `upload_url`, `files.completeUploadExternal`:
+ * fake-slack-uploads.ts), and serves hosted
  * files with the bot token, the way Slack does — `{ok:false,error}` with HTTP 200 for API errors,
  * 429 with `Retry-After` when rate limiting — and records what it was sent. Injected failures
  * (`failNext`, `failWhen`) are answered before the call does anything, or — `afterEffect` — after
@@ -221,6 +224,14 @@ export type FakeSlackApi = {
    * `exchanged_trigger_id` the second time, `invalid_trigger_id` for one Slack never issued).
    */
   mintTrigger(options?: { issuedAt?: number }): string;
+  /** Uploads begun with files.getUploadURLExternal, by file id (fake-slack-uploads.ts). */
+  uploads: ReadonlyMap<string, FakeSlackUpload>;
+  /** Files shared by files.completeUploadExternal, in order: each is a message in its thread. */
+  fileShares: FakeSlackFileShare[];
+  /** The workspace's file policy: uploads disabled, images only, a size limit, refused types. */
+  setUploadPolicy(policy: FakeUploadPolicy): void;
+  /** Resolves with the shared files once there are at least `count`. */
+  waitForFileShares(count: number, timeoutMs?: number): Promise<FakeSlackFileShare[]>;
   /** Forgets posts, streams, statuses, updates, reactions, sessions, prompts, ephemerals, views, triggers, requests and pending failures. */
   reset(): void;
   close(): Promise<void>;
@@ -309,6 +320,8 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
   };
 
   const findStream = (ts: string) => streams.find((stream) => stream.ts === ts);
+  let origin = '';
+  const uploads = createFakeUploads({ origin: () => origin, nextTs, botWroteIn });
 
   const conditional: Array<{ method: string; match: (body: Record<string, unknown>) => boolean; failure: Required<Pick<FakeSlackFailure, 'times'>> & FakeSlackFailure }> = [];
   const injected: Record<string, number> = {};
@@ -349,6 +362,7 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
   const metadataByTs = new Map<string, unknown>();
 
   const handlers: Record<string, (body: Record<string, unknown>) => Answer> = {
+    ...uploads.handlers,
     'auth.test': () => ok({ url: 'https://fake-workspace.slack.com/', team: 'Fake Workspace', user: 'fake-bot', team_id: FAKE_TEAM_ID, user_id: FAKE_BOT_USER_ID, bot_id: FAKE_BOT_ID, is_enterprise_install: false }),
     'chat.postMessage': (body) => {
       const channel = stringArg(body.channel);
@@ -678,6 +692,8 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
     const fileMatch = /^\/files-pri\/[\w-]+-(F\w+)\/download\//.exec(url.pathname);
     if (fileMatch) return serveFile(fileMatch[1]!, request, response);
+    const uploadMatch = /^\/upload\/v1\/(F\w+)$/.exec(url.pathname);
+    if (uploadMatch) return receiveUpload(uploadMatch[1]!, request, response);
     const match = /^\/api\/([\w.]+)$/.exec(url.pathname);
     if (!match) return send(response, { status: 404, body: { ok: false, error: 'unknown_path' } });
     const method = match[1]!;
@@ -745,6 +761,25 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
     send(response, reply);
   }
 
+  /** Step 2 of an upload: the bytes POSTed to its upload_url, recorded as `upload_url` and faulted like a method. */
+  async function receiveUpload(fileId: string, request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks);
+    const record: FakeSlackRequest = { method: UPLOAD_URL_METHOD, headers: request.headers, body: { file_id: fileId, bytes: raw.length }, at: fakeSlackNow() };
+    requests.push(record);
+    const failure = takeConditionalFailure(UPLOAD_URL_METHOD, record.body) ?? takeFailure(UPLOAD_URL_METHOD);
+    if (failure) countInjected(failure);
+    if (failure && !failure.afterEffect && failure.stallMs === undefined) return answer(response, record, failureAnswer(failure));
+    if (failure?.stallMs !== undefined && !failure.afterEffect) await new Promise((resolve) => setTimeout(resolve, failure.stallMs));
+    const received = await uploads.receive(fileId, request, raw);
+    const applied: Answer = { status: received.status, body: { ok: received.status === 200, ...(received.status === 200 ? {} : { error: received.text }) } };
+    if (failure?.afterEffect && failure.stallMs === undefined) return answer(response, record, failureAnswer(failure), applied);
+    if (failure?.afterEffect) await new Promise((resolve) => setTimeout(resolve, failure.stallMs));
+    record.answer = { at: fakeSlackNow(), status: received.status, ok: received.status === 200 };
+    response.writeHead(received.status, { 'content-type': 'text/plain' }).end(received.text);
+  }
+
   /** Files are served like Slack serves them: with the bot token the bytes, without it the sign-in page (HTTP 200). */
   async function serveFile(id: string, request: IncomingMessage, response: ServerResponse): Promise<void> {
     const authorized = request.headers.authorization === `Bearer ${token}`;
@@ -777,7 +812,7 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
     response.writeHead(200, { 'content-type': hosted.file.mimetype, 'content-length': hosted.bytes.length }).end(hosted.bytes);
   }
 
-  const origin = await listenOnLoopback(server);
+  origin = await listenOnLoopback(server);
   const apiUrl = `${origin}/api/`;
 
   return {
@@ -872,6 +907,10 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
       files.set(id, { file: shared, bytes: file.bytes });
       return shared;
     },
+    uploads: uploads.uploads,
+    fileShares: uploads.shares,
+    setUploadPolicy: (policy) => uploads.setPolicy(policy),
+    waitForFileShares: (count, timeoutMs) => uploads.waitForShares(count, timeoutMs),
     failFile(id, failure) {
       fileFailures.set(id, { ...failure, times: failure.times ?? 1 });
     },
@@ -922,6 +961,7 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
       files.clear();
       fileFailures.clear();
       downloads.length = 0;
+      uploads.reset();
     },
     async close() {
       for (const waiter of waiters) clearTimeout(waiter.timer);
@@ -930,6 +970,7 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
       streamWaiters.clear();
       for (const timer of stalls) clearTimeout(timer);
       stalls.clear();
+      uploads.close();
       server.closeAllConnections();
       await closeServer(server);
     },

@@ -7,6 +7,8 @@ import { DynamoDbCounterStore } from '../../../src/verification/stores/dynamodb-
 import { DynamoDbLiveReplies } from '../../../src/verification/stores/dynamodb-live-replies';
 import { DynamoDbRecords } from '../../../src/verification/stores/dynamodb-records';
 import { DynamoDbUsageStore } from '../../../src/verification/stores/dynamodb-usage-store';
+import { DynamoDbFileUploadStates } from '../../../src/verification/files-out/dynamodb-upload-states';
+import { DynamoDbOutgoingFiles } from '../../../src/verification/files-out/dynamodb-outgoing-files';
 
 /**
  * AWS clients and adapters built once per container, outside the handler, so warm invocations
@@ -51,6 +53,16 @@ export function liveReplies(tableName: string | undefined): DynamoDbLiveReplies 
 /** The daily usage counters (zone usage, budgets) in the state table. */
 export function usageStore(tableName: string | undefined): DynamoDbUsageStore {
   return new DynamoDbUsageStore({ dynamodb: dynamoDb(), tableName: required(tableName, 'STATE_TABLE_NAME') });
+}
+
+/** Where an answer's files wait for slack-poster, in the state table. */
+export function outgoingFiles(tableName: string | undefined): DynamoDbOutgoingFiles {
+  return new DynamoDbOutgoingFiles({ dynamodb: dynamoDb(), tableName: required(tableName, 'STATE_TABLE_NAME') });
+}
+
+/** How far each file's upload got, in the state table. */
+export function fileUploadStates(tableName: string | undefined): DynamoDbFileUploadStates {
+  return new DynamoDbFileUploadStates({ dynamodb: dynamoDb(), tableName: required(tableName, 'STATE_TABLE_NAME') });
 }
 
 /** The agent surface's records (running tasks, Stops, contexts, feedback) in the state table. */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ExecuteTaskParams } from '../../contract';
 import { RpcError } from '../rpc-error';
+import { echoFilesOf } from './echo-files';
 import type { Executor, ExecutorContext, ExecutorOutput } from './executor';
 
 /**
@@ -72,7 +73,8 @@ export class EchoExecutor implements Executor {
       for (const line of lines) onText(`\n${line}`);
     }
     const responseText = lines.length > 0 ? [echo, ...lines].join('\n') : echo;
-    return { response_text: responseText, usage: { input_tokens: inputWords(params), output_tokens: countWords(responseText), model: 'echo' } };
+    const files = directives ? echoFilesOf(params.text) : [];
+    return { response_text: responseText, usage: { input_tokens: inputWords(params), output_tokens: countWords(responseText), model: 'echo' }, ...(files.length ? { files } : {}) };
   }
 }
 

@@ -57,6 +57,11 @@ export function slackRepliesFromSecret(botToken: SecretSource, options: Rotating
     setSuggestedPrompts: (target, callOptions) => call('assistant.threads.setSuggestedPrompts', (replies) => replies.setSuggestedPrompts(target, callOptions)),
     postEphemeral: (message, callOptions) => call('chat.postEphemeral', (replies) => replies.postEphemeral(message, callOptions)),
     openView: (view, callOptions) => call('views.open', (replies) => replies.openView(view, callOptions)),
+    startUpload: (file, callOptions) => call('files.getUploadURLExternal', (replies) => replies.startUpload(file, callOptions)),
+    // The upload URL needs no token: a refusal there is never the token's.
+    sendBytes: (url, bytes, callOptions) => call('upload_url', (replies) => replies.sendBytes(url, bytes, callOptions)),
+    share: (file, callOptions) => call('files.completeUploadExternal', (replies) => replies.share(file, callOptions)),
+    isShared: (file, callOptions) => call('files.info', (replies) => replies.isShared(file, callOptions)),
   };
 }
 

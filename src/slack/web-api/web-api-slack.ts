@@ -8,9 +8,11 @@ import type { SlackRepliesLog } from './bounded-call';
 import { WebApiConversations } from './conversations';
 import { WebApiLive } from './live';
 import { WebApiReplies } from './replies';
+import { WebApiUploads } from './uploads';
+import type { SlackUploads } from '../slack-uploads';
 
 /** Every Slack port the pipeline uses, over one WebClient. */
-export type SlackPorts = SlackReplies & SlackConversations & SlackLive & SlackAssistant;
+export type SlackPorts = SlackReplies & SlackConversations & SlackLive & SlackAssistant & SlackUploads;
 
 /** The methods each port contributes to the whole. */
 const PORT_METHODS = {
@@ -18,6 +20,7 @@ const PORT_METHODS = {
   conversations: ['readThread', 'downloadFile'],
   live: ['setStatus', 'startStream', 'appendStream', 'stopStream', 'update'],
   agent: ['setSessionStatus', 'setSuggestedPrompts', 'postEphemeral', 'openView'],
+  uploads: ['startUpload', 'sendBytes', 'share', 'isShared'],
 } as const;
 
 // The class below gets every port's methods at construction (Object.assign); this says so to the type checker.
@@ -37,6 +40,7 @@ export class WebApiSlackReplies {
       conversations: new WebApiConversations(client, options),
       live: new WebApiLive(client, options.log),
       agent: new WebApiAgent(client, options.log),
+      uploads: new WebApiUploads(client, options.log),
     };
     for (const [port, methods] of Object.entries(PORT_METHODS) as Array<[keyof typeof ports, readonly string[]]>) {
       const target = ports[port] as unknown as Record<string, (...args: unknown[]) => unknown>;

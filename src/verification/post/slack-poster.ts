@@ -18,6 +18,11 @@ import type { ClaimStore } from '../stores/claim-store';
 import { noTrace, type Tracer } from '../trace';
 import { ChunkInProgressError, postPiece, type Piece, type PostTarget } from './post-piece';
 import { markDone } from './reactions';
+import { FileUploader } from '../files-out/file-uploader';
+import { MemoryFileUploadStates } from '../files-out/memory-upload-states';
+import type { OutgoingFiles } from '../files-out/outgoing-files';
+import { shareAnswerFiles, type ReplyFiles } from '../files-out/share-answer-files';
+import { NO_OUTGOING_FILES, NO_UPLOADS } from '../files-out/no-uploads';
 
 /**
  * How long a posted chunk stays claimed. SQS keeps a message for at most 14 days, so no
@@ -59,6 +64,11 @@ export type SlackPosterOptions = {
   feedbackButtons?: boolean;
   /** What runs in each thread: a task whose final message is out is marked finished, so a later Stop finds nothing. */
   work?: ThreadWork;
+  /**
+   * Sharing an answer's files after its text (docs/architecture.md, "Files the agent makes"): the
+   * uploader, and where the settlement left the files. Without it a reply's files are named as not shared.
+   */
+  files?: { uploader: FileUploader; outgoing: OutgoingFiles };
   /** Longest message posted, in UTF-16 code units. @default SLACK_CHUNK_LIMIT */
   chunkLimit?: number;
   metrics?: PipelineMetrics;
@@ -159,6 +169,7 @@ async function postReply(p: PosterParts, message: ReplyMessage, delivery: Delive
   if (posted === 0) log.info('every chunk was already posted by an earlier delivery', { chunks: chunks.length, ts: alreadyOut, receive_count: delivery.receiveCount });
   else log.info('reply posted', { kind: message.kind, chunks: chunks.length, posted, receive_count: delivery.receiveCount });
   p.trace({ requestId: message.request_id, hop: 'reply-posted', at: p.clock.now(), detail: { kind: message.kind, chunks: chunks.length, posted } });
+  if (message.files) await postFiles(p, { ...message, files: message.files }, target, delivery, context, log);
 
   // The bot has spoken in this thread: a reply there is for it without a new mention. Notices
   // (refusals) do not count. Best effort: a lost record costs the next reply a mention, no more.
@@ -173,6 +184,19 @@ async function postReply(p: PosterParts, message: ReplyMessage, delivery: Delive
   // Also on a redelivery that posted nothing new: the earlier delivery may have died before
   // reacting, and reacting twice is harmless (already_reacted and no_reaction are ignored).
   if (p.options.reactions) await markDone(p.slack, message, log, p.options.metrics);
+}
+
+/** The answer's files after its text (files-out/share-answer-files.ts); a failure is the reply's, for SQS to deliver again. */
+async function postFiles(p: PosterParts, message: ReplyMessage & { files: ReplyFiles }, target: PostTarget, delivery: Delivery, context: DeliveryContext, log: Log): Promise<void> {
+  const files = p.options.files ?? { uploader: undefined, outgoing: NO_OUTGOING_FILES };
+  const uploader = files.uploader ?? new FileUploader({ slack: NO_UPLOADS, states: new MemoryFileUploadStates(p.clock), claims: p.options.claims, fetchUrl: async () => Buffer.alloc(0) });
+  const startedAt = p.clock.now();
+  try {
+    const { shared } = await shareAnswerFiles({ uploader, outgoing: files.outgoing, claims: p.options.claims, slack: p.slack, ttlSeconds: p.ttlSeconds }, message, target, context, log);
+    p.trace({ requestId: message.request_id, hop: 'files-posted', at: p.clock.now(), detail: { files: message.files.count, shared, ms: p.clock.now() - startedAt } });
+  } catch (error) {
+    throw await failure(p, error, { log, delivery, message, target, context, chunk: -2, chunks: 0, posted: 0 });
+  }
 }
 
 /**

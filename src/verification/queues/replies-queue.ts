@@ -19,6 +19,12 @@ export const ReplyMessageSchema = z.extend(SlackThreadSchema, {
   agent: z.optional(z.string()),
   /** Who the answer is posted as: the agent's `displayName` and `icon` (chat:write.customize). */
   persona: z.optional(PersonaSchema),
+  /**
+   * The answer's files (docs/architecture.md, "Files the agent makes"): how many wait in the
+   * outgoing files under `request_id` (an SQS message is too small for them), and those already
+   * refused with their reason; slack-poster shares them after the text.
+   */
+  files: z.optional(z.object({ count: z.number().check(z.int(), z.minimum(0)), refused: z.optional(z.array(z.object({ name: z.string(), reason: z.string() }))) })),
 });
 export type ReplyMessage = z.infer<typeof ReplyMessageSchema>;
 

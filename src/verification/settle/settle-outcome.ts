@@ -16,6 +16,8 @@ import { withLastReceiveApology } from './last-receive';
 import { threadOf } from '../queues/slack-thread';
 import { type ReplyMessage } from '../queues/replies-queue';
 import type { Tracer } from '../trace';
+import { handOverFiles, textWithFiles } from '../files-out/hand-over-files';
+import type { OutgoingFiles } from '../files-out/outgoing-files';
 
 /**
  * How a task ends, the same whether agent-invoker or async-result sees it end
@@ -42,6 +44,8 @@ export type SettlementOptions = {
   /** The agents, to name the one a task went to in its records (the default when it names none). */
   agent?: ExecutionAgent;
   agents?: AgentDirectory;
+  /** Where an answer's files wait for slack-poster (src/verification/files-out/outgoing-files.ts); without it they are named as not shared. */
+  outgoingFiles?: OutgoingFiles;
   trace: Tracer;
   clock: Clock;
   /**
@@ -79,7 +83,7 @@ export type Settlement = {
 export function createSettlement(options: SettlementOptions): Settlement {
   const { trace, clock } = options;
 
-  async function reply(task: SettledTask, kind: ReplyMessage['kind'], text: string): Promise<void> {
+  async function reply(task: SettledTask, kind: ReplyMessage['kind'], text: string, files?: ReplyMessage['files']): Promise<void> {
     const agent = task.agent ?? options.agent?.name;
     // The answer goes out under the agent's own name and icon, when it has them.
     const persona = agent !== undefined ? options.agents?.persona(agent) : undefined;
@@ -91,8 +95,9 @@ export function createSettlement(options: SettlementOptions): Settlement {
       received_at: task.received_at,
       ...(agent !== undefined ? { agent } : {}),
       ...(persona ? { persona: { ...(persona.username ? { username: persona.username } : {}), ...(persona.iconEmoji ? { icon_emoji: persona.iconEmoji } : {}) } } : {}),
+      ...(files ? { files } : {}),
     });
-    trace({ requestId: task.request_id, hop: 'reply-queued', at: clock.now(), detail: { kind } });
+    trace({ requestId: task.request_id, hop: 'reply-queued', at: clock.now(), detail: { kind, ...(files?.count ? { files: files.count } : {}) } });
   }
 
   /** Tells `onSettled`; a failure there is logged, never the task's: its reply has gone, and a retry would send it twice. */
@@ -129,8 +134,9 @@ export function createSettlement(options: SettlementOptions): Settlement {
       }
       if (outcome.kind === 'success') {
         how.log.info('task answered', { ...how.details, ...usageField });
-        const answer = answerReply(outcome.text, options.messages);
-        await reply(task, answer.kind, answer.kind === 'answer' ? withNotes(answer.text, how.notes) : answer.text);
+        const files = await handOverFiles(options.outgoingFiles, task.request_id, outcome);
+        const answer = answerReply(textWithFiles(outcome.text, outcome.files), options.messages);
+        await reply(task, answer.kind, answer.kind === 'answer' ? withNotes(answer.text, how.notes) : answer.text, files);
         return settled('answered');
       }
       how.log.warn('task failed', { category: outcome.category, code: outcome.code, error_message: outcome.message, ...how.details });
