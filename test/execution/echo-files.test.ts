@@ -1,3 +1,4 @@
+import { httpsTransport } from '../support/transports';
 import { createHash, randomUUID } from 'node:crypto';
 import { crc32, inflateSync } from 'node:zlib';
 import { echoFileBytes, echoFilesOf } from '../../src/execution/executors/echo-files';
@@ -59,7 +60,7 @@ describe('an execute_task agent returns files (the echo agent, over real HTTP)',
   const protocol = new ExecuteTaskProtocol();
   beforeAll(async () => {
     running = await startExecutionRuntime({ SYNC_BUDGET_MS: '2000', STREAM_FIRST_TEXT_MS: '30' });
-    transport = new HttpsTransport({ url: running.invocationsUrl, maxAttempts: 1 });
+    transport = httpsTransport({ url: running.invocationsUrl, maxAttempts: 1 });
   });
   afterAll(() => running.close());
   const sha = (base64: string) => createHash('sha256').update(Buffer.from(base64, 'base64')).digest('hex');

@@ -1,3 +1,4 @@
+import { httpsTransport } from '../support/transports';
 import { randomUUID } from 'node:crypto';
 import { readA2aReply, readA2aStreamEvent } from '../../src/protocols/a2a-dialects';
 import { A2aProtocol } from '../../src/protocols/a2a';
@@ -62,9 +63,9 @@ describe.each<A2aVersion>(['1.0', '0.3'])('A2A %s, an @a2a-js/sdk agent that ret
   let streamingTransport: HttpsTransport;
   beforeAll(async () => {
     agent = await startSdkA2aAgent({ legacyCompat: true });
-    transport = new HttpsTransport({ url: agent.url, maxAttempts: 1 });
+    transport = httpsTransport({ url: agent.url, maxAttempts: 1 });
     streamingAgent = await startSdkA2aAgent({ legacyCompat: true, streaming: true });
-    streamingTransport = new HttpsTransport({ url: streamingAgent.url, maxAttempts: 1 });
+    streamingTransport = httpsTransport({ url: streamingAgent.url, maxAttempts: 1 });
   });
   afterAll(async () => {
     await agent.close();
