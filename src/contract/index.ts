@@ -6,3 +6,6 @@ export * from './methods';
 export * from './attachments';
 export * from './context';
 export * from './usage';
+export * from './asker';
+export * from './steps';
+export * from './questions';

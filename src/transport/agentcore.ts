@@ -147,6 +147,8 @@ export class AgentCoreTransport implements Transport {
       agentRuntimeArn: this.options.runtimeArn,
       qualifier: this.options.qualifier,
       runtimeSessionId: runtimeSessionId(options.sessionKey),
+      // Who is asking: AgentCore Identity and Memory key on it (IAM: InvokeAgentRuntimeForUser).
+      ...(options.askerId ? { runtimeUserId: options.askerId } : {}),
       contentType: 'application/json',
       accept,
       payload: this.encoder.encode(body),
