@@ -219,7 +219,7 @@ export class ExecutionAgent {
  */
 function asked(outcome: AgentOutcome, options: AgentCallOptions): AgentOutcome {
   if (outcome.kind !== 'input-required' || options.questions === true) return outcome;
-  return failure('failed', 'agent:input-required', `the agent asks a question (${outcome.question.id}), and this caller takes none`, false);
+  return outcome.unanswered ?? failure('failed', 'agent:input-required', `the agent asks a question (${outcome.question.id}), and this caller takes none`, false);
 }
 
 /** The last steps of a read: a pending outcome's `partial` comes first, as a text step. */

@@ -76,8 +76,21 @@ export type StepsShown = { steps: Step[]; planTitle?: string };
  * The task waits for a person (docs/contract.md, "Questions"): ask `question`, then resume the
  * same task from `handle` with the answer (ExecutionAgent.resume).
  */
-export type InputRequiredOutcome = { kind: 'input-required'; handle: PendingHandle; question: Question; steps?: StepsShown };
-export const inputRequired = (handle: PendingHandle, question: Question, steps?: StepsShown): InputRequiredOutcome => ({ kind: 'input-required', handle, question, ...(steps ? { steps } : {}) });
+export type InputRequiredOutcome = {
+  kind: 'input-required';
+  handle: PendingHandle;
+  question: Question;
+  steps?: StepsShown;
+  /** What a caller that takes no questions gets instead, in the protocol's own words (default: agent:input-required). */
+  unanswered?: Failure;
+};
+export const inputRequired = (handle: PendingHandle, question: Question, steps?: StepsShown, unanswered?: Failure): InputRequiredOutcome => ({
+  kind: 'input-required',
+  handle,
+  question,
+  ...(steps ? { steps } : {}),
+  ...(unanswered ? { unanswered } : {}),
+});
 
 export const success = (text: string, extra: Record<string, unknown> = {}, usage: UsageReading = {}): Outcome => ({
   kind: 'success',

@@ -136,7 +136,7 @@ describe('VerificationZone (agentcore)', () => {
       const invoke = statementsFor(statementsOfFunction(verification, functionId(verification, prefix)), 'bedrock-agentcore:InvokeAgentRuntime');
       expect(invoke).toHaveLength(1);
       const [runtimeArn, endpointArn] = invoke[0].Resource;
-      expect(invoke[0]).toEqual({ Effect: 'Allow', Action: 'bedrock-agentcore:InvokeAgentRuntime', Resource: [runtimeArn, endpointArn] });
+      expect(invoke[0]).toEqual({ Effect: 'Allow', Action: ['bedrock-agentcore:InvokeAgentRuntime', 'bedrock-agentcore:InvokeAgentRuntimeForUser'], Resource: [runtimeArn, endpointArn] });
       expect(runtimeArn).toEqual({ 'Fn::GetStackOutput': expect.objectContaining({ StackName: 'ExecutionZone' }) });
       expect(endpointArn).toEqual({ 'Fn::Join': ['', [runtimeArn, '/runtime-endpoint/DEFAULT']] });
     }
