@@ -264,13 +264,13 @@ export class TaskService {
    * For a streamed answer (`streamed`) neither applies — its stream reads the text, and the
    * promise settles with the task — except the budget of a hand-off, when the task moves to the worker.
    */
-  private start(taskId: string, params: ExecuteTaskParams, expiresAt: number, log: Log, streamed = false): Promise<ExecuteTaskResult> {
+  private start(taskId: string, params: ExecuteTaskParams, expiresAt: number, log: Log, streamed = false, answers?: readonly Answer[]): Promise<ExecuteTaskResult> {
     const control = new TaskControl();
     // With a handoff this is an attempt: the task stays `accepted` for the worker to take, and
     // the worker runs it again, so its text need not be this attempt's: only the worker streams.
     const hold: RunHold = this.options.handoff ? undefined : { lease: this.newLease(), taken: false };
     const writer = params.stream === true && hold ? this.writerFor(taskId, log, hold.lease) : undefined;
-    const completion = this.run(taskId, params, control, log, hold, writer);
+    const completion = this.run(taskId, params, control, log, hold, writer, undefined, answers);
     return new Promise<ExecuteTaskResult>((resolve, reject) => {
       let settled: Outcome | undefined;
       let answered = false;
@@ -497,7 +497,8 @@ export class TaskService {
       const task: ExecuteTaskParams = { ...original, ...(params.stream === undefined ? {} : { stream: params.stream }) };
       log.info('task resumed with an answer', { question_id: answer.question_id });
       slotHandedOver = true;
-      return await this.start(taskId, task, record.expires_at, TaskLog.of(this.options.log, task, null, taskId));
+      // The answers go with the run: a handoff front's attempt takes no record to read them from.
+      return await this.start(taskId, task, record.expires_at, TaskLog.of(this.options.log, task, null, taskId), false, answers);
     } finally {
       if (!slotHandedOver) this.releaseSlot();
     }
@@ -564,7 +565,7 @@ export class TaskService {
    * lease is its own. Without one (the handoff front's attempt) the task stays `accepted`, for
    * the worker to take, and the attempt settles it only from there.
    */
-  private async run(taskId: string, params: ExecuteTaskParams, control: TaskControl, log: Log, hold: RunHold, writer?: PartialTextWriter, taken?: TaskRecord): Promise<Outcome> {
+  private async run(taskId: string, params: ExecuteTaskParams, control: TaskControl, log: Log, hold: RunHold, writer?: PartialTextWriter, taken?: TaskRecord, answers?: readonly Answer[]): Promise<Outcome> {
     this.setRunning(taskId, control);
     const steps = hold ? new StepWriter({ taskId, store: this.options.store, log, owner: hold.lease.owner, onStored: () => this.notify(taskId) }) : undefined;
     const timeout = this.timeouts.add(() => control.abort(new RpcError(ErrorCode.Timeout, `Task exceeded its time limit of ${this.options.taskTimeoutMs} ms`)));
@@ -576,7 +577,7 @@ export class TaskService {
       // Not taken: cancelled (or gone) since it was accepted, so it must not run.
       if (hold && !hold.taken) taken = await this.options.store.take(taskId, hold.lease, params.stream === true);
       if (hold && !taken) return await this.notTaken(taskId);
-      const output = await this.execute(params, control, new TaskContext(taskId, control, log, writer?.append, steps?.add, taken?.answers));
+      const output = await this.execute(params, control, new TaskContext(taskId, control, log, writer?.append, steps?.add, taken?.answers ?? answers));
       await steps?.flush();
       steps?.stop();
       const result = { ...successOf(output), ...(steps && !('steps' in output) ? steps.current : {}) };
