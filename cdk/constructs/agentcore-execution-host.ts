@@ -8,6 +8,7 @@ import { agentCoreCodeArtifact } from './agentcore-code-bundle';
 import { acknowledgeWildcards } from './nag-acknowledgements';
 import type { OperationsAlarms } from './operations-alarms';
 import type { ResourceGovernance } from './zone-governance';
+import { AGENTCORE_INVOKE_ACTIONS } from './agentcore-invoke-actions';
 
 /**
  * Request headers the verification zone's protocols send that a hosted A2A 1.0 agent needs
@@ -140,7 +141,7 @@ export class AgentCoreExecutionHost extends Construct {
             new PolicyStatement({
               sid: 'VerificationZoneCallers',
               principals: [new AccountPrincipal(account)],
-              actions: ['bedrock-agentcore:InvokeAgentRuntime'],
+              actions: AGENTCORE_INVOKE_ACTIONS,
               resources: [resourceArn],
               conditions: { ArnEquals: { 'aws:PrincipalArn': [...roleArns] } },
             }),

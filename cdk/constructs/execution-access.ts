@@ -8,6 +8,7 @@ import { ENV_VARIABLES, TRANSPORT_VARIABLE, transportEnvironment } from '../../s
 import type { ExecutionTarget, Transport } from '../config';
 import type { AgentGrant, ExecutionAgentPlan } from '../execution-agents';
 import { DEFAULT_ENDPOINT, runtimeEndpointArn } from './agentcore-execution-host';
+import { AGENTCORE_INVOKE_ACTIONS } from './agentcore-invoke-actions';
 
 /** What the ExecutionZone stack of this app exposes to the verification zone beside it. */
 export interface LinkedExecution {
@@ -67,7 +68,7 @@ export class ExecutionAccess extends Construct {
       this.environment = { ...transportEnvironment('agentcore', { runtimeArn, qualifier }), ...protocol };
       const resourceArns = [runtimeArn, runtimeEndpointArn(runtimeArn, qualifier ?? DEFAULT_ENDPOINT)];
       this.runtimeArns = resourceArns;
-      this.grantTo = (grantee) => Grant.addToPrincipal({ grantee, actions: ['bedrock-agentcore:InvokeAgentRuntime'], resourceArns });
+      this.grantTo = (grantee) => Grant.addToPrincipal({ grantee, actions: AGENTCORE_INVOKE_ACTIONS, resourceArns });
       return;
     }
     if (target.kind === 'linked') {
@@ -143,7 +144,7 @@ export class ExecutionAccess extends Construct {
   private grantOf(id: string, grant: Exclude<AgentGrant, { kind: 'own' }>): (grantee: IGrantable) => void {
     switch (grant.kind) {
       case 'agentcore':
-        return (grantee) => Grant.addToPrincipal({ grantee, actions: ['bedrock-agentcore:InvokeAgentRuntime'], resourceArns: [grant.runtimeArn, grant.endpointArn] });
+        return (grantee) => Grant.addToPrincipal({ grantee, actions: AGENTCORE_INVOKE_ACTIONS, resourceArns: [grant.runtimeArn, grant.endpointArn] });
       case 'function-url': {
         const fn = LambdaFunction.fromFunctionAttributes(this, `${id}Function`, { functionArn: grant.functionArn, skipPermissions: true });
         return (grantee) => fn.grantInvokeUrl(grantee);

@@ -22,7 +22,7 @@ Defaults: --host $EXECUTION_HOST or 127.0.0.1, --port $EXECUTION_PORT or 8080.`,
     const address = await listen(server, port, host);
     process.stdout.write(
       `execution runtime (${runtime.card.executor} executor) listening on http://${address}\n` +
-        `  POST http://${address}/invocations   JSON-RPC 2.0: execute_task, get_task_result, cancel_task\n` +
+        `  POST http://${address}/invocations   JSON-RPC 2.0: execute_task, get_task_result, cancel_task, resume_task\n` +
         `  GET  http://${address}/ping\n  GET  http://${address}/.well-known/agent-card.json\n`,
     );
     await stopOnSignals([server]);

@@ -7,6 +7,7 @@ import {
   GetTaskResultResultSchema,
   Method,
   PendingResultSchema,
+  StepSchema,
   UsageSchema,
   inlineBytesOf,
   readFiles,
@@ -703,6 +704,58 @@ export const CASES: readonly ConformanceCase[] = [
       return files.map((file) => `${file.name} (${file.media_type}, ${file.data !== undefined ? `${inlineBytesOf(file)} bytes` : 'by url'})`).join(', ');
     },
   },
+  {
+    id: 'execute_task.steps',
+    level: 'steps',
+    expectation: 'a task asked to show its steps (#steps=2) ends with steps, each complete or error',
+    why: 'the verification zone draws the steps as cards and folds them to a line at the end: a step left in progress there would read as work never finished',
+    required: true,
+    async run(ctx) {
+      const id = newRequestId();
+      const started = expectResult(await sendRequest(ctx, executeTaskRequest({ text: 'conformance check: show your steps #steps=2' }, id)), ExecuteTaskResultSchema, id, 'an execute_task result');
+      if (started.status === 'input_required') fail('the agent asked a question where it was asked for steps');
+      const result = started.status === 'success' ? started : (await pollUntilSuccess(ctx, started.task_id)).result;
+      const steps = StepSchema.array().safeParse(result.steps ?? []);
+      if (!steps.success) fail(`the success's steps break the contract: ${steps.error.issues.map((issue) => issue.message).join('; ')}`);
+      if (steps.data.length === 0) throw new NotExercised('the success carried no steps: an agent that declares steps shows them for this task (the echo obeys #steps=<n>)');
+      const open = steps.data.filter((step) => step.status !== 'complete' && step.status !== 'error');
+      if (open.length) fail(`steps still ${open.map((step) => `${step.id}: ${step.status}`).join(', ')} in the final answer`);
+      return `${steps.data.length} steps, all ended`;
+    },
+  },
+  // Who is asking, and questions (docs/contract.md, "Who is asking", "Questions").
+  errorCase(
+    {
+      id: 'error.invalid-params.asker',
+      level: 'asker',
+      expectation: 'asker {id: "U123"} → -32602, data names "asker"',
+      why: 'an agent that keys memory or tokens on the asker must take only the verified form slack:<team>:<user>, never a bare or made-up id',
+    },
+    ErrorCode.InvalidParams,
+    requestOf(Method.ExecuteTask, { text: 'conformance check: hello', asker: { id: 'U123' } }),
+    { data: 'asker' },
+  ),
+  errorCase(
+    {
+      id: 'resume_task.unknown-task',
+      level: 'questions',
+      expectation: 'resume_task of an unknown task_id → -32002 Task not found',
+      why: 'an answer to a task the agent no longer has (expired, another runtime) must be told apart from one that resumed',
+    },
+    ErrorCode.TaskNotFound,
+    requestOf(Method.ResumeTask, { task_id: 'task-conformance-unknown', answer: { question_id: 'q', value: 'approve' } }),
+  ),
+  errorCase(
+    {
+      id: 'resume_task.invalid-answer',
+      level: 'questions',
+      expectation: 'resume_task without an answer → -32602, data names "answer"',
+      why: 'a resume that carries no answer must be refused, not taken as one: the task would go on without the person\'s say',
+    },
+    ErrorCode.InvalidParams,
+    requestOf(Method.ResumeTask, { task_id: 'task-conformance-unknown' }),
+    { data: 'answer' },
+  ),
 ];
 
 /** What the files case asks for: words any agent can follow, and the echo agent's directive (src/execution/executors/echo-files.ts). */

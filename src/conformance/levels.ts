@@ -4,7 +4,7 @@
  * in its agent card (`"zone_contract": {"levels": [...]}`) or with `zone conformance --level`.
  * An agent written to an earlier contract ignores the newer optional params and passes core.
  */
-export const LEVELS = ['core', 'thread-context', 'attachments', 'context', 'streaming', 'cancel', 'usage', 'files'] as const;
+export const LEVELS = ['core', 'thread-context', 'attachments', 'context', 'streaming', 'cancel', 'usage', 'files', 'steps', 'asker', 'questions'] as const;
 export type Level = (typeof LEVELS)[number];
 
 /** What each level is about, one line for the report and `--help`. */
@@ -17,6 +17,9 @@ export const LEVEL_SUMMARY: Record<Level, string> = {
   cancel: 'cancel_task stops a pending task',
   usage: 'the final success reports its token usage (input_tokens, output_tokens, …) in the documented shape',
   files: 'asked for a file, the final success carries it in files (name, media_type, base64 data or an https url)',
+  steps: 'a task that shows steps ends with each one complete or error (docs/contract.md, "Steps")',
+  asker: 'reads asker (who is asking, slack:<team>:<user>) and refuses a malformed one',
+  questions: 'resume_task answers the task it names: -32002 for an unknown one, -32602 without an answer',
 };
 
 export function isLevel(name: string): name is Level {

@@ -7,3 +7,6 @@ export * from './attachments';
 export * from './context';
 export * from './usage';
 export * from './files';
+export * from './asker';
+export * from './steps';
+export * from './questions';

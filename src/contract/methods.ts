@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { type JsonRpcId, type JsonRpcRequest, request } from './jsonrpc';
 import { ContextEntitySchema, MAX_CONTEXT_ENTITIES } from './context';
 import { newRequestId } from './request-id';
+import { AskerSchema } from './asker';
+import { InputRequiredResultSchema, type ResumeTaskParams } from './questions';
+import { stepFields } from './steps';
 import type { Usage } from './usage';
 import type { AgentFile } from './files';
 
@@ -10,6 +13,8 @@ export const Method = {
   ExecuteTask: 'execute_task',
   GetTaskResult: 'get_task_result',
   CancelTask: 'cancel_task',
+  /** Answers a task's pending question (docs/contract.md, "Questions"). */
+  ResumeTask: 'resume_task',
 } as const;
 export type MethodName = (typeof Method)[keyof typeof Method];
 
@@ -95,6 +100,11 @@ export const ExecuteTaskParamsSchema = z
       .object({ entities: z.array(ContextEntitySchema).max(MAX_CONTEXT_ENTITIES) })
       .loose()
       .optional(),
+    /**
+     * Who is asking (docs/contract.md, "Who is asking"): the verified Slack user, set only by the
+     * verification zone. Optional: an agent may ignore it.
+     */
+    asker: AskerSchema.optional(),
     /** Sent only when the operator opts in; never logged. */
     bot_token: optionalString,
   })
@@ -131,6 +141,8 @@ export type SuccessResult = { status: 'success'; response_text: string; usage?: 
 const partialOutput = {
   text: z.string().optional(),
   cursor: z.string().optional(),
+  /** The agent's steps so far (docs/contract.md, "Steps"). */
+  ...stepFields,
 };
 
 export const AcceptedResultSchema = z.object({ status: z.literal('accepted'), task_id: z.string().min(1), ...partialOutput }).loose();
@@ -144,18 +156,23 @@ export type PendingResult = z.infer<typeof PendingResultSchema>;
 export const CancelledResultSchema = z.object({ status: z.literal('cancelled'), task_id: z.string().min(1) }).loose();
 export type CancelledResult = z.infer<typeof CancelledResultSchema>;
 
-export const ExecuteTaskResultSchema = z.discriminatedUnion('status', [SuccessResultSchema, AcceptedResultSchema]);
+export const ExecuteTaskResultSchema = z.discriminatedUnion('status', [SuccessResultSchema, AcceptedResultSchema, InputRequiredResultSchema]);
 export type ExecuteTaskResult = z.infer<typeof ExecuteTaskResultSchema>;
 
-export const GetTaskResultResultSchema = z.discriminatedUnion('status', [SuccessResultSchema, PendingResultSchema]);
+export const GetTaskResultResultSchema = z.discriminatedUnion('status', [SuccessResultSchema, PendingResultSchema, InputRequiredResultSchema]);
 export type GetTaskResultResult = z.infer<typeof GetTaskResultResultSchema>;
 
 export const CancelTaskResultSchema = z.discriminatedUnion('status', [CancelledResultSchema, SuccessResultSchema]);
 export type CancelTaskResult = z.infer<typeof CancelTaskResultSchema>;
 
-/** Task states: accepted → working → success | failed | cancelled. */
-export type TaskStatus = 'accepted' | 'working' | 'success' | 'failed' | 'cancelled';
+/**
+ * Task states: accepted → working → success | failed | cancelled; working → input_required (a
+ * question waits for a person) → accepted again on `resume_task`, or cancelled.
+ */
+export type TaskStatus = 'accepted' | 'working' | 'input_required' | 'success' | 'failed' | 'cancelled';
 export const PENDING_STATUSES: readonly TaskStatus[] = ['accepted', 'working'];
+/** Not ended: pending, or paused on a question (which a store must keep as it keeps a pending task). */
+export const UNFINISHED_STATUSES: readonly TaskStatus[] = [...PENDING_STATUSES, 'input_required'];
 
 export { newRequestId };
 
@@ -165,6 +182,10 @@ export function executeTaskRequest(params: ExecuteTaskParams, id: JsonRpcId = ne
 
 export function getTaskResultRequest(taskId: string, id: JsonRpcId = newRequestId(), cursor?: string): JsonRpcRequest<TaskIdParams> {
   return request(Method.GetTaskResult, cursor === undefined ? { task_id: taskId } : { task_id: taskId, cursor }, id);
+}
+
+export function resumeTaskRequest(params: ResumeTaskParams, id: JsonRpcId = newRequestId()): JsonRpcRequest<ResumeTaskParams> {
+  return request(Method.ResumeTask, params, id);
 }
 
 export function cancelTaskRequest(taskId: string, id: JsonRpcId = newRequestId()): JsonRpcRequest<TaskIdParams> {

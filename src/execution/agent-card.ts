@@ -36,7 +36,7 @@ export function agentCard(options: { name: string; version: string; executor: st
     url: options.url ?? '/invocations',
     methods: Object.values(Method),
     capabilities: { asyncTasks: true, cancellation: true, batch: true, streaming: true },
-    zone_contract: { levels: ['core', 'thread-context', 'attachments', 'context', 'streaming', 'cancel', 'usage', 'files'] },
+    zone_contract: { levels: ['core', 'thread-context', 'attachments', 'context', 'streaming', 'cancel', 'usage', 'files', 'steps', 'asker', 'questions'] },
     executor: options.executor,
   };
 }

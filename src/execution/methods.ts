@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ErrorCode, ExecuteTaskParamsSchema, Method, TaskIdParamsSchema, invalidParamsDetails } from '../contract';
+import { ErrorCode, ExecuteTaskParamsSchema, Method, ResumeTaskParamsSchema, TaskIdParamsSchema, invalidParamsDetails } from '../contract';
 import type { MethodHandler, StreamContext, StreamMethodHandler } from './dispatcher';
 import { RpcError } from './rpc-error';
 import type { TaskService } from './task-service';
@@ -24,6 +24,7 @@ export function contractMethods(service: TaskService): Record<string, MethodHand
       return service.getTaskResult(task_id, cursor);
     },
     [Method.CancelTask]: (params) => service.cancelTask(paramsOf(TaskIdParamsSchema, params).task_id),
+    [Method.ResumeTask]: (params) => service.resumeTask(paramsOf(ResumeTaskParamsSchema, params)),
   };
 }
 

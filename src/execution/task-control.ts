@@ -1,5 +1,5 @@
 import type { Log, LogExtra } from '../observability/logger';
-import type { ExecuteTaskParams, JsonRpcId } from '../contract';
+import type { Answer, ExecuteTaskParams, JsonRpcId, Step } from '../contract';
 import type { ExecutorContext } from './executors/executor';
 
 /**
@@ -46,6 +46,8 @@ export class TaskContext implements ExecutorContext {
     private readonly control: TaskControl,
     readonly log: Log,
     readonly onText: ((delta: string) => void) | undefined,
+    readonly onStep?: (step: Step, planTitle?: string) => void,
+    readonly answers?: readonly Answer[],
   ) {}
 
   get signal(): AbortSignal {

@@ -2,12 +2,18 @@ import { hash, randomFillSync, randomUUID } from 'node:crypto';
 import {
   ErrorCode,
   PENDING_STATUSES,
+  UNFINISHED_STATUSES,
+  type Answer,
   type CancelTaskResult,
+  type InputRequiredResult,
+  type ResumeTaskParams,
   type ExecuteTaskParams,
   type ExecuteTaskResult,
   type GetTaskResultResult,
   type JsonRpcId,
   type SuccessResult,
+  type TaskStatus,
+  QuestionSchema,
 } from '../contract';
 import { systemClock, type Clock } from '../clock';
 import type { Log } from '../observability/logger';
@@ -16,6 +22,9 @@ import type { Executor, ExecutorContext, ExecutorOutput } from './executors/exec
 import { paramsHashOf } from './params-fingerprint';
 import type { StreamEvent, StreamedAnswer } from './dispatcher';
 import { PartialTextWriter } from './partial-text';
+import { InputRequired } from './executors/input-required';
+import { checkAnswer } from './answer-check';
+import { StepWriter } from './step-writer';
 import { RpcError } from './rpc-error';
 import { TaskStoreFullError, takeable, type CreateOutcome, type TaskLease, type TaskRecord, type TaskStore } from './stores/task-store';
 import { TaskContext, TaskControl, TaskLog, debugEnabled } from './task-control';
@@ -75,7 +84,7 @@ export type TaskServiceOptions = {
   clock?: Clock;
 };
 
-type Outcome = { ok: true; result: SuccessResult } | { ok: false; error: RpcError };
+type Outcome = { ok: true; result: SuccessResult | InputRequiredResult } | { ok: false; error: RpcError };
 
 /** The characters of a cursor: a character count, in decimal. */
 const CURSOR = /^\d{1,15}$/;
@@ -177,7 +186,7 @@ export class TaskService {
       start: async (taskId, expiresAt, log) => {
         // The run's own answer ends the stream as soon as it is a success or an error (a hand-off that failed, too); `accepted` is no end.
         const first = this.start(taskId, streaming, expiresAt, log, true).then(
-          (answer): StreamEvent | undefined => (answer.status === 'success' ? { result: answer } : undefined),
+          (answer): StreamEvent | undefined => (answer.status === 'accepted' ? undefined : { result: answer }),
           (error: unknown): StreamEvent => ({ error }),
         );
         return { events: readTaskText(this.textSource, taskId, 0, hold, { first, announce: true }) };
@@ -255,13 +264,13 @@ export class TaskService {
    * For a streamed answer (`streamed`) neither applies — its stream reads the text, and the
    * promise settles with the task — except the budget of a hand-off, when the task moves to the worker.
    */
-  private start(taskId: string, params: ExecuteTaskParams, expiresAt: number, log: Log, streamed = false): Promise<ExecuteTaskResult> {
+  private start(taskId: string, params: ExecuteTaskParams, expiresAt: number, log: Log, streamed = false, answers?: readonly Answer[]): Promise<ExecuteTaskResult> {
     const control = new TaskControl();
     // With a handoff this is an attempt: the task stays `accepted` for the worker to take, and
     // the worker runs it again, so its text need not be this attempt's: only the worker streams.
     const hold: RunHold = this.options.handoff ? undefined : { lease: this.newLease(), taken: false };
     const writer = params.stream === true && hold ? this.writerFor(taskId, log, hold.lease) : undefined;
-    const completion = this.run(taskId, params, control, log, hold, writer);
+    const completion = this.run(taskId, params, control, log, hold, writer, undefined, answers);
     return new Promise<ExecuteTaskResult>((resolve, reject) => {
       let settled: Outcome | undefined;
       let answered = false;
@@ -382,7 +391,7 @@ export class TaskService {
     if (params.stream === true && streamedBefore) log.warn('handed-off task streamed in an earlier attempt: running it again without streaming');
     if (record.status === 'working') log.warn('handed-off task was working under a runner that stopped (its lease is over, or it had none): running it again', { lease_until: record.lease?.until });
     const writer = params.stream === true && !streamedBefore ? this.writerFor(taskId, log, lease) : undefined;
-    await this.run(taskId, params, new TaskControl(), log, { lease, taken: true }, writer);
+    await this.run(taskId, params, new TaskControl(), log, { lease, taken: true }, writer, taken);
     return 'ran';
   }
 
@@ -408,12 +417,13 @@ export class TaskService {
     switch (record.status) {
       case 'accepted':
       case 'working': {
-        if (!record.partial && cursor === undefined) return { status: record.status, task_id: taskId };
+        if (!record.partial && cursor === undefined) return { status: record.status, task_id: taskId, ...stepsOf(record) };
         const position = cursor === undefined ? 0 : Number(cursor);
         const produced = record.partial?.length ?? 0;
         if (position > produced) throw invalidCursor(`cursor ${cursor} is past the ${produced} characters this task has produced`);
-        return { status: record.status, task_id: taskId, ...partialAnswer(record.partial?.text ?? '', position) };
+        return { status: record.status, task_id: taskId, ...partialAnswer(record.partial?.text ?? '', position), ...stepsOf(record) };
       }
+      case 'input_required':
       case 'success':
       case 'cancelled':
       case 'failed':
@@ -428,7 +438,7 @@ export class TaskService {
    */
   async getTaskResultStreamed(taskId: string, cursor: string | undefined, hold: StreamHold): Promise<StreamedAnswer> {
     const now = await this.getTaskResult(taskId, cursor);
-    if (now.status === 'success') return { result: now };
+    if (now.status === 'success' || now.status === 'input_required') return { result: now };
     return { events: readTaskText(this.textSource, taskId, cursor === undefined ? 0 : Number(cursor), hold) };
   }
 
@@ -448,11 +458,88 @@ export class TaskService {
     if (wakes) for (const wake of [...wakes]) wake();
   }
 
+  /**
+   * `resume_task` (docs/contract.md, "Questions"): the answer to the question the task waits on,
+   * recorded with a conditional write (`input_required` → `accepted`) so that of two resumes with
+   * the same answer — a double click, a retry, a redelivery — one runs the task and the other gets
+   * its state, as a repeated `execute_task` id does. The task then runs again under the same id,
+   * its executor given every answer so far, and is answered as `execute_task` answers.
+   */
+  async resumeTask(params: ResumeTaskParams): Promise<ExecuteTaskResult> {
+    const { task_id: taskId, answer } = params;
+    const record = await this.options.store.get(taskId);
+    if (!record) throw new RpcError(ErrorCode.TaskNotFound);
+    if (record.status !== 'input_required' || !record.question) {
+      // Answered already (this answer, or it ended meanwhile): where the task stands now.
+      if (record.answers?.some((given) => given.question_id === answer.question_id)) return executeAnswerFor(record, params.stream === true);
+      if (record.status === 'cancelled') throw new RpcError(ErrorCode.TaskCancelled);
+      throw new RpcError(ErrorCode.InvalidParams, undefined, [{ path: 'task_id', message: `the task is ${record.status}, not waiting for an answer` }]);
+    }
+    checkAnswer(record.question, answer);
+    const kept = await this.options.store.getParams(taskId);
+    const log = new TaskLog(this.options.log, undefined, undefined, taskId);
+    if (!kept) {
+      log.error('paused task has no params to resume with: failing it');
+      await this.options.store.transition(taskId, ['input_required'], { status: 'failed', error: RpcError.internal().toErrorObject(), question: null });
+      throw RpcError.internal();
+    }
+    if (!this.reserveSlot()) throw this.overCapacity('concurrent_tasks', this.options.maxConcurrentTasks!, {});
+    let slotHandedOver = false;
+    try {
+      const answers: Answer[] = [...(record.answers ?? []), answer];
+      const resumed = await this.options.store.transition(taskId, ['input_required'], { status: 'accepted', question: null, answers });
+      if (!resumed) {
+        const now = await this.options.store.get(taskId);
+        if (!now) throw new RpcError(ErrorCode.TaskNotFound);
+        return executeAnswerFor(now, params.stream === true);
+      }
+      const original = JSON.parse(kept) as ExecuteTaskParams;
+      const task: ExecuteTaskParams = { ...original, ...(params.stream === undefined ? {} : { stream: params.stream }) };
+      log.info('task resumed with an answer', { question_id: answer.question_id });
+      slotHandedOver = true;
+      // The answers go with the run: a handoff front's attempt takes no record to read them from.
+      return await this.start(taskId, task, record.expires_at, TaskLog.of(this.options.log, task, null, taskId), false, answers);
+    } finally {
+      if (!slotHandedOver) this.releaseSlot();
+    }
+  }
+
+  /**
+   * A task whose executor asked a question (InputRequired): its params are kept for the resume
+   * (TaskStore.putParams, until the task expires), then it is `input_required` with the question
+   * and its steps. A task cancelled meanwhile stays cancelled.
+   */
+  private async pause(
+    taskId: string,
+    params: ExecuteTaskParams,
+    asked: InputRequired,
+    run: { from: readonly TaskStatus[]; owner: string | undefined; steps: StepWriter | undefined; taken: TaskRecord | undefined; log: Log },
+  ): Promise<Outcome> {
+    const parsed = QuestionSchema.safeParse(asked.question);
+    await run.steps?.flush();
+    run.steps?.stop();
+    if (!parsed.success) {
+      run.log.error('executor asked a malformed question: failing the task', { issues: parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ') });
+      const error = RpcError.internal();
+      await this.options.store.transition(taskId, run.from, { status: 'failed', error: error.toErrorObject(), owner: run.owner, ...(params.stream === true ? { partial: null } : {}) });
+      return { ok: false, error };
+    }
+    const question = parsed.data;
+    const expiresAt = run.taken?.expires_at ?? (await this.options.store.get(taskId))?.expires_at ?? Math.floor(this.clock.now() / 1000) + this.options.ttlSeconds;
+    await this.options.store.putParams(taskId, JSON.stringify(params), expiresAt);
+    // The run that resumes the task answers afresh: its text starts again from the first character.
+    const paused = await this.options.store.transition(taskId, run.from, { status: 'input_required', question, owner: run.owner, ...(params.stream === true ? { partial: null } : {}) });
+    if (!paused) return this.notTaken(taskId);
+    run.log.info('task paused on a question', { question_id: question.id });
+    return { ok: true, result: { status: 'input_required', task_id: taskId, question, ...stepsOf(paused) } };
+  }
+
   async cancelTask(taskId: string): Promise<CancelTaskResult> {
     const record = await this.options.store.get(taskId);
     if (!record) throw new RpcError(ErrorCode.TaskNotFound);
-    if (PENDING_STATUSES.includes(record.status)) {
-      const cancelled = await this.options.store.transition(taskId, PENDING_STATUSES, { status: 'cancelled', partial: null });
+    if (UNFINISHED_STATUSES.includes(record.status)) {
+      // A task paused on a question is cancelled as a running one is (Stop, or its question expired).
+      const cancelled = await this.options.store.transition(taskId, UNFINISHED_STATUSES, { status: 'cancelled', partial: null, question: null });
       this.running.get(taskId)?.abort(new RpcError(ErrorCode.TaskCancelled));
       if (cancelled) {
         this.notify(taskId);
@@ -478,8 +565,9 @@ export class TaskService {
    * lease is its own. Without one (the handoff front's attempt) the task stays `accepted`, for
    * the worker to take, and the attempt settles it only from there.
    */
-  private async run(taskId: string, params: ExecuteTaskParams, control: TaskControl, log: Log, hold: RunHold, writer?: PartialTextWriter): Promise<Outcome> {
+  private async run(taskId: string, params: ExecuteTaskParams, control: TaskControl, log: Log, hold: RunHold, writer?: PartialTextWriter, taken?: TaskRecord, answers?: readonly Answer[]): Promise<Outcome> {
     this.setRunning(taskId, control);
+    const steps = hold ? new StepWriter({ taskId, store: this.options.store, log, owner: hold.lease.owner, onStored: () => this.notify(taskId) }) : undefined;
     const timeout = this.timeouts.add(() => control.abort(new RpcError(ErrorCode.Timeout, `Task exceeded its time limit of ${this.options.taskTimeoutMs} ms`)));
     const debug = this.debugLogging();
     const started = debug ? this.clock.now() : 0;
@@ -487,9 +575,12 @@ export class TaskService {
     const owner = hold?.lease.owner;
     try {
       // Not taken: cancelled (or gone) since it was accepted, so it must not run.
-      if (hold && !hold.taken && !(await this.options.store.take(taskId, hold.lease, params.stream === true))) return await this.notTaken(taskId);
-      const output = await this.execute(params, control, new TaskContext(taskId, control, log, writer?.append));
-      const result = successOf(output);
+      if (hold && !hold.taken) taken = await this.options.store.take(taskId, hold.lease, params.stream === true);
+      if (hold && !taken) return await this.notTaken(taskId);
+      const output = await this.execute(params, control, new TaskContext(taskId, control, log, writer?.append, steps?.add, taken?.answers ?? answers));
+      await steps?.flush();
+      steps?.stop();
+      const result = { ...successOf(output), ...(steps && !('steps' in output) ? steps.current : {}) };
       if (writer) {
         // The end of the stream: its last pieces reach the store before the result replaces them.
         await writer.flush();
@@ -501,6 +592,8 @@ export class TaskService {
       return { ok: true, result };
     } catch (caught) {
       writer?.stop();
+      if (caught instanceof InputRequired && !control.aborted) return await this.pause(taskId, params, caught, { from, owner, steps, taken, log });
+      steps?.stop();
       const reason = control.aborted ? control.reason : caught;
       if (reason instanceof HandoffSignal) return { ok: false, error: new RpcError(ErrorCode.InternalError) };
       const error = reason instanceof RpcError ? reason : RpcError.internal(reason);
@@ -512,6 +605,7 @@ export class TaskService {
       return { ok: false, error };
     } finally {
       writer?.stop();
+      steps?.stop();
       this.timeouts.cancel(timeout);
       this.setRunning(taskId, undefined);
       // Its end is in the store: a streamed answer reading the task sends it.
@@ -649,6 +743,7 @@ function executeAnswerFor(record: TaskRecord, stream: boolean): ExecuteTaskResul
     case 'accepted':
     case 'working':
       return { status: 'accepted', task_id: record.task_id, ...(stream && record.partial ? partialAnswer(record.partial.text, 0) : {}) };
+    case 'input_required':
     case 'success':
     case 'cancelled':
     case 'failed':
@@ -656,8 +751,12 @@ function executeAnswerFor(record: TaskRecord, stream: boolean): ExecuteTaskResul
   }
 }
 
-/** What a task that has ended answers, to `execute_task` and `get_task_result` alike: its result, or the error it ended with. */
-function endedAnswer(record: TaskRecord): SuccessResult {
+/**
+ * What a task that has ended (or waits on a question) answers, to `execute_task` and
+ * `get_task_result` alike: its result, its question, or the error it ended with.
+ */
+function endedAnswer(record: TaskRecord): SuccessResult | InputRequiredResult {
+  if (record.status === 'input_required' && record.question) return { status: 'input_required', task_id: record.task_id, question: record.question, ...stepsOf(record) };
   if (record.status === 'success') return record.result ?? { status: 'success', response_text: '' };
   throw record.status === 'cancelled' ? new RpcError(ErrorCode.TaskCancelled) : failureOf(record);
 }
@@ -686,4 +785,9 @@ function answerOf(outcome: Outcome): ExecuteTaskResult {
 
 function failureOf(record: TaskRecord): RpcError {
   return record.error ? RpcError.fromErrorObject(record.error) : RpcError.internal();
+}
+
+/** The steps a record holds (docs/contract.md, "Steps"), as fields of an answer; none: no fields. */
+function stepsOf(record: TaskRecord): { steps?: TaskRecord['steps']; plan_title?: string } {
+  return { ...(record.steps?.length ? { steps: record.steps } : {}), ...(record.plan_title ? { plan_title: record.plan_title } : {}) };
 }

@@ -71,6 +71,7 @@ export async function* readTaskText(
   const unwatch = source.watch(taskId, bell.ring);
   hold.signal?.addEventListener('abort', bell.ring, { once: true });
   let cursor = from;
+  let stepsSent: string | undefined;
   let lastSent = Number.NEGATIVE_INFINITY;
   try {
     for (;;) {
@@ -83,12 +84,17 @@ export async function* readTaskText(
       if (!record) return yield { error: new RpcError(ErrorCode.TaskNotFound) };
       if (!PENDING_STATUSES.includes(record.status)) return yield source.endOf(record);
       const kept = record.partial?.text ?? '';
-      if (kept.length > cursor) {
+      // Steps (docs/contract.md, "Steps") go out whole whenever they changed, with the text or alone.
+      const steps = record.steps?.length ? JSON.stringify([record.steps, record.plan_title]) : undefined;
+      const newSteps = steps !== undefined && steps !== stepsSent;
+      if (kept.length > cursor || newSteps) {
         const text = kept.slice(cursor);
-        cursor = kept.length;
+        cursor = Math.max(cursor, kept.length);
         lastSent = performance.now();
         announceAt = undefined;
-        yield { result: { status: 'working', task_id: taskId, text, cursor: String(cursor) } };
+        stepsSent = steps;
+        const stepFields = newSteps ? { steps: record.steps, ...(record.plan_title ? { plan_title: record.plan_title } : {}) } : {};
+        yield { result: { status: 'working', task_id: taskId, ...(text ? { text } : {}), cursor: String(cursor), ...stepFields } };
       }
       const left = hold.endsAt - performance.now();
       if (left <= 0) return yield { result: { status: 'accepted', task_id: taskId, cursor: String(cursor) } };

@@ -43,6 +43,11 @@ export type EmulatedInvocation = {
   status: number;
   /** The error type when it refused or faulted the call. */
   errorType?: string;
+  /**
+   * `runtimeUserId` (header X-Amzn-Bedrock-AgentCore-Runtime-User-Id): who the caller said is
+   * asking (docs/contract.md, "Who is asking"); AgentCore binds Identity and Memory to it.
+   */
+  userId?: string;
   /** The request headers passed on to the agent (allow-listed), lower case. */
   forwardedHeaders?: Record<string, string>;
   /** True when the call opened a new session (a cold start). */
@@ -114,6 +119,7 @@ export type AgentCoreEmulator = {
 const INVOCATIONS_PATH = /^\/runtimes\/([^/]+)\/invocations$/;
 const STOP_PATH = /^\/runtimes\/([^/]+)\/stopruntimesession$/;
 const SESSION_HEADER = 'x-amzn-bedrock-agentcore-runtime-session-id';
+const USER_ID_HEADER = 'x-amzn-bedrock-agentcore-runtime-user-id';
 const REQUEST_ID_HEADER = 'x-amzn-bedrock-agentcore-runtime-request-id';
 const SESSION_MIN = 33;
 const SESSION_MAX = 256;
@@ -173,7 +179,8 @@ export async function startAgentCoreEmulator(options: AgentCoreEmulatorOptions):
     const runtimeArn = decodeURIComponent(match[1] ?? '');
     const qualifier = url.searchParams.get('qualifier') ?? undefined;
     const sessionId = header(req, SESSION_HEADER);
-    const seen: EmulatedInvocation = { runtimeArn, qualifier, sessionId, status: 0 };
+    const userId = header(req, USER_ID_HEADER);
+    const seen: EmulatedInvocation = { runtimeArn, qualifier, sessionId, ...(userId ? { userId } : {}), status: 0 };
     invocations.push(seen);
     const refuse = (status: number, type: string, message: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) => {
       seen.status = status;

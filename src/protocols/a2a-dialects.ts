@@ -35,6 +35,8 @@ export type OutgoingMessage = {
   text: string;
   /** The conversation the message belongs to: the same for every task of one Slack thread. */
   contextId?: string | undefined;
+  /** The interrupted task this message answers (docs/contract.md, "Questions"); none for a new task. */
+  taskId?: string | undefined;
   metadata?: Record<string, unknown> | undefined;
   /** Earlier messages of the Slack thread, oldest first, as the task gave them. */
   thread?: readonly ThreadMessage[] | undefined;
@@ -83,6 +85,7 @@ const V1_0: A2aDialect = {
     message: {
       messageId: message.messageId,
       ...(message.contextId ? { contextId: message.contextId } : {}),
+      ...(message.taskId ? { taskId: message.taskId } : {}),
       role: 'ROLE_USER',
       parts: partsOf(message, {
         text: (text) => ({ text }),
@@ -105,6 +108,7 @@ const V0_3: A2aDialect = {
       kind: 'message',
       messageId: message.messageId,
       ...(message.contextId ? { contextId: message.contextId } : {}),
+      ...(message.taskId ? { taskId: message.taskId } : {}),
       role: 'user',
       parts: partsOf(message, {
         text: (text) => ({ kind: 'text', text }),

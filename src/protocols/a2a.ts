@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { AGENT_CARD_PATH, newRequestId, request, type ExecuteTaskParams, type JsonRpcErrorObject, type JsonRpcRequest } from '../contract';
+import { AGENT_CARD_PATH, newRequestId, request, type Answer, type ExecuteTaskParams, type JsonRpcErrorObject, type JsonRpcRequest } from '../contract';
 import { TransportError, type Transport, type TransportKind } from '../transport/transport';
 import {
   A2A_DIALECTS,
@@ -17,7 +17,8 @@ import {
 } from './a2a-dialects';
 import { filesField } from './a2a-files';
 import { CancelError, ProtocolFailure, answerFailure, callJsonRpc, streamJsonRpc, type RpcAnswer } from './json-rpc-exchange';
-import { failure, pending, success, textStep, type Failure, type FailureCategory, type Outcome, type PendingHandle, type StreamStep } from './outcome';
+import { failure, inputRequired, pending, success, textStep, type AgentOutcome, type AgentStreamStep, type Failure, type FailureCategory, type Outcome, type PendingHandle } from './outcome';
+import { a2aQuestion } from './a2a-questions';
 import type { CallContext, ExecutionProtocol, StreamHold, TaskInput } from './protocol';
 import { isRetryableRpcError } from './retry-policy';
 import { categoryOfTransportFault } from './transport-failure';
@@ -70,7 +71,7 @@ export class A2aProtocol implements ExecutionProtocol {
     this.blocking = options.blocking ?? false;
   }
 
-  async start(task: TaskInput, call: CallContext): Promise<Outcome> {
+  async start(task: TaskInput, call: CallContext): Promise<AgentOutcome> {
     const { dialect, unknown } = await this.dialect(undefined, call.signal);
     if (!dialect) return unknown;
     const sent = request(dialect.methods.send, dialect.sendParams(messageOf(task), { blocking: this.blocking }), task.requestId);
@@ -88,7 +89,7 @@ export class A2aProtocol implements ExecutionProtocol {
    * tasks/get / GetTask from what was shown. An agent that does not stream, or whose card cannot
    * be read, is sent the message as by `start`.
    */
-  async *stream(task: TaskInput, call: CallContext, hold: StreamHold): AsyncGenerator<StreamStep, void, undefined> {
+  async *stream(task: TaskInput, call: CallContext, hold: StreamHold): AsyncGenerator<AgentStreamStep, void, undefined> {
     const { dialect, unknown } = await this.dialect(undefined, call.signal);
     if (!dialect) {
       yield unknown;
@@ -140,7 +141,7 @@ export class A2aProtocol implements ExecutionProtocol {
    * is already over (or any resubscription): then, and for an agent that does not stream, the
    * poll is a plain tasks/get / GetTask.
    */
-  async *streamPoll(handle: PendingHandle, call: CallContext, hold: StreamHold): AsyncGenerator<StreamStep, void, undefined> {
+  async *streamPoll(handle: PendingHandle, call: CallContext, hold: StreamHold): AsyncGenerator<AgentStreamStep, void, undefined> {
     const { dialect, unknown } = await this.dialect(handle.a2aVersion, call.signal);
     if (!dialect) {
       yield unknown;
@@ -167,11 +168,25 @@ export class A2aProtocol implements ExecutionProtocol {
     yield pending(read.handle ?? handle, read.state);
   }
 
-  async poll(handle: PendingHandle, call: CallContext): Promise<Outcome> {
+  async poll(handle: PendingHandle, call: CallContext): Promise<AgentOutcome> {
     const { dialect, unknown } = await this.dialect(handle.a2aVersion, call.signal);
     if (!dialect) return unknown;
     const sent = request(dialect.methods.get, { id: handle.taskId }, newRequestId());
     return outcomeOf(dialect, sent.method, await callJsonRpc(call, sent, dialect.headers), { polled: handle, stream: isStreaming(handle), transport: call.transport.kind });
+  }
+
+  /**
+   * The answer to an interrupted task (input-required, auth-required): a user message on the
+   * same `taskId` and `contextId` (A2A 1.0 and 0.3 alike), its text the answer (an option's
+   * value, or the free text). The agent goes on with the same task; its answer is read as
+   * `start`'s.
+   */
+  async resume(handle: PendingHandle, answer: Answer, call: CallContext): Promise<AgentOutcome> {
+    const { dialect, unknown } = await this.dialect(handle.a2aVersion, call.signal);
+    if (!dialect) return unknown;
+    const message = { messageId: newRequestId(), taskId: handle.taskId, contextId: handle.contextId, text: answer.text ?? answer.value ?? '', ...(answer.answered_by ? { metadata: { answered_by: answer.answered_by } } : {}) };
+    const sent = request(dialect.methods.send, dialect.sendParams(message, { blocking: this.blocking }), message.messageId);
+    return outcomeOf(dialect, sent.method, await callJsonRpc(call, sent, dialect.headers), { stream: false, transport: call.transport.kind });
   }
 
   async cancel(handle: PendingHandle, call: CallContext): Promise<void> {
@@ -210,7 +225,7 @@ function messageOf(task: TaskInput): OutgoingMessage {
  * a plain body) stops the read and is returned for the caller to judge; a stream that just ends
  * returns nothing. Transport faults are thrown.
  */
-async function* taskEvents(call: CallContext, sent: JsonRpcRequest<unknown>, read: StreamedTask, dialect: A2aDialect, holdMs: number): AsyncGenerator<StreamStep, RpcAnswer | 'ended' | undefined, undefined> {
+async function* taskEvents(call: CallContext, sent: JsonRpcRequest<unknown>, read: StreamedTask, dialect: A2aDialect, holdMs: number): AsyncGenerator<AgentStreamStep, RpcAnswer | 'ended' | undefined, undefined> {
   for await (const answer of streamJsonRpc(call, sent, { holdMs, headers: dialect.headers })) {
     if (answer.kind !== 'result') return answer;
     const end = read.take(readA2aStreamEvent(answer.result), sent.method);
@@ -259,7 +274,7 @@ class StreamedTask {
   }
 
   /** Takes one event in; the outcome when it ends the task. */
-  take(event: A2aStreamEvent, method: string): Outcome | undefined {
+  take(event: A2aStreamEvent, method: string): AgentOutcome | undefined {
     switch (event.kind) {
       case 'unrecognised':
         return answerFailure(ProtocolFailure.Malformed, `${method} sent an event that is neither an A2A message, a task nor a task update`);
@@ -287,7 +302,7 @@ class StreamedTask {
   }
 
   /** What the artifacts say beyond what was shown, as a text step; none if nothing, or if the text was rewritten. */
-  newText(): StreamStep | undefined {
+  newText(): AgentStreamStep | undefined {
     if (!this.taskId) return undefined;
     const { shown, partial } = streamedSoFar(this.text(), { taskId: this.taskId, ...this.shown });
     this.shown = shown;
@@ -348,7 +363,7 @@ type Asked = { polled?: PendingHandle; stream: boolean; transport?: TransportKin
  */
 const VERSION_HEADER_MISSING_CODES = new Set([-32601, -32009]);
 
-function outcomeOf(dialect: A2aDialect, method: string, answer: RpcAnswer, { polled, stream, transport }: Asked): Outcome {
+function outcomeOf(dialect: A2aDialect, method: string, answer: RpcAnswer, { polled, stream, transport }: Asked): AgentOutcome {
   if (answer.kind === 'unusable') return answer.outcome;
   if (answer.kind === 'error' && dialect.version === '1.0' && transport === 'agentcore' && VERSION_HEADER_MISSING_CODES.has(answer.error.code)) {
     return failure(
@@ -371,7 +386,7 @@ function outcomeOf(dialect: A2aDialect, method: string, answer: RpcAnswer, { pol
   }
 }
 
-function taskOutcome(dialect: A2aDialect, task: A2aReply & { kind: 'task' }, { polled, stream }: Asked): Outcome {
+function taskOutcome(dialect: A2aDialect, task: A2aReply & { kind: 'task' }, { polled, stream }: Asked): AgentOutcome {
   const ids = { ...(task.taskId ? { taskId: task.taskId } : {}), ...(task.contextId ? { contextId: task.contextId } : {}) };
   if (task.state === 'completed') return success(task.answer, { ...ids, state: task.state }, task.usage, task.files);
   if (task.state === 'submitted' || task.state === 'working') {
@@ -386,7 +401,14 @@ function taskOutcome(dialect: A2aDialect, task: A2aReply & { kind: 'task' }, { p
   }
   const reason = task.statusText ? `: ${truncate(task.statusText)}` : '';
   const { category, words } = UNSUCCESSFUL_STATES[task.state];
-  return failure(category, `a2a:${task.state}`, `${words}${reason}`, false);
+  const ended = failure(category, `a2a:${task.state}`, `${words}${reason}`, false);
+  // Interrupted, not ended (docs/contract.md, "Questions"): a question, resumed with a message on the same taskId.
+  const taskId = task.taskId ?? polled?.taskId;
+  if ((task.state === 'input-required' || task.state === 'auth-required') && taskId) {
+    const contextId = task.contextId ?? polled?.contextId;
+    return inputRequired({ taskId, a2aVersion: dialect.version, ...(contextId ? { contextId } : {}) }, a2aQuestion(task.state, taskId, task.statusText), undefined, ended);
+  }
+  return ended;
 }
 
 /**
@@ -480,7 +502,7 @@ function errorInfoReasons(data: unknown): string[] {
 /** What the agent may want to know about where the task comes from; never the bot token. */
 function slackContextOf(params: ExecuteTaskParams): Record<string, unknown> | undefined {
   const context = Object.fromEntries(
-    (['correlation_id', 'team_id', 'channel', 'thread_ts', 'user_id'] as const).filter((key) => params[key] !== undefined).map((key) => [key, params[key]]),
+    (['correlation_id', 'team_id', 'channel', 'thread_ts', 'user_id', 'asker'] as const).filter((key) => params[key] !== undefined).map((key) => [key, params[key]]),
   );
   return Object.keys(context).length ? context : undefined;
 }

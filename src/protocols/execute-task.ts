@@ -12,11 +12,13 @@ import {
   readFiles,
   readUsage,
   request,
+  resumeTaskRequest,
+  type Answer,
   type JsonRpcRequest,
 } from '../contract';
 import { TransportError } from '../transport/transport';
 import { CancelError, ProtocolFailure, answerFailure, callJsonRpc, streamJsonRpc, type RpcAnswer, type StreamReadOptions } from './json-rpc-exchange';
-import { failure, pending, success, textStep, type FailureCategory, type Outcome, type PendingHandle, type StreamStep } from './outcome';
+import { failure, inputRequired, pending, stepsShown, success, textStep, type AgentOutcome, type AgentStreamStep, type FailureCategory, type PendingHandle } from './outcome';
 import type { CallContext, ExecutionProtocol, StreamHold, TaskInput } from './protocol';
 import { isRetryableRpcError } from './retry-policy';
 
@@ -47,22 +49,28 @@ export class ExecuteTaskProtocol implements ExecutionProtocol {
     this.holdGraceMs = options.holdGraceMs ?? STREAM_HOLD_GRACE_MS;
   }
 
-  async *stream(task: TaskInput, call: CallContext, hold: StreamHold): AsyncGenerator<StreamStep, void, undefined> {
+  async *stream(task: TaskInput, call: CallContext, hold: StreamHold): AsyncGenerator<AgentStreamStep, void, undefined> {
     const sent = request(Method.ExecuteTask, { ...task.params, stream: true, hold_ms: holdMsOf(hold) }, task.requestId);
     yield* streamedSteps(sent, call, { holdMs: holdMsOf(hold), graceMs: this.holdGraceMs });
   }
 
-  async *streamPoll(handle: PendingHandle, call: CallContext, hold: StreamHold): AsyncGenerator<StreamStep, void, undefined> {
+  async *streamPoll(handle: PendingHandle, call: CallContext, hold: StreamHold): AsyncGenerator<AgentStreamStep, void, undefined> {
     const params = { task_id: handle.taskId, ...(handle.cursor === undefined ? {} : { cursor: handle.cursor }), stream: true, hold_ms: holdMsOf(hold) };
     yield* streamedSteps(request(Method.GetTaskResult, params, newRequestId()), call, { holdMs: holdMsOf(hold), graceMs: this.holdGraceMs }, handle.cursor);
   }
 
-  async start(task: TaskInput, call: CallContext): Promise<Outcome> {
+  /** `resume_task` with the answer to the task's question (docs/contract.md, "Questions"): answered as execute_task is. */
+  async resume(handle: PendingHandle, answer: Answer, call: CallContext): Promise<AgentOutcome> {
+    const request = resumeTaskRequest({ task_id: handle.taskId, answer });
+    return outcomeOf(request, await callJsonRpc(call, request), ExecuteTaskResultSchema);
+  }
+
+  async start(task: TaskInput, call: CallContext): Promise<AgentOutcome> {
     const request = executeTaskRequest(task.params, task.requestId);
     return outcomeOf(request, await callJsonRpc(call, request), ExecuteTaskResultSchema);
   }
 
-  async poll(handle: PendingHandle, call: CallContext): Promise<Outcome> {
+  async poll(handle: PendingHandle, call: CallContext): Promise<AgentOutcome> {
     const request = getTaskResultRequest(handle.taskId, undefined, handle.cursor);
     return outcomeOf(request, await callJsonRpc(call, request), GetTaskResultResultSchema, handle.cursor);
   }
@@ -82,7 +90,7 @@ export class ExecuteTaskProtocol implements ExecutionProtocol {
 }
 
 /** `cursor`: the one the request sent, kept in the handle when the answer gives no newer one. */
-function outcomeOf(request: JsonRpcRequest<unknown>, answer: RpcAnswer, schema: ResultSchema, cursor?: string): Outcome {
+function outcomeOf(request: JsonRpcRequest<unknown>, answer: RpcAnswer, schema: ResultSchema, cursor?: string): AgentOutcome {
   switch (answer.kind) {
     case 'unusable':
       return answer.outcome;
@@ -98,7 +106,11 @@ function outcomeOf(request: JsonRpcRequest<unknown>, answer: RpcAnswer, schema: 
         return success(response_text, extra, readUsage(usage), readFiles(files));
       }
       const next = result.cursor ?? cursor;
-      return pending({ taskId: result.task_id, ...(next === undefined ? {} : { cursor: next }) }, result.status, result.text);
+      // A question: resumed later from this handle. The resumed run's text starts again from its first character.
+      if (result.status === 'input_required') return inputRequired({ taskId: result.task_id }, result.question, stepsShown(result));
+      const steps = stepsShown(result);
+      const waiting = pending({ taskId: result.task_id, ...(next === undefined ? {} : { cursor: next }) }, result.status, result.text);
+      return steps && waiting.kind === 'pending' ? { ...waiting, steps } : waiting;
     }
   }
 }
@@ -114,7 +126,7 @@ function holdMsOf(hold: StreamHold): number {
 }
 
 /** The steps of one streamed request: see the class. `cursor`: the one the request sent. */
-async function* streamedSteps(sent: JsonRpcRequest<unknown>, call: CallContext, read: StreamReadOptions, cursor?: string): AsyncGenerator<StreamStep, void, undefined> {
+async function* streamedSteps(sent: JsonRpcRequest<unknown>, call: CallContext, read: StreamReadOptions, cursor?: string): AsyncGenerator<AgentStreamStep, void, undefined> {
   let handle: PendingHandle | undefined;
   let state: string | undefined;
   try {
@@ -128,7 +140,8 @@ async function* streamedSteps(sent: JsonRpcRequest<unknown>, call: CallContext, 
       ({ handle, state } = outcome);
       // The first pending answer names the task even without text: a caller that reads a quiet
       // task may let the stream go and poll (src/verification/live/stream-hold.ts).
-      if (outcome.partial || !known) yield textStep(outcome.partial ?? '', handle);
+      // Steps (docs/contract.md, "Steps") come with text or alone: a step-only event is a text step without text.
+      if (outcome.partial || !known || outcome.steps) yield textStep(outcome.partial ?? '', handle, outcome.steps);
     }
   } catch (error) {
     // Cut off, gone quiet, or past the caller's limit once the task is known: it runs on, and

@@ -1,7 +1,7 @@
-import type { ExecuteTaskParams } from '../contract';
+import type { Answer, ExecuteTaskParams } from '../contract';
 import { DEFAULT_STREAM_HOLD_S, DEFAULT_STREAM_QUIET_S } from '../transport/config';
 import type { Transport, TransportKind } from '../transport/transport';
-import { failure, pending, textStep, type Outcome, type PendingHandle, type StreamStep } from './outcome';
+import { failure, pending, textStep, type AgentOutcome, type AgentStreamStep, type Outcome, type PendingHandle, type StreamStep } from './outcome';
 import type { CallContext, ExecutionProtocol, ProtocolName, StreamHold } from './protocol';
 import { transportFailure } from './transport-failure';
 
@@ -18,8 +18,22 @@ export type AgentCallOptions = {
    */
   sessionKey?: string;
   correlationId?: string;
+  /**
+   * Who is asking, `slack:<team>:<user>` (docs/contract.md, "Who is asking"), for the transport
+   * (AgentCore's runtimeUserId, the https header). `start` takes it from `params.asker` itself.
+   */
+  askerId?: string;
+  /**
+   * The caller takes questions (docs/contract.md, "Questions"): an agent's question comes back as
+   * an `input-required` outcome, to be answered with `resume`. Without it a question is a failure.
+   */
+  questions?: boolean;
   signal?: AbortSignal;
 };
+
+/** What a call answers: questions only for a caller that takes them. */
+export type Answered<O extends AgentCallOptions> = O extends { questions: true } ? AgentOutcome : Outcome;
+export type AnsweredStep<O extends AgentCallOptions> = O extends { questions: true } ? AgentStreamStep : StreamStep;
 
 export type StreamingCallOptions = AgentCallOptions & {
   /**
@@ -81,12 +95,23 @@ export class ExecutionAgent {
     return this.transportImpl.kind;
   }
 
-  start(params: ExecuteTaskParams, options: AgentCallOptions): Promise<Outcome> {
-    return this.guard(() => this.protocolImpl.start({ requestId: options.requestId, params }, this.call(options)));
+  start<O extends AgentCallOptions>(params: ExecuteTaskParams, options: O): Promise<Answered<O>> {
+    return this.guard(options, () => this.protocolImpl.start({ requestId: options.requestId, params }, this.call(options, params)));
   }
 
-  poll(handle: PendingHandle, options: AgentCallOptions): Promise<Outcome> {
-    return this.guard(() => this.protocolImpl.poll(handle, this.call(options)));
+  poll<O extends AgentCallOptions>(handle: PendingHandle, options: O): Promise<Answered<O>> {
+    return this.guard(options, () => this.protocolImpl.poll(handle, this.call(options)));
+  }
+
+  /**
+   * Resumes the task a question paused (an `input-required` outcome's handle) with the answer:
+   * the same task goes on, and its outcome is read as `start`'s (docs/contract.md, "Questions").
+   * A protocol whose agents cannot ask answers a failure.
+   */
+  resume(handle: PendingHandle, answer: Answer, options: AgentCallOptions): Promise<AgentOutcome> {
+    const resume = this.protocolImpl.resume;
+    if (!resume) return Promise.resolve(failure('rejected', 'agent:no-questions', `the ${this.protocolImpl.name} protocol cannot resume a task`, false));
+    return this.guard({ ...options, questions: true }, () => resume.call(this.protocolImpl, handle, answer, this.call(options)));
   }
 
   /**
@@ -98,22 +123,23 @@ export class ExecutionAgent {
    * `streams` is false, or the hold is 0) the read is `start`'s outcome, its text as a text step.
    * Ending the iteration early aborts the request.
    */
-  startStreaming(params: ExecuteTaskParams, options: StreamingCallOptions): AsyncIterable<StreamStep> {
+  startStreaming<O extends StreamingCallOptions>(params: ExecuteTaskParams, options: O): AsyncIterable<AnsweredStep<O>> {
     const task = { requestId: options.requestId, params };
     return this.steps(
       options,
       this.protocolImpl.stream && ((call, hold) => this.protocolImpl.stream!(task, call, hold)),
       (call) => this.protocolImpl.start(task, call),
-    );
+      params,
+    ) as AsyncIterable<AnsweredStep<O>>;
   }
 
   /** `poll`, read as a stream from the handle (its cursor): as `startStreaming`. */
-  pollStreaming(handle: PendingHandle, options: StreamingCallOptions): AsyncIterable<StreamStep> {
+  pollStreaming<O extends StreamingCallOptions>(handle: PendingHandle, options: O): AsyncIterable<AnsweredStep<O>> {
     return this.steps(
       options,
       this.protocolImpl.streamPoll && ((call, hold) => this.protocolImpl.streamPoll!(handle, call, hold)),
       (call) => this.protocolImpl.poll(handle, call),
-    );
+    ) as AsyncIterable<AnsweredStep<O>>;
   }
 
   /** Best effort: a failure to cancel is reported, never thrown. */
@@ -146,25 +172,27 @@ export class ExecutionAgent {
     }
   }
 
-  private call(options: AgentCallOptions): CallContext {
-    return { transport: this.transportImpl, sessionKey: options.sessionKey ?? options.requestId, correlationId: options.correlationId, signal: options.signal };
+  private call(options: AgentCallOptions, params?: ExecuteTaskParams): CallContext {
+    const askerId = params?.asker?.id ?? options.askerId;
+    return { transport: this.transportImpl, sessionKey: options.sessionKey ?? options.requestId, correlationId: options.correlationId, signal: options.signal, ...(askerId ? { askerId } : {}) };
   }
 
   private async *steps(
     options: StreamingCallOptions,
-    streamed: ((call: CallContext, hold: StreamHold) => AsyncIterable<StreamStep>) | undefined,
-    plain: (call: CallContext) => Promise<Outcome>,
-  ): AsyncGenerator<StreamStep, void, undefined> {
+    streamed: ((call: CallContext, hold: StreamHold) => AsyncIterable<AgentStreamStep>) | undefined,
+    plain: (call: CallContext) => Promise<AgentOutcome>,
+    params?: ExecuteTaskParams,
+  ): AsyncGenerator<AgentStreamStep, void, undefined> {
     const holdMs = Math.max(0, options.holdMs ?? this.streamHoldMs);
     try {
-      const call = this.call(options);
+      const call = this.call(options, params);
       if (!streamed || !this.streams || holdMs === 0) {
-        yield* lastSteps(await plain(call));
+        yield* lastSteps(asked(await plain(call), options));
         return;
       }
       for await (const step of streamed(call, { holdMs })) {
         if (step.kind !== 'text') {
-          yield* lastSteps(step);
+          yield* lastSteps(asked(step, options));
           return;
         }
         // A step without text names the task: the hold can let a quiet stream go and poll by it.
@@ -176,21 +204,30 @@ export class ExecutionAgent {
     }
   }
 
-  private async guard(run: () => Promise<Outcome>): Promise<Outcome> {
+  private async guard<O extends AgentCallOptions>(options: O, run: () => Promise<AgentOutcome>): Promise<Answered<O>> {
     try {
-      return await run();
+      return asked(await run(), options) as Answered<O>;
     } catch (error) {
-      return transportFailure(error);
+      return transportFailure(error) as Answered<O>;
     }
   }
 }
 
+/**
+ * The outcome for this caller: a question stays one for a caller that takes questions; for any
+ * other it is the failure an unanswerable question always was.
+ */
+function asked(outcome: AgentOutcome, options: AgentCallOptions): AgentOutcome {
+  if (outcome.kind !== 'input-required' || options.questions === true) return outcome;
+  return outcome.unanswered ?? failure('failed', 'agent:input-required', `the agent asks a question (${outcome.question.id}), and this caller takes none`, false);
+}
+
 /** The last steps of a read: a pending outcome's `partial` comes first, as a text step. */
-function* lastSteps(outcome: Outcome): Generator<StreamStep, void, undefined> {
+function* lastSteps(outcome: AgentOutcome): Generator<AgentStreamStep, void, undefined> {
   if (outcome.kind !== 'pending' || !outcome.partial) {
     yield outcome;
     return;
   }
-  yield textStep(outcome.partial, outcome.handle);
+  yield textStep(outcome.partial, outcome.handle, outcome.steps);
   yield pending(outcome.handle, outcome.state);
 }

@@ -38,6 +38,7 @@ function sendOptions(call: CallContext, headers?: Readonly<Record<string, string
   return {
     sessionKey: call.sessionKey,
     ...(call.correlationId ? { correlationId: call.correlationId } : {}),
+    ...(call.askerId ? { askerId: call.askerId } : {}),
     ...(call.signal ? { signal: call.signal } : {}),
     ...(headers ? { headers } : {}),
   };

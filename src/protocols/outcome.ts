@@ -1,4 +1,4 @@
-import type { AgentFile, FilesReading, RefusedFile, Usage, UsageReading } from '../contract';
+import type { AgentFile, FilesReading, Question, RefusedFile, Step, Usage, UsageReading } from '../contract';
 
 /**
  * What an execution protocol makes of a response, in the pipeline's terms (docs/architecture.md §4.3).
@@ -60,8 +60,38 @@ export type Outcome =
    * Still running. `partial`: text the task produced since the last call (docs/contract.md,
    * "Streaming"); the handle then carries what the next poll needs to get only newer text.
    */
-  | { kind: 'pending'; handle: PendingHandle; state?: string; partial?: string }
+  | { kind: 'pending'; handle: PendingHandle; state?: string; partial?: string; steps?: StepsShown }
   | Failure;
+
+/**
+ * What a protocol makes of an answer: an Outcome, or a question to a person. A caller that takes
+ * questions asks for them (AgentCallOptions.questions); for any other an agent's question is a
+ * failure, as it always was (src/protocols/execution-agent.ts).
+ */
+export type AgentOutcome = Outcome | InputRequiredOutcome;
+
+/** The agent's steps so far, whole (docs/contract.md, "Steps"), and the title over them where it gave one. */
+export type StepsShown = { steps: Step[]; planTitle?: string };
+
+/**
+ * The task waits for a person (docs/contract.md, "Questions"): ask `question`, then resume the
+ * same task from `handle` with the answer (ExecutionAgent.resume).
+ */
+export type InputRequiredOutcome = {
+  kind: 'input-required';
+  handle: PendingHandle;
+  question: Question;
+  steps?: StepsShown;
+  /** What a caller that takes no questions gets instead, in the protocol's own words (default: agent:input-required). */
+  unanswered?: Failure;
+};
+export const inputRequired = (handle: PendingHandle, question: Question, steps?: StepsShown, unanswered?: Failure): InputRequiredOutcome => ({
+  kind: 'input-required',
+  handle,
+  question,
+  ...(steps ? { steps } : {}),
+  ...(unanswered ? { unanswered } : {}),
+});
 
 export const success = (text: string, extra: Record<string, unknown> = {}, usage: UsageReading = {}, files?: FilesReading): Outcome => ({
   kind: 'success',
@@ -81,7 +111,15 @@ export const failure = (category: FailureCategory, code: number | string, messag
  * handle carries what a poll from there needs (the cursor after its text), so a read that stops
  * anywhere can go on by polling; the text is new text only, never what an earlier step gave.
  */
-export type TextStep = { kind: 'text'; text: string; handle: PendingHandle };
+export type TextStep = { kind: 'text'; text: string; handle: PendingHandle; steps?: StepsShown };
 export type StreamStep = TextStep | Outcome;
+/** A streamed read's step as a protocol gives it: its last step may be a question. */
+export type AgentStreamStep = TextStep | AgentOutcome;
 
-export const textStep = (text: string, handle: PendingHandle): TextStep => ({ kind: 'text', text, handle });
+export const textStep = (text: string, handle: PendingHandle, steps?: StepsShown): TextStep => ({ kind: 'text', text, handle, ...(steps ? { steps } : {}) });
+
+/** The steps fields of a contract answer, as an outcome carries them; undefined when it has none. */
+export function stepsShown(answer: { steps?: Step[] | undefined; plan_title?: string | undefined }): StepsShown | undefined {
+  if (!answer.steps?.length) return undefined;
+  return { steps: answer.steps, ...(answer.plan_title ? { planTitle: answer.plan_title } : {}) };
+}

@@ -1,6 +1,7 @@
 import type { ExecuteTaskParams } from '../contract';
 import type { Transport } from '../transport/transport';
-import type { Outcome, PendingHandle, StreamStep } from './outcome';
+import type { Answer } from '../contract';
+import type { AgentOutcome, AgentStreamStep, PendingHandle } from './outcome';
 
 /** One task as the verification zone hands it over. */
 export type TaskInput = {
@@ -15,6 +16,8 @@ export type CallContext = {
   /** Stable per task (the request id); transports derive their session from it. */
   sessionKey: string;
   correlationId?: string;
+  /** Who is asking (docs/contract.md, "Who is asking"): the transport carries it where it can. */
+  askerId?: string;
   signal?: AbortSignal;
 };
 
@@ -27,17 +30,22 @@ export type StreamHold = { holdMs: number };
  */
 export interface ExecutionProtocol {
   readonly name: ProtocolName;
-  start(task: TaskInput, call: CallContext): Promise<Outcome>;
-  poll(handle: PendingHandle, call: CallContext): Promise<Outcome>;
+  start(task: TaskInput, call: CallContext): Promise<AgentOutcome>;
+  poll(handle: PendingHandle, call: CallContext): Promise<AgentOutcome>;
+  /**
+   * Resumes the task a question paused (docs/contract.md, "Questions") with the answer: the same
+   * task, not a new one. Only protocols whose agents can ask have it.
+   */
+  resume?(handle: PendingHandle, answer: Answer, call: CallContext): Promise<AgentOutcome>;
   /**
    * `start`, read as a stream: text steps as the agent produces them, then exactly one Outcome,
    * the last step. An agent that answers without streaming gives its one Outcome. Ends by the
    * hold at the latest, with `pending` (polling goes on from its handle). A transport fault
    * before any handle is known is thrown (TransportError); after, the last step is `pending`.
    */
-  stream?(task: TaskInput, call: CallContext, hold: StreamHold): AsyncIterable<StreamStep>;
+  stream?(task: TaskInput, call: CallContext, hold: StreamHold): AsyncIterable<AgentStreamStep>;
   /** `poll`, read as a stream from the handle, as `stream` reads `start`. */
-  streamPoll?(handle: PendingHandle, call: CallContext, hold: StreamHold): AsyncIterable<StreamStep>;
+  streamPoll?(handle: PendingHandle, call: CallContext, hold: StreamHold): AsyncIterable<AgentStreamStep>;
   /** Best effort: stop a task the verification zone has given up on. */
   cancel(handle: PendingHandle, call: CallContext): Promise<void>;
 }

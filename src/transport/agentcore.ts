@@ -146,6 +146,8 @@ export class AgentCoreTransport implements Transport {
       agentRuntimeArn: this.settings.runtimeArn,
       qualifier: this.settings.qualifier,
       runtimeSessionId: runtimeSessionId(options.sessionKey),
+      // Who is asking: AgentCore Identity and Memory key on it (IAM: InvokeAgentRuntimeForUser).
+      ...(options.askerId ? { runtimeUserId: options.askerId } : {}),
       contentType: 'application/json',
       accept,
       payload: this.encoder.encode(body),

@@ -1,3 +1,4 @@
+import { ASKER_HEADER } from '../contract/asker';
 import { systemClock, type Clock } from '../clock';
 import { ConfigError } from '../config/env';
 import { redactString, type Log } from '../observability/logger';
@@ -229,6 +230,7 @@ export class HttpsTransport implements Transport {
     if (call.method === 'POST') headers['content-type'] = 'application/json';
     headers.accept = accept;
     if (options.correlationId) headers['x-correlation-id'] = options.correlationId;
+    if ('askerId' in options && options.askerId) headers[ASKER_HEADER.toLowerCase()] = options.askerId;
     return headers;
   }
 

@@ -13,6 +13,12 @@ export type SendOptions = {
   sessionKey: string;
   /** Travels as X-Correlation-ID where the transport can carry headers. */
   correlationId?: string;
+  /**
+   * Who is asking (docs/contract.md, "Who is asking"): `slack:<team>:<user>`, as the verification
+   * zone verified it. AgentCore gets it as `runtimeUserId`, https as the X-Zone-Asker header; the
+   * in-process transport needs nothing (the params carry it).
+   */
+  askerId?: string;
   /** Protocol-level HTTP headers (e.g. `A2A-Version`); transports that cannot carry headers ignore them. */
   headers?: Readonly<Record<string, string>>;
 };

@@ -136,15 +136,18 @@ describe('VerificationZone (agentcore)', () => {
       const invoke = statementsFor(statementsOfFunction(verification, functionId(verification, prefix)), 'bedrock-agentcore:InvokeAgentRuntime');
       expect(invoke).toHaveLength(1);
       const [runtimeArn, endpointArn] = invoke[0].Resource;
-      expect(invoke[0]).toEqual({ Effect: 'Allow', Action: 'bedrock-agentcore:InvokeAgentRuntime', Resource: [runtimeArn, endpointArn] });
+      expect(invoke[0]).toEqual({ Effect: 'Allow', Action: ['bedrock-agentcore:InvokeAgentRuntime', 'bedrock-agentcore:InvokeAgentRuntimeForUser'], Resource: [runtimeArn, endpointArn] });
       expect(runtimeArn).toEqual({ 'Fn::GetStackOutput': expect.objectContaining({ StackName: 'ExecutionZone' }) });
       expect(endpointArn).toEqual({ 'Fn::Join': ['', [runtimeArn, '/runtime-endpoint/DEFAULT']] });
     }
     for (const prefix of ['slack-events', 'slack-poster']) {
       expect(statementsFor(statementsOfFunction(verification, functionId(verification, prefix)), 'bedrock-agentcore:InvokeAgentRuntime')).toEqual([]);
     }
-    const allActions = Object.values(verification.findResources('AWS::IAM::Policy')).flatMap((p: any) => p.Properties.PolicyDocument.Statement.flatMap((s: any) => [s.Action].flat()));
-    expect(allActions).not.toContain('bedrock-agentcore:InvokeAgentRuntimeForUser');
+    // InvokeAgentRuntimeForUser (runtimeUserId: docs/contract.md, "Who is asking") only ever beside InvokeAgentRuntime, on the same resources.
+    const statements = Object.values(verification.findResources('AWS::IAM::Policy')).flatMap((p: any) => p.Properties.PolicyDocument.Statement as any[]);
+    const forUser = statements.filter((s) => [s.Action].flat().includes('bedrock-agentcore:InvokeAgentRuntimeForUser'));
+    expect(forUser.length).toBeGreaterThan(0);
+    for (const statement of forUser) expect([statement.Action].flat()).toEqual(['bedrock-agentcore:InvokeAgentRuntime', 'bedrock-agentcore:InvokeAgentRuntimeForUser']);
   });
 
   it('makes the verification zone depend on the execution zone it reads', () => {

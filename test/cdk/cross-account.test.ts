@@ -56,7 +56,7 @@ describe('agentcore across accounts', () => {
             Sid: 'VerificationZoneCallers',
             Effect: 'Allow',
             Principal: { AWS: `arn:aws:iam::${VERIFICATION_ACCOUNT}:root` },
-            Action: 'bedrock-agentcore:InvokeAgentRuntime',
+            Action: ['bedrock-agentcore:InvokeAgentRuntime', 'bedrock-agentcore:InvokeAgentRuntimeForUser'],
             Resource: index === 0 ? RUNTIME_ARN : `${RUNTIME_ARN}/runtime-endpoint/DEFAULT`,
             Condition: { ArnEquals: { 'aws:PrincipalArn': [roleArn('slack-zone-bridge-agent-invoker'), roleArn('slack-zone-bridge-async-result')] } },
           },
@@ -77,7 +77,7 @@ describe('agentcore across accounts', () => {
       expect(role.Properties.RoleName).toBe(name);
       expect(resources[id].Properties.Environment.Variables).toEqual(expect.objectContaining({ TRANSPORT: 'agentcore', AGENTCORE_RUNTIME_ARN: RUNTIME_ARN }));
       expect(statementsFor(statementsOfFunction(v, id), 'bedrock-agentcore:InvokeAgentRuntime')).toEqual([
-        { Effect: 'Allow', Action: 'bedrock-agentcore:InvokeAgentRuntime', Resource: [RUNTIME_ARN, `${RUNTIME_ARN}/runtime-endpoint/DEFAULT`] },
+        { Effect: 'Allow', Action: ['bedrock-agentcore:InvokeAgentRuntime', 'bedrock-agentcore:InvokeAgentRuntimeForUser'], Resource: [RUNTIME_ARN, `${RUNTIME_ARN}/runtime-endpoint/DEFAULT`] },
       ]);
     }
     const unnamed = Object.values(v.findResources('AWS::IAM::Role')).filter((r: any) => r.Properties.RoleName === undefined);

@@ -54,7 +54,7 @@ describe('an execution zone this app does not deploy', () => {
       expect.objectContaining({ TRANSPORT: 'agentcore', AGENTCORE_RUNTIME_ARN: arn, AGENTCORE_QUALIFIER: 'prod' }),
     );
     expect(statementsFor(statementsOfFunction(s.verification!, id), 'bedrock-agentcore:InvokeAgentRuntime')).toEqual([
-      { Effect: 'Allow', Action: 'bedrock-agentcore:InvokeAgentRuntime', Resource: [arn, `${arn}/runtime-endpoint/prod`] },
+      { Effect: 'Allow', Action: ['bedrock-agentcore:InvokeAgentRuntime', 'bedrock-agentcore:InvokeAgentRuntimeForUser'], Resource: [arn, `${arn}/runtime-endpoint/prod`] },
     ]);
     expect(s.nagFindings).toEqual([]);
   });

@@ -348,7 +348,7 @@ describe('zone conformance and an agent written to an earlier contract (levels)'
     const unknown = await runZone(['conformance', agent.url, '--level', 'core,telepathy']);
     const undeclared = await runZone(['conformance', agent.url, '--only', 'error.invalid-params.messages']);
     // Assess
-    expect(unknown.output).toContain('--level takes core, thread-context, attachments, context, streaming, cancel, usage, files or all, not "telepathy"');
+    expect(unknown.output).toContain('--level takes core, thread-context, attachments, context, streaming, cancel, usage, files, steps, asker, questions or all, not "telepathy"');
     expect(unknown.code).toBe(2);
     expect(undeclared.output).toContain('no case of the levels checked (core) starts with error.invalid-params.messages; add --level thread-context');
     expect(undeclared.code).toBe(2);

@@ -49,6 +49,9 @@ describe('conformance levels', () => {
       { level: 'cancel', declaredBy: 'agent card' },
       { level: 'usage' },
       { level: 'files' },
+      { level: 'steps' },
+      { level: 'asker' },
+      { level: 'questions' },
     ]);
     expect(plan.card).toBe(`the agent card at ${WHERE} declares cancel (ignored, unknown to this kit: telepathy)`);
     expect(checkedLevels(planLevels({ none: 'no card' }, ['all']))).toEqual([...LEVELS]);

@@ -54,6 +54,23 @@ describe.each(stores)('%s', (_name, makeStore) => {
     expect((await store.get(taskId))?.status).toBe('success');
   });
 
+  it('keeps steps, a question and the answers (docs/contract.md, "Steps", "Questions"); null drops them', async () => {
+    const taskId = id();
+    await store.create(record(taskId));
+    await store.transition(taskId, ['accepted'], { status: 'working' });
+    const steps = [{ id: 's1', title: 'Search', status: 'complete' as const, sources: [{ url: 'https://example.com/a' }] }];
+    const question = { id: 'q1', text: 'Go?', options: [{ value: 'yes', label: 'Yes' }] };
+    await store.transition(taskId, ['working'], { status: 'working', steps, plan_title: 'Plan' });
+    expect(await store.transition(taskId, ['working'], { status: 'input_required', question })).toMatchObject({ status: 'input_required', steps, plan_title: 'Plan', question });
+    // Paused, it is kept as a pending task is: only its answer moves it on, once.
+    const answers = [{ question_id: 'q1', value: 'yes' }];
+    expect(await store.transition(taskId, ['input_required'], { status: 'accepted', question: null, answers })).toMatchObject({ status: 'accepted', answers });
+    expect(await store.transition(taskId, ['input_required'], { status: 'accepted', question: null, answers })).toBeUndefined();
+    const now = await store.get(taskId);
+    expect(now).toMatchObject({ status: 'accepted', steps, answers });
+    expect(now?.question).toBeUndefined();
+  });
+
   it('keeps a failure error object intact', async () => {
     const taskId = id();
     await store.create(record(taskId));

@@ -3,7 +3,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { crc32, inflateSync } from 'node:zlib';
 import { echoFileBytes, echoFilesOf } from '../../src/execution/executors/echo-files';
 import { ExecuteTaskProtocol } from '../../src/protocols/execute-task';
-import type { Outcome, StreamStep } from '../../src/protocols/outcome';
+import type { AgentStreamStep, Outcome } from '../../src/protocols/outcome';
 import { HttpsTransport } from '../../src/transport/https';
 import { startExecutionRuntime, type RunningRuntime } from '../support/execution-runtime';
 import { callContext, pollUntilSettled } from '../protocols/support/recording-transport';
@@ -88,7 +88,7 @@ describe('an execute_task agent returns files (the echo agent, over real HTTP)',
 
   it('in the last event of a streamed answer', async () => {
     // Act
-    const steps: StreamStep[] = [];
+    const steps: AgentStreamStep[] = [];
     for await (const step of protocol.stream({ requestId: randomUUID(), params: { text: 'one two #stream=10 #file=notes.txt:2048' } }, callContext(transport, 's'), { holdMs: 10_000 })) steps.push(step);
     // Assess
     const last = steps.at(-1) as Outcome;

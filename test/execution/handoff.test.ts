@@ -35,4 +35,28 @@ describe('TaskService handoff (Lambda function URL host → worker)', () => {
     await counting.runHandedOff(handed[0]!.taskId, handed[0]!.params);
     expect(reruns).toBe(0);
   });
+
+  it('a question on a handoff host: resumed, the front attempt has the answer too, and the worker finishes the same task with it', async () => {
+    const store = new MemoryTaskStore();
+    const handed: Array<Parameters<TaskHandoff>[0]> = [];
+    const base = { store, log: createLogger('test'), syncBudgetMs: 30, taskTimeoutMs: 5000, ttlSeconds: 600, executor: new EchoExecutor() };
+    const front = new TaskService({ ...base, handoff: async (task) => void handed.push(task) });
+    const worker = new TaskService(base);
+
+    const asked = await front.executeTask({ text: 'ship #ask=Ship it?' }, 'h-ask');
+    expect(asked).toMatchObject({ status: 'input_required', question: { id: 'echo-ask' } });
+    const taskId = (asked as { task_id: string }).task_id;
+    // Answered at once by the front's own attempt (within the budget): the answer reached it.
+    expect(await front.resumeTask({ task_id: taskId, answer: { question_id: 'echo-ask', value: 'approve' } })).toMatchObject({ status: 'success', response_text: 'echo: ship #ask=Ship it?\nanswer: Approve' });
+
+    // A slow one goes to the worker, which reads the answers from the task it takes.
+    const slow = await front.executeTask({ text: 'ship slowly #ask=Ship it? #sleep=100' }, 'h-ask-slow');
+    const slowId = (slow as { task_id: string }).task_id;
+    // The worker runs it to its question (the echo sleeps first, past the front's budget).
+    await worker.runHandedOff(slowId, handed.at(-1)!.params);
+    expect(await front.getTaskResult(slowId)).toMatchObject({ status: 'input_required', task_id: slowId });
+    expect(await front.resumeTask({ task_id: slowId, answer: { question_id: 'echo-ask', value: 'reject' } })).toEqual({ status: 'accepted', task_id: slowId });
+    await worker.runHandedOff(slowId, handed.at(-1)!.params);
+    expect(await front.getTaskResult(slowId)).toMatchObject({ status: 'success', response_text: 'echo: ship slowly #ask=Ship it? #sleep=100\nanswer: Reject' });
+  });
 });

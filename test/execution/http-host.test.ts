@@ -278,7 +278,7 @@ describe('execution runtime over HTTP: the AgentCore host contract', () => {
 
   it('serves the agent card', async () => {
     const card = await (await fetch(`${target.baseUrl}/.well-known/agent-card.json`)).json();
-    expect(card).toMatchObject({ protocol: 'execute-task', methods: ['execute_task', 'get_task_result', 'cancel_task'], executor: 'echo' });
+    expect(card).toMatchObject({ protocol: 'execute-task', methods: ['execute_task', 'get_task_result', 'cancel_task', 'resume_task'], executor: 'echo' });
   });
 
   it('refuses a body over the limit with 413 before parsing it', async () => {

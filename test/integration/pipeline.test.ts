@@ -160,6 +160,12 @@ describe('pipeline: Slack event in, exactly one reply out', () => {
     expect(h.slack.posts).toHaveLength(1);
   });
 
+  it('tells the agent who is asking: the verified slack:<team>:<user> (docs/contract.md, "Who is asking")', async () => {
+    await h.send('who asks? #asker');
+    const [post] = await h.slack.waitForPosts(1);
+    expect(post).toMatchObject({ text: 'echo: who asks? #asker\nasker: slack:TLOCAL:ULOCALUSER' });
+  });
+
   it('replies inside an existing thread when the mention is in one', async () => {
     h.slack.addMessage({ channel: 'CLOCAL', ts: '1700000000.000100', user: 'UOTHER', text: 'a thread someone started' });
     await h.send('in a thread', { threadTs: '1700000000.000100' });

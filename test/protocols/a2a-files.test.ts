@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { readA2aReply, readA2aStreamEvent } from '../../src/protocols/a2a-dialects';
 import { A2aProtocol } from '../../src/protocols/a2a';
 import type { A2aVersion } from '../../src/protocols/a2a-dialects';
-import type { Outcome, StreamStep } from '../../src/protocols/outcome';
+import type { AgentStreamStep, Outcome } from '../../src/protocols/outcome';
 import { HttpsTransport } from '../../src/transport/https';
 import { A2A_AGENT_FILE, startSdkA2aAgent, type A2aTestAgent } from '../support/a2a-agents';
 import { callContext, pollUntilSettled } from './support/recording-transport';
@@ -95,7 +95,7 @@ describe.each<A2aVersion>(['1.0', '0.3'])('A2A %s, an @a2a-js/sdk agent that ret
 
   it('with a streamed task: the last step carries the file', async () => {
     // Act
-    const steps: StreamStep[] = [];
+    const steps: AgentStreamStep[] = [];
     for await (const step of protocol.stream({ requestId: randomUUID(), params: { text: '#task #delay=20 #file', stream: true } }, { transport: streamingTransport, sessionKey: 's' }, { holdMs: 10_000 })) steps.push(step);
     // Assess
     const last = steps.at(-1) as Outcome;

@@ -5,7 +5,7 @@ import { A2aProtocol } from '../../src/protocols/a2a';
 import type { A2aVersion } from '../../src/protocols/a2a-dialects';
 import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { createProtocol } from '../../src/protocols/factory';
-import type { Outcome, PendingHandle, StreamStep } from '../../src/protocols/outcome';
+import type { AgentOutcome as Outcome, AgentStreamStep as StreamStep, PendingHandle } from '../../src/protocols/outcome';
 import type { CallContext } from '../../src/protocols/protocol';
 import { HttpsTransport } from '../../src/transport/https';
 import { eventually } from '../support/http';

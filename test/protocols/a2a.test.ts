@@ -5,7 +5,7 @@ import { A2aProtocol, agentCardVersionResolver, categoryOfA2aError, slackThreadC
 import type { A2aVersion } from '../../src/protocols/a2a-dialects';
 import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { CancelError, ProtocolFailure } from '../../src/protocols/json-rpc-exchange';
-import type { Failure, Outcome, PendingHandle } from '../../src/protocols/outcome';
+import type { AgentOutcome as Outcome, Failure, PendingHandle } from '../../src/protocols/outcome';
 import { startHandWrittenA2aAgent, startSdkA2aAgent, streamedAnswer, streamedLines, type A2aTestAgent, type PartsSeen } from '../support/a2a-agents';
 import { staticSecret } from '../../src/secrets/secret-source';
 import { HttpsTransport, type HttpsTransportOptions } from '../../src/transport/https';
@@ -311,12 +311,20 @@ describe.each<[string, Dialect]>([
   it.each([
     ['#fail', 'a2a:failed', 'failed', 'the model exploded'],
     ['#reject', 'a2a:rejected', 'rejected', 'this agent does not do that'],
-    ['#input', 'a2a:input-required', 'failed', 'which city do you mean?'],
-    ['#auth', 'a2a:auth-required', 'failed', 'sign in first'],
   ])('turns a task answered %s into failure %s (%s), not retryable', async (text, code, category, reason) => {
     const outcome = await start(text);
 
     expect(outcome).toEqual({ kind: 'failure', category, code, message: expect.stringContaining(reason), retryable: false });
+  });
+
+  it.each([
+    ['#input', 'a2a:input-required', 'which city do you mean?', undefined],
+    ['#auth', 'a2a:auth-required', 'sign in first', 'auth'],
+  ])('turns a task answered %s into a question (docs/contract.md, "Questions"); a caller without questions gets failure %s', async (text, code, reason, kind) => {
+    const outcome = await start(text);
+
+    expect(outcome).toMatchObject({ kind: 'input-required', handle: { taskId: expect.any(String) }, question: { text: reason, ...(kind ? { kind } : { free_text: { label: 'Your answer' } }) } });
+    expect(outcome.kind === 'input-required' && outcome.unanswered).toEqual({ kind: 'failure', category: 'failed', code, message: expect.stringContaining(reason), retryable: false });
   });
 
   it('reads an HTTP 429 in front of the agent as busy, and leaves the retry to the queue', async () => {
@@ -420,10 +428,15 @@ describe('A2aProtocol against a hand-written 0.3 agent (no kind, no ids)', () =>
   it.each([
     ['#fail', 'a2a:failed', 'failed', 'no model available'],
     ['#cancelled', 'a2a:canceled', 'cancelled', 'canceled'],
-    ['#auth', 'a2a:auth-required', 'failed', 'authentication'],
     ['#noid', 'a2a:no-task-id', 'failed', 'no task id'],
   ])('turns %s into failure %s (%s), not retryable', async (text, code, category, words) => {
     expect(await start(text)).toEqual({ kind: 'failure', category, code, message: expect.stringContaining(words), retryable: false });
+  });
+
+  it('turns #auth (no status message) into an auth question with words of its own; without questions, failure a2a:auth-required', async () => {
+    const outcome = await start('#auth');
+    expect(outcome).toMatchObject({ kind: 'input-required', handle: { taskId: 'hw-auth' }, question: { kind: 'auth', text: 'The agent needs you to sign in first.' } });
+    expect(outcome.kind === 'input-required' && outcome.unanswered).toEqual({ kind: 'failure', category: 'failed', code: 'a2a:auth-required', message: expect.stringContaining('authentication'), retryable: false });
   });
 
   it('refuses an answer carrying another request’s id', async () => {

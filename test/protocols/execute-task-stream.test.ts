@@ -5,7 +5,7 @@ import { createExecutionRuntime } from '../../src/execution/runtime';
 import { ExecuteTaskProtocol } from '../../src/protocols/execute-task';
 import { ExecutionAgent } from '../../src/protocols/execution-agent';
 import { createProtocol } from '../../src/protocols/factory';
-import type { Outcome, StreamStep } from '../../src/protocols/outcome';
+import type { AgentStreamStep as StreamStep, Outcome } from '../../src/protocols/outcome';
 import type { CallContext } from '../../src/protocols/protocol';
 import { InProcessTransport } from '../../src/transport/in-process';
 import { TransportError } from '../../src/transport/transport';

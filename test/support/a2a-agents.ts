@@ -26,6 +26,9 @@ import { closeServer, listenOnLoopback } from './http';
  *   #fail #reject #input #auth
  *                 a Task that is at once failed / rejected / input-required / auth-required,
  *                 with a reason in its status message
+ *   #confirm      a Task that asks first (input-required, "Deploy <text>?" in its status message);
+ *                 the answer — a message on the same taskId — completes it with the artifact
+ *                 "a2a confirmed: <answer>" (docs/contract.md, "Questions")
  *   #slow         a Task that works for 10 s unless it is cancelled
  *   #throttle     HTTP 429 (Retry-After: 0) before the SDK sees the request, as a rate-limiting
  *                 proxy in front of an agent answers
@@ -191,6 +194,16 @@ class DirectiveExecutor implements AgentExecutor {
       ['#auth', TaskState.TASK_STATE_AUTH_REQUIRED, 'sign in first'],
     ];
     try {
+      // The answer to a task that asked (#confirm): the same task goes on, and completes.
+      if (ctx.task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED) {
+        const answer = { artifactId: 'answer', name: '', description: '', parts: [textPart(`a2a confirmed: ${text}`)], metadata: undefined, extensions: [] };
+        bus.publish(AgentEvent.task({ ...taskOf(ctx, TaskState.TASK_STATE_COMPLETED), artifacts: [answer] }));
+        return;
+      }
+      if (text.includes('#confirm')) {
+        bus.publish(AgentEvent.task(taskOf(ctx, TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage(ctx, `Deploy ${text.replace('#confirm', '').trim()}?`))));
+        return;
+      }
       if (text.includes('#stream')) {
         await this.stream(ctx, bus, text, delayMs);
         return;

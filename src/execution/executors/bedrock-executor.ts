@@ -11,6 +11,7 @@ import { ErrorCode, type ExecuteTaskParams, type Usage } from '../../contract';
 import { RpcError } from '../rpc-error';
 import { converseMessages } from './converse-input';
 import type { Executor, ExecutorContext, ExecutorOutput } from './executor';
+import { ToolSteps, stepsOfContent } from './tool-steps';
 
 export const DEFAULT_SYSTEM_PROMPT =
   'You are a helpful assistant answering in a Slack thread. Be concise and accurate. ' +
@@ -76,7 +77,7 @@ export class BedrockExecutor implements Executor {
     const onText = context.onText && ((delta: string) => ((streamed = true), context.onText!(delta)));
     try {
       // The context's fields by name: it may be a class whose `signal` is a getter, which a spread would leave out.
-      return await this.converse(params, onText ? { taskId: context.taskId, signal: context.signal, log: context.log, onText } : context);
+      return await this.converse(params, onText ? { taskId: context.taskId, signal: context.signal, log: context.log, onText, ...(context.onStep ? { onStep: context.onStep } : {}) } : context);
     } catch (error) {
       const refusedFiles = error instanceof RpcError && (error.cause as Error | undefined)?.name === 'ValidationException' && Boolean(params.attachments?.length) && !streamed;
       if (!refusedFiles || context.signal.aborted) throw error;
@@ -89,16 +90,18 @@ export class BedrockExecutor implements Executor {
     }
   }
 
-  private async converse(params: ExecuteTaskParams, { signal, log, onText }: ExecutorContext): Promise<ExecutorOutput> {
+  private async converse(params: ExecuteTaskParams, { signal, log, onText, onStep }: ExecutorContext): Promise<ExecutorOutput> {
     const { client, modelId, systemPrompt = DEFAULT_SYSTEM_PROMPT, maxTokens = 2048 } = this.options;
     const { messages, skipped } = converseMessages(params);
     // Which file, by position, type and size: never its name or content.
     for (const attachment of skipped) log.warn('attachment of an unsupported type left out of the model input', { attachment_index: attachment.index, mimetype: attachment.mimetype.slice(0, 100), size: attachment.size });
     const input = { modelId, system: [{ text: systemPrompt }], messages, inferenceConfig: { maxTokens } };
     try {
-      if (onText) return await this.converseStream(input, signal, onText);
+      if (onText) return await this.converseStream(input, signal, onText, onStep);
       const response = await client.send(new ConverseCommand(input), { abortSignal: signal });
       const text = textOf(response.output?.message?.content);
+      // Tool use the model reports (with tools configured) is shown as steps.
+      if (onStep) for (const step of stepsOfContent(response.output?.message?.content)) onStep(step);
       return {
         response_text: text,
         model_id: modelId,
@@ -123,8 +126,10 @@ export class BedrockExecutor implements Executor {
     input: { modelId: string; system: Array<{ text: string }>; messages: Message[]; inferenceConfig: { maxTokens: number } },
     signal: AbortSignal,
     onText: (delta: string) => void,
+    onStep?: ExecutorContext['onStep'],
   ): Promise<ExecutorOutput> {
     const response = await this.options.client.send(new ConverseStreamCommand(input), { abortSignal: signal });
+    const tools = onStep ? new ToolSteps((step) => onStep(step)) : undefined;
     let text = '';
     let textBlock: number | undefined;
     let stopReason: string | undefined;
@@ -135,6 +140,7 @@ export class BedrockExecutor implements Executor {
         const exception = event[member];
         if (exception) throw Object.assign(new Error(exception.message ?? STREAM_EXCEPTIONS[member]), { name: STREAM_EXCEPTIONS[member] });
       }
+      tools?.take(event);
       const delta = event.contentBlockDelta?.delta?.text;
       if (typeof delta === 'string' && delta !== '') {
         const block = event.contentBlockDelta?.contentBlockIndex ?? 0;

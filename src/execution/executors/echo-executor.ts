@@ -4,6 +4,7 @@ import type { ExecuteTaskParams } from '../../contract';
 import { RpcError } from '../rpc-error';
 import { echoFilesOf } from './echo-files';
 import type { Executor, ExecutorContext, ExecutorOutput } from './executor';
+import { InputRequired } from './input-required';
 
 /**
  * A deterministic executor for local runs, demos and tests: it answers `echo: <text>`.
@@ -12,6 +13,12 @@ import type { Executor, ExecutorContext, ExecutorOutput } from './executor';
  *   `#stream=<ms>` produce the answer word by word, that long per word (overrides ECHO_STREAM_MS)
  *   `#fail`        fail with a server-defined error (-32000)
  *   `#crash`       throw an unexpected error (reported as -32603)
+ *   `#asker`       adds `asker: <id>` (or `(none)`): who is asking, as the params said
+ *   `#steps=<n>`   show n steps (docs/contract.md, "Steps") before answering, `Step 1` … `Step n`,
+ *                  each in_progress then complete, `#sleep`'s delay (or 50 ms) apart
+ *   `#ask=<question>` pause on that question (the text up to the next ` #` or the end), with the
+ *                  options Approve and Reject (docs/contract.md, "Questions"); resumed, it answers
+ *                  `echo: … \nanswer: <label> (by <who>)`
  * and show what context it was given, on lines after the echo, in this order:
  *   `#context`     adds `context: <n> turns (<roles>)`: the thread messages it received
  *                  (`params.messages`), roles in order as received, joined by ", " — e.g.
@@ -49,12 +56,19 @@ export class EchoExecutor implements Executor {
     if (directives && params.text.includes('#crash')) throw new Error('echo executor crashed on purpose');
     const echo = `echo: ${params.text}`;
     const lines: string[] = [];
+    if (directives) {
+      await showSteps(params.text, context, delayMs);
+      const answer = askedAnswer(params.text, context);
+      if (answer) lines.push(answer);
+    }
     if (directives && params.text.includes('#context')) {
       const roles = (params.messages ?? []).map((message) => message.role);
       lines.push(`context: ${roles.length} turns (${roles.join(', ')})`);
       // What the user was looking at (docs/contract.md, "Context").
       if (params.context?.entities.length) lines.push(`looking at: ${params.context.entities.map((entity) => `${entity.type} ${entity.id}`).join(', ')}`);
     }
+    // Who is asking (docs/contract.md, "Who is asking"), as the verification zone said.
+    if (directives && params.text.includes('#asker')) lines.push(`asker: ${params.asker ? `${params.asker.id}${params.asker.enterprise_id ? ` (${params.asker.enterprise_id})` : ''}` : '(none)'}`);
     for (const attachment of params.attachments ?? []) {
       const sha256 = createHash('sha256').update(Buffer.from(attachment.data, 'base64')).digest('hex');
       lines.push(`attachment: ${attachment.name} ${attachment.mimetype} ${attachment.size} bytes sha256=${sha256}`);
@@ -107,4 +121,43 @@ function isSpace(code: number): boolean {
 /** The words of a text, each with the whitespace after it (leading whitespace alone first): they add up to the text. */
 export function words(text: string): string[] {
   return text.match(/\S+\s*|\s+/g) ?? [];
+}
+
+/** The question `#ask=<question>` asks, and its two options. */
+export const ECHO_QUESTION_ID = 'echo-ask';
+const ECHO_OPTIONS = [
+  { value: 'approve', label: 'Approve' },
+  { value: 'reject', label: 'Reject' },
+];
+
+/** `#steps=<n>`: n steps, each shown in progress, then complete, a moment apart (abortable). */
+async function showSteps(text: string, context: ExecutorContext, delayMs: number): Promise<void> {
+  const directive = /#steps=(\d+)/.exec(text);
+  if (!directive || !context.onStep) return;
+  const count = Math.min(Number(directive[1]), 20);
+  const pauseMs = delayMs > 0 ? delayMs : 50;
+  for (let index = 1; index <= count; index += 1) {
+    const step = { id: `step-${index}`, title: `Step ${index}` };
+    context.onStep({ ...step, status: 'in_progress' }, 'Echo plan');
+    await sleep(pauseMs, undefined, { signal: context.signal });
+    context.onStep({ ...step, status: 'complete', details: `step ${index} of ${count} done` });
+  }
+}
+
+/**
+ * `#ask=<question>`: the line naming the answer once answered; before that, the task pauses on
+ * the question (InputRequired) with Approve and Reject, or a free-text field with `#ask-text=`.
+ */
+function askedAnswer(text: string, context: ExecutorContext): string | undefined {
+  const directive = /#ask(-text)?=([^#]+)/.exec(text);
+  if (!directive) return undefined;
+  const answer = context.answers?.find((given) => given.question_id === ECHO_QUESTION_ID);
+  if (!answer) {
+    const question = directive[2]!.trim() || 'Go ahead?';
+    throw new InputRequired(
+      directive[1] ? { id: ECHO_QUESTION_ID, text: question, free_text: { label: 'Your answer' } } : { id: ECHO_QUESTION_ID, text: question, options: ECHO_OPTIONS },
+    );
+  }
+  const chosen = ECHO_OPTIONS.find((option) => option.value === answer.value)?.label ?? answer.text ?? answer.value;
+  return `answer: ${chosen}${answer.answered_by ? ` (by ${answer.answered_by.id})` : ''}`;
 }

@@ -1,5 +1,5 @@
 import type { Log } from '../../observability/logger';
-import type { ExecuteTaskParams, Usage } from '../../contract';
+import type { Answer, ExecuteTaskParams, Step, Usage } from '../../contract';
 
 /**
  * What an executor produces: the answer text plus any extra fields for the success result;
@@ -23,6 +23,17 @@ export type ExecutorContext = {
    * the final answer. An executor that cannot stream may ignore it.
    */
   onText?: (delta: string) => void;
+  /**
+   * Shows a step (docs/contract.md, "Steps"): call it again with the same id as its status moves
+   * on. Always given; a caller that shows no steps loses nothing but the view.
+   */
+  onStep?: (step: Step, planTitle?: string) => void;
+  /**
+   * The answers to the questions this task asked so far, oldest first (docs/contract.md,
+   * "Questions"): an executor that needs one it has not got throws InputRequired
+   * (src/execution/executors/input-required.ts), and runs again once it is answered.
+   */
+  answers?: readonly Answer[];
 };
 
 /** Runs one task. Throw an RpcError for a failure the caller should see by code. */

@@ -9,7 +9,7 @@ import {
 import { createHash } from 'node:crypto';
 import { systemClock, type Clock } from '../../clock';
 import type { TaskStatus } from '../../contract';
-import type { CreateOutcome, PartialTextPolicy, TaskLease, TaskRecord, TaskStore, TaskUpdate } from './task-store';
+import { JSON_FIELDS, type CreateOutcome, type PartialTextPolicy, type TaskLease, type TaskRecord, type TaskStore, type TaskUpdate } from './task-store';
 
 export type DynamoDbTaskStoreOptions = {
   client: DynamoDBClient;
@@ -112,6 +112,17 @@ export class DynamoDbTaskStore implements TaskStore {
       sets.push('#error = :error');
     }
     const removes: string[] = [];
+    // Steps, question, answers: each one attribute of JSON (docs/contract.md, "Steps", "Questions").
+    for (const field of JSON_FIELDS) {
+      const value = update[field];
+      if (value === undefined) continue;
+      names[`#${field}`] = field;
+      if (value === null) removes.push(`#${field}`);
+      else {
+        values[`:${field}`] = { S: JSON.stringify(value) };
+        sets.push(`#${field} = :${field}`);
+      }
+    }
     if (update.partial === null) {
       names['#partial_text'] = 'partial_text';
       names['#partial_length'] = 'partial_length';
@@ -361,6 +372,7 @@ function toItem(record: TaskRecord): Record<string, AttributeValue> {
     item.partial_text = { S: record.partial.text };
     item.partial_length = { N: String(record.partial.length) };
   }
+  for (const field of JSON_FIELDS) if (record[field] !== undefined) item[field] = { S: JSON.stringify(record[field]) };
   if (record.lease) {
     item.lease_owner = { S: record.lease.owner };
     item.lease_until = { N: String(record.lease.until) };
@@ -380,6 +392,7 @@ function fromItem(item: Record<string, AttributeValue>): TaskRecord {
   if (item.error?.S) record.error = JSON.parse(item.error.S);
   if (item.params_hash?.S) record.params_hash = item.params_hash.S;
   if (item.partial_length?.N !== undefined) record.partial = { text: item.partial_text?.S ?? '', length: Number(item.partial_length.N) };
+  for (const field of JSON_FIELDS) if (item[field]?.S) (record as Record<string, unknown>)[field] = JSON.parse(item[field].S);
   if (item.lease_owner?.S !== undefined && item.lease_until?.N !== undefined) record.lease = { owner: item.lease_owner.S, until: Number(item.lease_until.N) };
   return record;
 }

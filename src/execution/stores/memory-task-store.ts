@@ -1,6 +1,6 @@
 import { systemClock, type Clock } from '../../clock';
-import { PENDING_STATUSES, type TaskStatus } from '../../contract';
-import { TaskStoreFullError, takeable, type CreateOutcome, type TaskLease, type TaskRecord, type TaskStore, type TaskUpdate } from './task-store';
+import { UNFINISHED_STATUSES, type TaskStatus } from '../../contract';
+import { JSON_FIELDS, TaskStoreFullError, takeable, type CreateOutcome, type TaskLease, type TaskRecord, type TaskStore, type TaskUpdate } from './task-store';
 
 /** The default byte bound (TASK_STORE_MAX_BYTES): 64 MiB, an eighth of the function URL's 512 MB Lambda. */
 export const MEMORY_TASK_STORE_MAX_BYTES = 64 * 1024 * 1024;
@@ -116,12 +116,14 @@ export class MemoryTaskStore implements TaskStore {
       record.status = update.status;
       if ('result' in update) record.result = update.result;
       if ('error' in update) record.error = update.error;
+      const fields = writeJsonFields(record, update);
       record.updated_at = now;
-      if ('result' in update || 'error' in update) this.recount(entry);
+      if ('result' in update || 'error' in update || fields) this.recount(entry);
       return { ...record };
     }
-    const { partial, owner: _owner, ...rest } = update;
+    const { partial, owner: _owner, steps: _steps, plan_title: _planTitle, question: _question, answers: _answers, ...rest } = update;
     const record: TaskRecord = Object.assign({}, entry.record, rest, { updated_at: now });
+    writeJsonFields(record, update);
     if (partial === null) delete record.partial;
     else if (partial !== undefined) record.partial = { text: partial.text ?? entry.record.partial?.text ?? '', length: partial.length };
     entry.record = record;
@@ -225,7 +227,7 @@ export class MemoryTaskStore implements TaskStore {
   private evict(keep: Entry | undefined, enough: () => boolean): void {
     for (let entry = this.oldest; entry && !enough(); ) {
       const newer = entry.newer;
-      if (entry !== keep && (!PENDING_STATUSES.includes(entry.record.status) || this.expired(entry))) this.drop(entry.record.task_id, entry);
+      if (entry !== keep && (!UNFINISHED_STATUSES.includes(entry.record.status) || this.expired(entry))) this.drop(entry.record.task_id, entry);
       entry = newer;
     }
   }
@@ -283,4 +285,17 @@ function recordBytes(record: TaskRecord): number {
 
 function paramsBytes(json: string): number {
   return PARAMS_BYTES + textBytes(json);
+}
+
+/** Writes (or, given null, drops) the update's JSON fields on the record; true when it had any. */
+function writeJsonFields(record: TaskRecord, update: TaskUpdate): boolean {
+  let any = false;
+  for (const field of JSON_FIELDS) {
+    if (!(field in update) || update[field] === undefined) continue;
+    any = true;
+    const value = update[field];
+    if (value === null) delete record[field];
+    else (record as Record<string, unknown>)[field] = value;
+  }
+  return any;
 }

@@ -1,4 +1,4 @@
-import type { JsonRpcErrorObject, SuccessResult, TaskStatus } from '../../contract';
+import type { Answer, JsonRpcErrorObject, Question, Step, SuccessResult, TaskStatus } from '../../contract';
 
 /**
  * What the execution zone remembers of one task, by `task_id`. Never holds the task's params
@@ -23,6 +23,13 @@ export type TaskRecord = {
    * produced so far (docs/contract.md, "Streaming"). Set, empty, when it starts working.
    */
   partial?: PartialText;
+  /** The agent's steps so far (docs/contract.md, "Steps"), and the title over them where it gave one. */
+  steps?: Step[];
+  plan_title?: string;
+  /** Set when status is `input_required`: the question the task waits on (docs/contract.md, "Questions"). */
+  question?: Question;
+  /** The answers given so far, oldest first: the executor reads them when the task runs again. */
+  answers?: Answer[];
   /**
    * Who runs the task and until when: set by `take`, which a runner calls before it runs the
    * executor. Kept after the task ends (it says who ran it), replaced by the next `take`.
@@ -53,6 +60,9 @@ export function takeable(record: TaskRecord, now: number): boolean {
   return record.status === 'accepted' || (record.status === 'working' && (record.lease === undefined || record.lease.until <= now));
 }
 
+/** The JSON fields of a record a TaskUpdate writes or drops (null) as a whole. */
+export const JSON_FIELDS = ['steps', 'plan_title', 'question', 'answers'] as const;
+
 export type TaskUpdate = Pick<TaskRecord, 'status'> &
   Partial<Pick<TaskRecord, 'result' | 'error'>> & {
     /**
@@ -60,6 +70,11 @@ export type TaskUpdate = Pick<TaskRecord, 'status'> &
      * count moves), or `null` to drop it (a task that settles or starts again).
      */
     partial?: { text?: string; length: number } | null;
+    /** Steps, question, answers: written as given, or `null` to drop them. */
+    steps?: Step[] | null;
+    plan_title?: string | null;
+    question?: Question | null;
+    answers?: Answer[] | null;
     /** Applies only while this runner's `take` is the task's last (`lease.owner`): one taken over writes nothing. */
     owner?: string;
   };

@@ -1,4 +1,4 @@
-import type { ExecuteTaskParams } from '../../contract';
+import { askerOf, type ExecuteTaskParams } from '../../contract';
 import type { Outcome } from '../../protocols/outcome';
 import { FLUSH_RULES, holdMsFor, holdStream, type HoldEnd } from '../live/stream-hold';
 import { conversationKey, replyThreadTs } from '../queues/slack-thread';
@@ -30,6 +30,9 @@ export async function taskParams(p: InvokerParts, run: TaskRun): Promise<{ param
     team_id: task.team_id,
     user_id: task.user_id,
   };
+  // Who is asking, as this zone verified it (docs/contract.md, "Who is asking"): only this zone sets it.
+  const asker = askerOf(task.team_id, task.user_id);
+  if (asker) params.asker = asker;
   const inputs: TaskInputs = options.readInputs ? await options.readInputs(task, { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) }) : { notes: [] };
   if (inputs.messages) params.messages = inputs.messages;
   if (inputs.attachments) params.attachments = inputs.attachments;

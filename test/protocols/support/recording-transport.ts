@@ -1,6 +1,6 @@
 import type { SendOptions, Transport, TransportResponse } from '../../../src/transport/transport';
 import type { CallContext, ExecutionProtocol } from '../../../src/protocols/protocol';
-import type { Outcome, PendingHandle } from '../../../src/protocols/outcome';
+import type { AgentOutcome, PendingHandle } from '../../../src/protocols/outcome';
 
 /** Wraps any transport and keeps what the protocol handed it, to assert on the wire shapes. */
 export class RecordingTransport implements Transport {
@@ -28,7 +28,7 @@ export function callContext(transport: Transport, requestId: string, extra: Part
 }
 
 /** Polls a pending task until it settles; the protocol's own answer decides, never a timer in the agent. */
-export async function pollUntilSettled(protocol: ExecutionProtocol, handle: PendingHandle, call: CallContext, timeoutMs = 5_000): Promise<{ outcome: Outcome; polls: number }> {
+export async function pollUntilSettled(protocol: ExecutionProtocol, handle: PendingHandle, call: CallContext, timeoutMs = 5_000): Promise<{ outcome: AgentOutcome; polls: number }> {
   const deadline = Date.now() + timeoutMs;
   for (let polls = 1; ; polls++) {
     const outcome = await protocol.poll(handle, call);
