@@ -1,0 +1,64 @@
+/**
+ * How much of a stream's unreleased text the built-in guardrail holds back (Guardrail.holdFrom):
+ * the shortest end of it that could still be the start of an entity once more text arrives —
+ * nothing more, so the answer flows with at most a word's delay. Three shapes of entity can grow:
+ *
+ * - a run of the characters entities are made of (an address, a key, a token, a number written
+ *   without spaces): held from the run's start. Japanese text needs no spaces around an entity,
+ *   and its letters are not such characters, so `メールはtaro@ex` holds back `taro@ex` only;
+ * - groups of digits (or an IBAN's groups of four) joined by single spaces — `+1 415 555`,
+ *   `DE89 3704 00`: held from the first group;
+ * - a private key block whose footer has not come yet: held from its header.
+ *
+ * A custom pattern that can match across spaces declares its `maxLength`, and that many characters
+ * stay held. test/guardrail/stream-masker.test.ts cuts every corpus message at every point to hold
+ * this to what masking the whole text finds.
+ */
+const ENTITY_CHAR = /[A-Za-z0-9._%+\-@/=０-９＋－‐‑–ー()（）]/;
+/** A group of a number written in groups: digits with their punctuation, or up to four capitals and digits (an IBAN's). */
+const GROUP = /^(?:[+＋(（]?[0-9０-９()（）\-－‐‑–ー.]+|[A-Z0-9]{1,4})$/;
+const KEY_HEADER = '-----BEGIN ';
+
+export function entityHoldFrom(text: string, customMaxLength = 0): number {
+  let from = runStart(text, text.length);
+  // Groups joined by one space, back from the last one (which may still be empty, or partial).
+  while (from >= 2 && text[from - 1] === ' ' && !/\s/.test(text[from - 2]!)) {
+    const previous = runStart(text, from - 1);
+    const group = text.slice(previous, from - 1);
+    const current = text.slice(from, runEnd(text, from));
+    if (!GROUP.test(group) || (current !== '' && !GROUP.test(current))) break;
+    from = previous;
+  }
+  from = Math.min(from, openKeyBlock(text));
+  if (customMaxLength > 1) from = Math.min(from, Math.max(0, text.length - (customMaxLength - 1)));
+  return from;
+}
+
+function runStart(text: string, end: number): number {
+  let start = end;
+  while (start > 0 && ENTITY_CHAR.test(text[start - 1]!)) start--;
+  return start;
+}
+
+function runEnd(text: string, start: number): number {
+  let end = start;
+  while (end < text.length && ENTITY_CHAR.test(text[end]!)) end++;
+  return end;
+}
+
+/** Where a private key block without its footer starts, or where the text ends with the start of a header; else text.length. */
+function openKeyBlock(text: string): number {
+  const header = text.lastIndexOf(KEY_HEADER);
+  if (header >= 0) {
+    const lineEnd = text.indexOf('\n', header);
+    const headerLine = text.slice(header, lineEnd < 0 ? text.length : lineEnd);
+    const isKey = lineEnd < 0 || headerLine.includes('PRIVATE KEY-----');
+    if (isKey && !/-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----/.test(text.slice(header))) return header;
+  }
+  const dashes = text.lastIndexOf('-----');
+  if (dashes >= 0) {
+    const tail = text.slice(dashes);
+    if (KEY_HEADER.startsWith(tail) || (tail.startsWith(KEY_HEADER) && /^-----BEGIN [A-Z0-9 ]*-{0,5}$/.test(tail))) return dashes;
+  }
+  return text.length;
+}
