@@ -29,7 +29,7 @@ export function entityHoldFrom(text: string, customMaxLength = 0): number {
     if (!GROUP.test(group) || (current !== '' && !GROUP.test(current))) break;
     from = previous;
   }
-  from = Math.min(from, openKeyBlock(text));
+  from = Math.min(from, openKeyBlock(text, from));
   if (customMaxLength > 1) from = Math.min(from, Math.max(0, text.length - (customMaxLength - 1)));
   return from;
 }
@@ -46,14 +46,18 @@ function runEnd(text: string, start: number): number {
   return end;
 }
 
-/** Where a private key block without its footer starts, or where the text ends with the start of a header; else text.length. */
-function openKeyBlock(text: string): number {
+/**
+ * Where a private key block starts whose footer has not come yet — or has, but ends after `from`
+ * (cutting there would cut the block) — or where the text ends with the start of a header; else text.length.
+ */
+function openKeyBlock(text: string, from: number): number {
   const header = text.lastIndexOf(KEY_HEADER);
   if (header >= 0) {
     const lineEnd = text.indexOf('\n', header);
     const headerLine = text.slice(header, lineEnd < 0 ? text.length : lineEnd);
     const isKey = lineEnd < 0 || headerLine.includes('PRIVATE KEY-----');
-    if (isKey && !/-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----/.test(text.slice(header))) return header;
+    const footer = /-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----/.exec(text.slice(header));
+    if (isKey && (!footer || header + footer.index + footer[0].length > from)) return header;
   }
   const dashes = text.lastIndexOf('-----');
   if (dashes >= 0) {
