@@ -30,7 +30,10 @@ export class BuiltinGuardrail implements Guardrail {
     return Promise.resolve(applyMode(text, this.scan(text), this.modes[direction], { numbering: options.numbering }));
   }
 
+  /** The entity-shaped end of the text (entity-hold.ts), and never a cut through an entity already found in it. */
   holdFrom(text: string): number {
-    return entityHoldFrom(text, this.customMaxLength);
+    let from = entityHoldFrom(text, this.customMaxLength);
+    for (const span of this.scan(text)) if (span.start < from && from < span.end) from = span.start;
+    return from;
   }
 }
