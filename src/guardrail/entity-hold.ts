@@ -15,23 +15,37 @@
  * this to what masking the whole text finds.
  */
 const ENTITY_CHAR = /[A-Za-z0-9._%+\-@/=０-９＋－‐‑–ー()（）]/;
-/** A group of a number written in groups: digits with their punctuation, or up to four capitals and digits (an IBAN's). */
-const GROUP = /^(?:[+＋(（]?[0-9０-９()（）\-－‐‑–ー.]+|[A-Z0-9]{1,4})$/;
+/** Characters of a group of a number written in groups: digits with their punctuation. */
+const DIGIT_GROUP_CHAR = /[0-9０-９+＋()（）\-－‐‑–ー.]/;
+const IBAN_GROUP_CHAR = /[A-Z0-9]/;
 const KEY_HEADER = '-----BEGIN ';
 
 export function entityHoldFrom(text: string, customMaxLength = 0): number {
   let from = runStart(text, text.length);
-  // Groups joined by one space, back from the last one (which may still be empty, or partial).
+  // Groups joined by one space, back from the last one (which may still be empty, or partial):
+  // a group may be glued to what is before it (`(2024-01-15)+44`), and then the number starts no earlier.
   while (from >= 2 && text[from - 1] === ' ' && !/\s/.test(text[from - 2]!)) {
-    const previous = runStart(text, from - 1);
-    const group = text.slice(previous, from - 1);
     const current = text.slice(from, runEnd(text, from));
-    if (!GROUP.test(group) || (current !== '' && !GROUP.test(current))) break;
-    from = previous;
+    if (current !== '' && groupStart(current, 0, current.length) !== 0) break;
+    const previous = runStart(text, from - 1);
+    const group = groupStart(text, previous, from - 1);
+    if (group === from - 1) break;
+    from = group;
+    if (group > previous) break;
   }
   from = Math.min(from, openKeyBlock(text, from));
   if (customMaxLength > 1) from = Math.min(from, Math.max(0, text.length - (customMaxLength - 1)));
   return from;
+}
+
+/** Where the end of text[start, end) that can be a group of a number begins (digits and their punctuation, or up to four capitals and digits); `end` if none. */
+function groupStart(text: string, start: number, end: number): number {
+  let digits = end;
+  while (digits > start && DIGIT_GROUP_CHAR.test(text[digits - 1]!)) digits--;
+  let iban = end;
+  while (iban > start && end - iban < 4 && IBAN_GROUP_CHAR.test(text[iban - 1]!)) iban--;
+  if (iban > start && IBAN_GROUP_CHAR.test(text[iban - 1]!)) iban = end;
+  return Math.min(digits, iban);
 }
 
 function runStart(text: string, end: number): number {

@@ -9,6 +9,7 @@ import { userMessages, type UserMessages } from './messages/user-messages';
 import { agentPromptsOf } from './surface/suggested-prompts';
 import type { PromptSettings } from './surface/suggested-prompts';
 import type { Budgets } from './budgets/usage-ledger';
+import { GUARDRAIL_SETTINGS } from '../guardrail/guardrail-config';
 
 /**
  * Verification-zone configuration, parsed once per function (src/verification/wiring.ts turns it
@@ -99,6 +100,8 @@ export const VerificationConfigSchema = z.object({
   AUDIT_MESSAGE_TEXT: envBool(false),
   /** When a conversation's AgentCore session is ended (src/verification/stop/agentcore-session-stop.ts): never (the idle timeout does), after-answer, quiet-<N>s / quiet-<N>m. */
   AGENTCORE_STOP_SESSION: SessionStopSchema,
+  /** Guardrails at the boundary (src/guardrail/guardrail-config.ts): GUARDRAIL, GUARDRAIL_MODE, … */
+  ...GUARDRAIL_SETTINGS,
 });
 /**
  * The configuration as the functions use it: every variable parsed once, with what is read out of

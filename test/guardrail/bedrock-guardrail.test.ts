@@ -1,7 +1,7 @@
 import type { Guardrail } from '../../src/guardrail/guardrail';
 import { GuardrailUnavailableError } from '../../src/guardrail/guardrail';
-import { guardrailFromConfig } from '../../src/guardrail/guardrail-from-config';
-import { parseGuardrailConfig } from '../../src/guardrail/guardrail-config';
+import { guardrailFromSettings } from '../../src/guardrail/guardrail-from-settings';
+import { parseGuardrailSettings } from '../../src/guardrail/guardrail-config';
 import type { Log, LogExtra } from '../../src/observability/logger';
 import { CORPUS_ENTITY_TYPES, guardrailCorpus } from '../support/guardrail-corpus';
 import { startApplyGuardrailStandIn, type ApplyGuardrailStandIn } from '../support/apply-guardrail-stand-in';
@@ -21,8 +21,8 @@ const savedEnv = { ...process.env };
 
 /** The guardrail GUARDRAIL=bedrock builds from these settings, with the SDK pointed at the stand-in by AWS_ENDPOINT_URL_BEDROCK_RUNTIME. */
 async function bedrock(settings: Record<string, string>): Promise<Guardrail> {
-  const config = parseGuardrailConfig({ GUARDRAIL: 'bedrock', GUARDRAIL_ID: standIn.guardrailId, GUARDRAIL_VERSION: standIn.guardrailVersion, ...settings });
-  return (await guardrailFromConfig(config, { log, metrics }))!;
+  const parsed = parseGuardrailSettings({ GUARDRAIL: 'bedrock', GUARDRAIL_ID: standIn.guardrailId, GUARDRAIL_VERSION: standIn.guardrailVersion, ...settings });
+  return (await guardrailFromSettings(parsed, { log, metrics }))!;
 }
 
 beforeAll(async () => {

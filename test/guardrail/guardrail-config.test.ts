@@ -1,28 +1,29 @@
 import { BuiltinGuardrail } from '../../src/guardrail/builtin-guardrail';
 import { CustomPatternError, parseCustomPatterns } from '../../src/guardrail/custom-patterns';
-import { directionModes, parseGuardrailConfig } from '../../src/guardrail/guardrail-config';
-import { guardrailFromConfig } from '../../src/guardrail/guardrail-from-config';
+import { parseGuardrailSettings } from '../../src/guardrail/guardrail-config';
+import { guardrailFromSettings } from '../../src/guardrail/guardrail-from-settings';
 import { StreamMasker } from '../../src/guardrail/stream-masker';
 
 const log = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 
 describe('guardrail settings', () => {
   it('are off by default: no guardrail is built', async () => {
-    const config = parseGuardrailConfig({});
-    expect(config.GUARDRAIL).toBe('off');
-    expect(await guardrailFromConfig(config, { log })).toBeUndefined();
+    const settings = parseGuardrailSettings({});
+    expect(settings).toEqual({ kind: 'off' });
+    expect(await guardrailFromSettings(settings, { log })).toBeUndefined();
   });
 
   it('GUARDRAIL_MODE sets both directions; GUARDRAIL_INPUT_MODE / GUARDRAIL_OUTPUT_MODE override one', () => {
-    expect(directionModes(parseGuardrailConfig({ GUARDRAIL: 'builtin' }))).toEqual({ input: 'mask', output: 'mask' });
-    expect(directionModes(parseGuardrailConfig({ GUARDRAIL: 'builtin', GUARDRAIL_MODE: 'detect', GUARDRAIL_INPUT_MODE: 'block' }))).toEqual({ input: 'block', output: 'detect' });
+    expect(parseGuardrailSettings({ GUARDRAIL: 'builtin' })).toMatchObject({ modes: { input: 'mask', output: 'mask' } });
+    expect(parseGuardrailSettings({ GUARDRAIL: 'builtin', GUARDRAIL_MODE: 'detect', GUARDRAIL_INPUT_MODE: 'block' })).toMatchObject({ modes: { input: 'block', output: 'detect' } });
   });
 
   it('refuse a bad value with one clear message naming it', () => {
-    expect(() => parseGuardrailConfig({ GUARDRAIL: 'bedrok' })).toThrow(/GUARDRAIL/);
-    expect(() => parseGuardrailConfig({ GUARDRAIL_MODE: 'redact' })).toThrow(/GUARDRAIL_MODE/);
-    expect(() => parseGuardrailConfig({ GUARDRAIL: 'bedrock' })).toThrow(/GUARDRAIL=bedrock needs GUARDRAIL_ID and GUARDRAIL_VERSION/);
-    expect(() => parseGuardrailConfig({ GUARDRAIL: 'bedrock', GUARDRAIL_ID: 'abc123', GUARDRAIL_VERSION: 'latest' })).toThrow(/GUARDRAIL_VERSION/);
+    expect(() => parseGuardrailSettings({ GUARDRAIL: 'bedrok' })).toThrow(/GUARDRAIL/);
+    expect(() => parseGuardrailSettings({ GUARDRAIL_MODE: 'redact' })).toThrow(/GUARDRAIL_MODE/);
+    expect(() => parseGuardrailSettings({ GUARDRAIL: 'bedrock' })).toThrow(/GUARDRAIL=bedrock needs GUARDRAIL_ID and GUARDRAIL_VERSION/);
+    expect(() => parseGuardrailSettings({ GUARDRAIL: 'bedrock', GUARDRAIL_ID: 'abc123', GUARDRAIL_VERSION: 'latest' })).toThrow(/GUARDRAIL_VERSION/);
+    expect(() => parseGuardrailSettings({ GUARDRAIL: 'builtin', GUARDRAIL_PATTERNS_JSON: '[{"name":"X","pattern":"("}]' })).toThrow(/invalid guardrail configuration: GUARDRAIL_PATTERNS_JSON/);
   });
 });
 

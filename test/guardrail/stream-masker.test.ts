@@ -39,6 +39,16 @@ describe('StreamMasker with GUARDRAIL=builtin', () => {
     }
   });
 
+  it('answers of several messages glued together, streamed a word at a time, show what the whole does', async () => {
+    const random = seededRandom(8);
+    for (let answer = 0; answer < 100; answer++) {
+      const words: string[] = [];
+      while (words.length < 60) words.push(...corpus[Math.floor(random() * corpus.length)]!.text.split(/(?<=\s)/));
+      const { shown } = await streamed(masking, words);
+      expect(shown.join('')).toBe((await masking.check(words.join(''), 'output')).text);
+    }
+  });
+
   it('releases plain words as they come, holding back only the word that may still grow', async () => {
     const masker = new StreamMasker(masking);
     expect((await masker.push('The build is green, ')).text).toBe('The build is green, ');
