@@ -72,35 +72,37 @@ async function streamDelay(options: GuardrailBenchOptions): Promise<StreamDelay>
     while (words.length < options.words) words.push(...corpus[Math.floor(random() * corpus.length)]!.text.split(/(?<=\s)/));
     const chunks = words.slice(0, options.words);
     const masker = new StreamMasker(guardrail);
-    // Arrival time of each character not yet shown, in order.
-    const waiting: number[] = [];
+    // Arrival time of every character pushed, and how many of them have been shown.
+    const arrivals: number[] = [];
+    let released = 0;
     let shown = '';
     let first: number | undefined;
-    const show = (text: string, at: number, arrivedAt: number) => {
+    const show = (text: string, at: number) => {
+      const nowReleased = arrivals.length - masker.held;
+      for (let i = released; i < nowReleased; i++) perChar.push(at - arrivals[i]!);
+      released = nowReleased;
       if (text === '') return;
-      first ??= at - arrivedAt;
+      // Unmasked, the first word would show the moment it arrived (time 0).
+      first ??= at;
       shown += text;
-      // Characters released now: the oldest waiting ones (placeholders stand for what they mask).
-      const released = Math.min(waiting.length, Math.max(1, waiting.length - masker.held));
-      for (const arrival of waiting.splice(0, released)) perChar.push(at - arrival);
     };
-    const firstArrival = 0;
     for (const [index, chunk] of chunks.entries()) {
       const arrivedAt = index * options.wordMs;
-      for (let i = 0; i < chunk.length; i++) waiting.push(arrivedAt);
+      for (let i = 0; i < chunk.length; i++) arrivals.push(arrivedAt);
       const started = process.hrtime.bigint();
       const piece = await masker.push(chunk);
-      show(piece.text, arrivedAt + Number(process.hrtime.bigint() - started) / 1e6, firstArrival);
+      show(piece.text, arrivedAt + Number(process.hrtime.bigint() - started) / 1e6);
     }
-    const endAt = chunks.length * options.wordMs;
+    // The answer's end arrives with its last word.
+    const endAt = (chunks.length - 1) * options.wordMs;
     const started = process.hrtime.bigint();
     const last = await masker.end();
-    show(last.text, endAt + Number(process.hrtime.bigint() - started) / 1e6, firstArrival);
+    show(last.text, endAt + Number(process.hrtime.bigint() - started) / 1e6);
     if (first !== undefined) firstText.push(first);
     const whole = maskNow(chunks.join('')).text;
     if (shown !== whole) leaked++;
   }
-  const describe = (values: number[]) => ({ p50: percentile(values, 50), p95: percentile(values, 95), max: Math.max(...values) });
+  const describe = (values: number[]) => ({ p50: percentile(values, 50), p95: percentile(values, 95), max: values.reduce((a, b) => Math.max(a, b), 0) });
   const result: StreamDelay = { answers: options.answers, words: options.words, wordMs: options.wordMs, firstText: describe(firstText), perChar: describe(perChar), leaked };
   options.log(`  stream: first text +${result.firstText.p95.toFixed(1)} ms p95, a character +${result.perChar.p95.toFixed(1)} ms p95 (${options.answers} answers of ${options.words} words, one per ${options.wordMs} ms)`);
   return result;

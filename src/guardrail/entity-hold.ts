@@ -23,14 +23,16 @@ const KEY_HEADER = '-----BEGIN ';
 export function entityHoldFrom(text: string, customMaxLength = 0): number {
   let from = runStart(text, text.length);
   // Groups joined by one space, back from the last one (which may still be empty, or partial):
-  // a group may be glued to what is before it (`(2024-01-15)+44`), and then the number starts no earlier.
+  // a group may be glued to what is before it (`2024-01-15)+44`), and then the number starts no earlier.
+  // A cut is always at the start of a run, so a window's check sees each entity's left edge as the whole text does.
   while (from >= 2 && text[from - 1] === ' ' && !/\s/.test(text[from - 2]!)) {
     const current = text.slice(from, runEnd(text, from));
     if (current !== '' && groupStart(current, 0, current.length) !== 0) break;
     const previous = runStart(text, from - 1);
     const group = groupStart(text, previous, from - 1);
     if (group === from - 1) break;
-    from = group;
+    // Glued: held from the whole run, so the check sees what the number is glued to (`ID12(303) 555-0100` is no phone).
+    from = previous;
     if (group > previous) break;
   }
   from = Math.min(from, openKeyBlock(text, from));

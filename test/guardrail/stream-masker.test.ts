@@ -41,7 +41,7 @@ describe('StreamMasker with GUARDRAIL=builtin', () => {
 
   it('answers of several messages glued together, streamed a word at a time, show what the whole does', async () => {
     const random = seededRandom(8);
-    for (let answer = 0; answer < 100; answer++) {
+    for (let answer = 0; answer < 300; answer++) {
       const words: string[] = [];
       while (words.length < 60) words.push(...corpus[Math.floor(random() * corpus.length)]!.text.split(/(?<=\s)/));
       const { shown } = await streamed(masking, words);
