@@ -1,9 +1,9 @@
 import { ApplyGuardrailCommand, type ApplyGuardrailResponse, type BedrockRuntimeClient, type GuardrailAssessment } from '@aws-sdk/client-bedrock-runtime';
 import { applyMode } from './apply-mode';
 import type { DirectionModes } from './builtin-guardrail';
-import { entityHoldFrom } from './entity-hold';
+import { sentenceHoldFrom } from './sentence-hold';
 import { withoutOverlaps, type EntitySpan } from './find-entities';
-import { GuardrailUnavailableError, type Guardrail, type GuardrailCheckOptions, type GuardrailDirection, type GuardrailResult } from './guardrail';
+import { GuardrailUnavailableError, type Guardrail, type GuardrailCheckOptions, type GuardrailDirection, type GuardrailMode, type GuardrailResult } from './guardrail';
 
 export type BedrockGuardrailOptions = {
   client: BedrockRuntimeClient;
@@ -16,9 +16,6 @@ export type BedrockGuardrailOptions = {
 
 /** Kept from the caller's remaining time for what it does after the check. */
 const REMAINING_TIME_MARGIN_MS = 500;
-/** A streamed answer is checked a sentence at a time; a run-on sentence at most this long. */
-const STREAM_WINDOW_CHARS = 400;
-const SENTENCE_END = /[.!?。！？\n]\s*/g;
 /** ApplyGuardrail's failures that a later try may not meet. */
 const RETRYABLE_ERRORS = new Set(['ThrottlingException', 'ServiceUnavailableException', 'InternalServerException', 'ServiceQuotaExceededException', 'TimeoutError', 'AbortError', 'RequestTimeout']);
 
@@ -55,12 +52,12 @@ export class BedrockGuardrail implements Guardrail {
     return { ...result, textUnits: textUnits(answer) };
   }
 
-  /** A sentence at a time: Bedrock's entities (names, addresses) span words, so the window ends where a sentence does. */
+  modeOf(direction: GuardrailDirection): GuardrailMode {
+    return this.options.modes[direction];
+  }
+
   holdFrom(text: string): number {
-    let cut = 0;
-    for (const match of text.matchAll(SENTENCE_END)) if (match.index + match[0].length < text.length) cut = match.index + match[0].length;
-    if (text.length - cut > STREAM_WINDOW_CHARS) cut = Math.max(cut, entityHoldFrom(text));
-    return cut;
+    return sentenceHoldFrom(text);
   }
 
   private async apply(text: string, direction: GuardrailDirection, options: GuardrailCheckOptions): Promise<ApplyGuardrailResponse> {

@@ -31,6 +31,10 @@ export class BuiltinGuardrail implements Guardrail {
   }
 
   /** The entity-shaped end of the text (entity-hold.ts), and never a cut through an entity already found in it. */
+  modeOf(direction: GuardrailDirection): GuardrailMode {
+    return this.modes[direction];
+  }
+
   holdFrom(text: string): number {
     let from = entityHoldFrom(text, this.customMaxLength);
     for (const span of this.scan(text)) if (span.start < from && from < span.end) from = span.start;

@@ -45,6 +45,8 @@ export interface Guardrail {
   /** `builtin` or `bedrock`: for logs and metrics. */
   readonly kind: string;
   check(text: string, direction: GuardrailDirection, options?: GuardrailCheckOptions): Promise<GuardrailResult>;
+  /** The direction's mode: what a caller does with what the guardrail cannot read (a PDF's bytes). */
+  modeOf(direction: GuardrailDirection): GuardrailMode;
   /**
    * For a stream (src/guardrail/stream-masker.ts): the index in `text` — text not yet released,
    * possibly ending mid-word — from which a match could still grow with what comes next. Text

@@ -14,6 +14,7 @@ export function observedGuardrail(inner: Guardrail, observers: GuardrailObserver
   return {
     kind: inner.kind,
     holdFrom: (text) => inner.holdFrom(text),
+    modeOf: (direction) => inner.modeOf(direction),
     async check(text: string, direction: GuardrailDirection, options?: GuardrailCheckOptions): Promise<GuardrailResult> {
       let result: GuardrailResult;
       try {

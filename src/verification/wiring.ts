@@ -8,6 +8,8 @@ import type { SlackConversations } from '../slack/slack-conversations';
 import type { SlackLive } from '../slack/slack-live';
 import type { SlackReplies } from '../slack/slack-port';
 import { createAgentInvoker } from './invoke/agent-invoker';
+import { guardrailSettingsOf } from '../guardrail/guardrail-config';
+import { guardrailFromSettings } from '../guardrail/guardrail-from-settings';
 import { createAsyncResult } from './poll/async-result';
 import { attachmentLimitsOf, type VerificationConfig } from './config';
 import type { AgentDirectory } from './routing/agent-directory';
@@ -153,6 +155,7 @@ export function wireAgentInvoker(context: FunctionContext, ports: AgentInvokerPo
   };
   const live = config.STREAM_REPLIES && config.AGENT_SESSIONS ? ports.live?.slack() : undefined;
   const ledger = ledgerOf(context, ports);
+  const guardrail = guardrailFromSettings(guardrailSettingsOf(config), { log: context.log, ...(context.metrics ? { metrics: context.metrics } : {}) });
   return createAgentInvoker({
     ...followUp(context, ports, config.TASK_MAX_RECEIVE_COUNT),
     ...(ledger ? { budget: ledger } : {}),
@@ -161,6 +164,7 @@ export function wireAgentInvoker(context: FunctionContext, ports: AgentInvokerPo
     ...(slack ? { onTaskStarted: (thread) => acknowledgeReceipt(slack, thread) } : {}),
     ...(botToken ? { botTokenForExecution: botToken } : {}),
     ...(reading ? { readInputs: (task, call) => readTaskInputs(task, reading, call, context.clock) } : {}),
+    ...(guardrail ? { guardrail } : {}),
   });
 }
 

@@ -22,7 +22,7 @@ const savedEnv = { ...process.env };
 /** The guardrail GUARDRAIL=bedrock builds from these settings, with the SDK pointed at the stand-in by AWS_ENDPOINT_URL_BEDROCK_RUNTIME. */
 async function bedrock(settings: Record<string, string>): Promise<Guardrail> {
   const parsed = parseGuardrailSettings({ GUARDRAIL: 'bedrock', GUARDRAIL_ID: standIn.guardrailId, GUARDRAIL_VERSION: standIn.guardrailVersion, ...settings });
-  return (await guardrailFromSettings(parsed, { log, metrics }))!;
+  return guardrailFromSettings(parsed, { log, metrics })!;
 }
 
 beforeAll(async () => {

@@ -10,7 +10,7 @@ describe('guardrail settings', () => {
   it('are off by default: no guardrail is built', async () => {
     const settings = parseGuardrailSettings({});
     expect(settings).toEqual({ kind: 'off' });
-    expect(await guardrailFromSettings(settings, { log })).toBeUndefined();
+    expect(guardrailFromSettings(settings, { log })).toBeUndefined();
   });
 
   it('GUARDRAIL_MODE sets both directions; GUARDRAIL_INPUT_MODE / GUARDRAIL_OUTPUT_MODE override one', () => {
