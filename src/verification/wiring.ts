@@ -10,6 +10,7 @@ import type { SlackReplies } from '../slack/slack-port';
 import { createAgentInvoker } from './invoke/agent-invoker';
 import { guardrailSettingsOf } from '../guardrail/guardrail-config';
 import { guardrailFromSettings } from '../guardrail/guardrail-from-settings';
+import type { Guardrail } from '../guardrail/guardrail';
 import { createAsyncResult } from './poll/async-result';
 import { attachmentLimitsOf, type VerificationConfig } from './config';
 import type { AgentDirectory } from './routing/agent-directory';
@@ -155,7 +156,7 @@ export function wireAgentInvoker(context: FunctionContext, ports: AgentInvokerPo
   };
   const live = config.STREAM_REPLIES && config.AGENT_SESSIONS ? ports.live?.slack() : undefined;
   const ledger = ledgerOf(context, ports);
-  const guardrail = guardrailFromSettings(guardrailSettingsOf(config), { log: context.log, ...(context.metrics ? { metrics: context.metrics } : {}) });
+  const guardrail = guardrailOf(context);
   return createAgentInvoker({
     ...followUp(context, ports, config.TASK_MAX_RECEIVE_COUNT),
     ...(ledger ? { budget: ledger } : {}),
@@ -186,6 +187,7 @@ export type SlackPosterPorts = {
 
 export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPorts): SlackPoster {
   const { config } = context;
+  const guardrail = guardrailOf(context);
   return createSlackPoster({
     replies: ports.slack,
     claims: ports.claims,
@@ -197,8 +199,14 @@ export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPort
     ...(config.STREAM_REPLIES && ports.live ? { live: liveReplyOf(context, ports.live) } : {}),
     ...(ports.records ? { work: createThreadWork(ports.records, context.clock) } : {}),
     ...(ports.records && ports.agent ? { surface: assistantSurfaceOf(context, ports.agent(), ports.records), feedbackButtons: config.FEEDBACK_BUTTONS } : {}),
+    ...(guardrail ? { guardrail: { guardrail, blockedText: userMessages(config.USER_MESSAGES_JSON).guardrailBlockedAnswer } } : {}),
     ...common(context),
   });
+}
+
+/** GUARDRAIL (docs/operations.md, "Guardrails"), counted and logged; undefined when off. */
+function guardrailOf(context: FunctionContext): Guardrail | undefined {
+  return guardrailFromSettings(guardrailSettingsOf(context.config), { log: context.log, ...(context.metrics ? { metrics: context.metrics } : {}) });
 }
 
 function assistantSurfaceOf(context: FunctionContext, slack: SlackAssistant, records: Records): AssistantSurface {

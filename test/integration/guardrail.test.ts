@@ -12,7 +12,7 @@ import { CORPUS_ENTITY_TYPES, guardrailCorpus } from '../support/guardrail-corpu
 import { capturingLog } from '../support/slack-surface';
 
 /**
- * The input guardrail through the local pipeline (the four verification functions wired as
+ * The guardrails through the local pipeline (the four verification functions wired as
  * deployed, in-memory queues and stores, a real execution runtime behind the in-process
  * transport): what reaches the agent is recorded at the transport, and every Slack call — replies,
  * statuses, the agent session and its title — is scanned. docs/operations.md, "Guardrails".
@@ -51,7 +51,7 @@ async function say(pipeline: LocalPipeline, text: string): Promise<void> {
 // Three messages of every entity type in each language: 48 tasks through the whole pipeline.
 const sample = guardrailCorpus(37, 200).filter((_, index) => index % 200 < 24);
 
-describe('GUARDRAIL=builtin on the input, through the local pipeline', () => {
+describe('GUARDRAIL=builtin through the local pipeline', () => {
   it('holds every entity type in both languages', () => {
     for (const language of ['en', 'ja'] as const) expect(new Set(sample.filter((m) => m.language === language).map((m) => m.entities[0]!.type)).size).toBe(CORPUS_ENTITY_TYPES.length);
   });
@@ -100,6 +100,36 @@ describe('GUARDRAIL=builtin on the input, through the local pipeline', () => {
       await say(h.pipeline, 'write to taro@example.co.jp please');
       await h.pipeline.whenIdle({ timeoutMs: 20_000 });
       expect(h.atAgent.join('')).toContain('taro@example.co.jp');
+    } finally {
+      await h.pipeline.stop();
+    }
+  });
+
+  it('output: the final answer is masked before Slack shows it, even where the input was only detected', async () => {
+    const h = harness({ GUARDRAIL: 'builtin', GUARDRAIL_INPUT_MODE: 'detect', GUARDRAIL_OUTPUT_MODE: 'mask' });
+    try {
+      await say(h.pipeline, 'repeat after me: hanako.sato@example.co.jp and 090-1234-5678');
+      await h.pipeline.whenIdle({ timeoutMs: 20_000 });
+      // The agent had them (detect), and its echo carried them back …
+      expect(h.atAgent.join('')).toContain('hanako.sato@example.co.jp');
+      // … but no Slack call showed them.
+      const slack = h.slackLines.join('\n');
+      expect(slack).toContain('[EMAIL-1]');
+      expect(slack).not.toContain('hanako.sato@example.co.jp');
+      expect(slack).not.toContain('090-1234-5678');
+    } finally {
+      await h.pipeline.stop();
+    }
+  });
+
+  it('output block: the answer is replaced by its notice', async () => {
+    const h = harness({ GUARDRAIL: 'builtin', GUARDRAIL_INPUT_MODE: 'detect', GUARDRAIL_OUTPUT_MODE: 'block' });
+    try {
+      await say(h.pipeline, 'echo AKIAABCDEFGHIJKLMNOP back');
+      await h.pipeline.whenIdle({ timeoutMs: 20_000 });
+      const slack = h.slackLines.join('\n');
+      expect(slack).toContain(DEFAULT_USER_MESSAGES.guardrailBlockedAnswer);
+      expect(slack).not.toContain('AKIAABCDEFGHIJKLMNOP');
     } finally {
       await h.pipeline.stop();
     }
