@@ -9,7 +9,7 @@ import { userMessages, type UserMessages } from './messages/user-messages';
 import { agentPromptsOf } from './surface/suggested-prompts';
 import type { PromptSettings } from './surface/suggested-prompts';
 import type { Budgets } from './budgets/usage-ledger';
-import { GUARDRAIL_SETTINGS } from '../guardrail/guardrail-config';
+import { GUARDRAIL_SETTINGS, guardrailSettingsOf, type GuardrailSettings } from '../guardrail/guardrail-config';
 
 /**
  * Verification-zone configuration, parsed once per function (src/verification/wiring.ts turns it
@@ -119,6 +119,8 @@ export type VerificationConfig = z.infer<typeof VerificationConfigSchema> & {
   pollSchedule: PollSchedule;
   /** USER_/CHANNEL_/TEAM_DAILY_TOKEN_BUDGET: the ones set. */
   budgets: Budgets;
+  /** GUARDRAIL and its settings, checked together (GUARDRAIL_PATTERNS_JSON compiled). */
+  guardrail: GuardrailSettings;
 };
 
 export function loadVerificationConfig(env: NodeJS.ProcessEnv = process.env): VerificationConfig {
@@ -134,6 +136,7 @@ export function loadVerificationConfig(env: NodeJS.ProcessEnv = process.env): Ve
     messages,
     prompts: agentPromptsOf(variables.AGENT_PROMPTS_JSON),
     sessionStop: agentCoreSessionStopPolicy(variables.AGENTCORE_STOP_SESSION),
+    guardrail: guardrailSettingsOf(variables),
     pollSchedule: pollScheduleOf(variables),
     budgets: {
       ...(variables.USER_DAILY_TOKEN_BUDGET !== undefined ? { user: variables.USER_DAILY_TOKEN_BUDGET } : {}),

@@ -8,7 +8,6 @@ import type { SlackConversations } from '../slack/slack-conversations';
 import type { SlackLive } from '../slack/slack-live';
 import type { SlackReplies } from '../slack/slack-port';
 import { createAgentInvoker } from './invoke/agent-invoker';
-import { guardrailSettingsOf } from '../guardrail/guardrail-config';
 import { guardrailFromSettings } from '../guardrail/guardrail-from-settings';
 import type { Guardrail } from '../guardrail/guardrail';
 import { createAsyncResult } from './poll/async-result';
@@ -199,14 +198,14 @@ export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPort
     ...(config.STREAM_REPLIES && ports.live ? { live: liveReplyOf(context, ports.live) } : {}),
     ...(ports.records ? { work: createThreadWork(ports.records, context.clock) } : {}),
     ...(ports.records && ports.agent ? { surface: assistantSurfaceOf(context, ports.agent(), ports.records), feedbackButtons: config.FEEDBACK_BUTTONS } : {}),
-    ...(guardrail ? { guardrail: { guardrail, blockedText: userMessages(config.USER_MESSAGES_JSON).guardrailBlockedAnswer } } : {}),
+    ...(guardrail ? { guardrail: { guardrail, blockedText: config.messages.guardrailBlockedAnswer } } : {}),
     ...common(context),
   });
 }
 
 /** GUARDRAIL (docs/operations.md, "Guardrails"), counted and logged; undefined when off. */
 function guardrailOf(context: FunctionContext): Guardrail | undefined {
-  return guardrailFromSettings(guardrailSettingsOf(context.config), { log: context.log, ...(context.metrics ? { metrics: context.metrics } : {}) });
+  return guardrailFromSettings(context.config.guardrail, { log: context.log, ...(context.metrics ? { metrics: context.metrics } : {}) });
 }
 
 function assistantSurfaceOf(context: FunctionContext, slack: SlackAssistant, records: Records): AssistantSurface {
