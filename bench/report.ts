@@ -7,6 +7,7 @@ import { TRANSPORTS } from './end-to-end';
 import { CHARS_PER_TOKEN, FUNCTION_MEMORY_GB, HAND_OVER_HOLD_S, LIVE_AGENT_LABELS, LIVE_AGENTS, liveAnswerVerdicts, SIGN_OF_LIFE_TARGET_MS, TARGETS, type AgentFigures, type Distribution, type LiveAgent, type LiveAnswersResult, type LiveTargetName } from './live-answers';
 import type { PollCostResult, TaskCost } from './poll-cost';
 import type { ProtocolOverheadResult } from './protocol-overhead';
+import { FIRST_TEXT_DELAY_TARGET_MS, MASK_TARGET_MS, type GuardrailBenchResult } from './guardrail';
 import { SPLITTER_TARGET_MS, type SplitterResult } from './reply-splitter';
 import type { ThroughputResult } from './runtime-throughput';
 import { SERVER_KINDS } from './support/throughput-shared';
@@ -28,6 +29,7 @@ export type BenchResults = {
   pollCost?: PollCostResult;
   splitter?: SplitterResult;
   liveAnswers?: LiveAnswersResult;
+  guardrail?: GuardrailBenchResult;
   /** Parts that threw, with why. */
   failures: Array<{ part: string; error: string }>;
 };
@@ -177,6 +179,23 @@ function targets(results: BenchResults): Target[] {
   }
   const live = results.liveAnswers;
   if (live) list.push(...liveTargets(live));
+  const guard = results.guardrail;
+  if (guard) {
+    for (const row of guard.rows) {
+      list.push({
+        part: '8',
+        target: `mask ${formatNumber(guard.chars)} characters of ${row.name} < ${MASK_TARGET_MS} ms, no entity left`,
+        measured: row.problem ? `wrong: ${row.problem}` : ms(row.mask),
+        pass: !row.problem && row.mask.median < MASK_TARGET_MS,
+      });
+    }
+    list.push({
+      part: '8',
+      target: `first text delay the output masker adds to a ${guard.stream.words}-word streamed answer ≤ ${FIRST_TEXT_DELAY_TARGET_MS} ms p95, nothing shown that masking the whole would hide`,
+      measured: `${formatNumber(guard.stream.firstText.p95)} ms p95 (p50 ${formatNumber(guard.stream.firstText.p50)}, max ${formatNumber(guard.stream.firstText.max)}); ${guard.stream.leaked} of ${guard.stream.answers} answers differ`,
+      pass: guard.stream.leaked === 0 && guard.stream.firstText.p95 <= FIRST_TEXT_DELAY_TARGET_MS,
+    });
+  }
   return list;
 }
 
@@ -460,6 +479,33 @@ function splitterSection(s: SplitterResult): string {
   ].join('\n');
 }
 
+function guardrailSection(g: GuardrailBenchResult): string {
+  const s = g.stream;
+  return [
+    '## 8. Guardrail: masking and the stream masker',
+    '',
+    `The built-in guardrail (src/guardrail/, GUARDRAIL=builtin) masking ${formatNumber(g.chars)} characters of each shape in the bench process, ${g.samples} samples after a warm-up on a tenth of the size; the corpus row is checked (every seeded entity gone). ` +
+      `Then ${s.answers} answers of ${s.words} words built from the seeded corpus (an entity every twenty words or so — far denser than real answers), a word every ${s.wordMs} ms on a simulated clock, through the stream masker: ` +
+      'a character is shown when the push that releases it returns (its word’s arrival plus the measured CPU of that push); the delay is that minus its arrival. ' +
+      'Every streamed answer is compared with masking the whole answer at once.',
+    '',
+    table(
+      ['text', 'entities masked', 'mask', 'check'],
+      g.rows.map((row) => [row.name, String(row.entities), ms(row.mask), row.problem ? `**wrong**: ${row.problem}` : 'ok']),
+    ),
+    '',
+    table(
+      ['streamed answers', 'p50', 'p95', 'max'],
+      [
+        ['first text, added delay', `${formatNumber(s.firstText.p50)} ms`, `${formatNumber(s.firstText.p95)} ms`, `${formatNumber(s.firstText.max)} ms`],
+        ['every character, added delay', `${formatNumber(s.perChar.p50)} ms`, `${formatNumber(s.perChar.p95)} ms`, `${formatNumber(s.perChar.max)} ms`],
+      ],
+    ),
+    '',
+    `Answers that showed anything other than the whole answer masked: ${s.leaked} of ${s.answers}. A word is held only while it, or the number it is a group of, may still become an entity; an answer that opens with a grouped number or a key block shows nothing until it is complete, which is what the p95 measures.`,
+  ].join('\n');
+}
+
 function liveAnswersSection(live: LiveAnswersResult, results: BenchResults): string {
   const o = live.options;
   const answerSeconds = (o.words * o.wordMs) / 1000;
@@ -597,6 +643,7 @@ export function renderResults(results: BenchResults): string {
   if (results.pollCost) parts.push('', pollCostSection(results.pollCost));
   if (results.splitter) parts.push('', splitterSection(results.splitter));
   if (results.liveAnswers) parts.push('', liveAnswersSection(results.liveAnswers, results));
+  if (results.guardrail) parts.push('', guardrailSection(results.guardrail));
   parts.push('', notesSection(results), '');
   return parts.join('\n');
 }

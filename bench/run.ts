@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { existingRehearsalSection, withRehearsalSection } from '../tools/rehearse/results-section';
 import { runColdStart } from './cold-start';
 import { runEndToEnd } from './end-to-end';
+import { runGuardrailBench } from './guardrail';
 import { runLiveAnswers, type LiveAnswersOptions } from './live-answers';
 import { runPollCost } from './poll-cost';
 import { runProtocolOverhead } from './protocol-overhead';
@@ -20,7 +21,7 @@ import { stopAll } from './support/processes';
 const USAGE = `npm run bench -- [--quick] [--only=1,3] [--out=<file>] [--help]
   --quick       every part briefly (under a minute), written to bench/RESULTS.quick.md
   --only=1,3    only these parts: 1 cold start, 2 protocol, 3 throughput, 4 end to end,
-                5 poll cost, 6 reply splitter, 7 live answers (the file written holds only the
+                5 poll cost, 6 reply splitter, 7 live answers, 8 guardrail (the file written holds only the
                 parts run: with --only, pass --out to keep RESULTS.md whole)
   --out=<file>  write the results elsewhere
 Parts 1 and 3 load the bench's own packages (bench/package.json: the peers, the load generator,
@@ -38,6 +39,7 @@ type Settings = {
   warmRuns: number;
   splitter: { samples: number; budgetMs: number };
   liveAnswers: LiveAnswersOptions;
+  guardrail: { samples: number; answers: number; words: number; wordMs: number };
 };
 
 const FULL: Settings = {
@@ -51,6 +53,8 @@ const FULL: Settings = {
   splitter: { samples: 20, budgetMs: 5_000 },
   // 60 words at 20 words/s (ECHO_STREAM_MS=50, and the A2A agent's #delay): a 3 s answer, in real time.
   liveAnswers: { eventsPerTransport: 8, warmupEvents: 1, handOverEvents: 2, words: 60, wordMs: 50 },
+  // The same 60-word answers at 20 words/s as part 7, through the output guardrail's stream masker.
+  guardrail: { samples: 20, answers: 200, words: 60, wordMs: 50 },
 };
 
 const QUICK: Settings = {
@@ -63,6 +67,7 @@ const QUICK: Settings = {
   warmRuns: 15,
   splitter: { samples: 5, budgetMs: 2_000 },
   liveAnswers: { eventsPerTransport: 2, warmupEvents: 1, handOverEvents: 1, words: 60, wordMs: 50 },
+  guardrail: { samples: 5, answers: 50, words: 60, wordMs: 50 },
 };
 
 /** A per-poll billed duration closer to AWS than loopback: AgentCore round trip plus an SQS send. */
@@ -71,7 +76,7 @@ const ASSUMED_AWS_POLL_MS = 100;
 function parseArgs(argv: readonly string[]): { quick: boolean; parts: Set<number>; out: string } {
   const quick = argv.includes('--quick');
   const only = argv.find((arg) => arg.startsWith('--only='));
-  const parts = new Set(only ? only.slice('--only='.length).split(',').map(Number) : [1, 2, 3, 4, 5, 6, 7]);
+  const parts = new Set(only ? only.slice('--only='.length).split(',').map(Number) : [1, 2, 3, 4, 5, 6, 7, 8]);
   const outArg = argv.find((arg) => arg.startsWith('--out='));
   const out = outArg ? outArg.slice('--out='.length) : join(__dirname, quick ? 'RESULTS.quick.md' : 'RESULTS.md');
   return { quick, parts, out };
@@ -133,6 +138,9 @@ async function main(): Promise<number> {
     });
     await part(7, 'live answers', async () => {
       results.liveAnswers = await runLiveAnswers({ ...settings.liveAnswers, workDir: join(workDir, 'live-answers'), log });
+    });
+    await part(8, 'guardrail: masking and the stream masker', async () => {
+      results.guardrail = await runGuardrailBench({ ...settings.guardrail, log });
     });
   } finally {
     await stopAll();

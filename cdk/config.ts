@@ -1,5 +1,7 @@
 import type { Node } from 'constructs';
 import { z } from 'zod';
+import { GUARDRAIL_ID_PATTERN, GUARDRAIL_KINDS, GUARDRAIL_VERSION_PATTERN } from '../src/guardrail/guardrail-config';
+import { GUARDRAIL_MODES } from '../src/guardrail/guardrail';
 import { PROTOCOL_NAMES } from '../src/protocols/factory';
 import { AGENT_RUNTIME_ARN } from '../src/transport/arn';
 import { AUTH_MODES, type AuthMode } from '../src/transport/config';
@@ -42,6 +44,8 @@ export const CONTEXT_DEFAULTS = {
   threadFollowUps: true,
   /** A sign of life at once and the answer shown as it is produced (docs/architecture.md §2.5). */
   streamReplies: true,
+  /** Guardrails at the boundary (docs/operations.md, "Guardrails"): off unless chosen. */
+  guardrail: 'off',
   logRetentionDays: 30,
 } as const;
 
@@ -135,6 +139,13 @@ export const ContextSchema = z
     executionSendBotToken: bool.default(false),
     threadFollowUps: bool.default(CONTEXT_DEFAULTS.threadFollowUps),
     streamReplies: bool.default(CONTEXT_DEFAULTS.streamReplies),
+    /** GUARDRAIL and its mode(s); bedrock with the guardrail's id and version (docs/operations.md, "Guardrails"). */
+    guardrail: z.enum(GUARDRAIL_KINDS).default(CONTEXT_DEFAULTS.guardrail),
+    guardrailMode: z.enum(GUARDRAIL_MODES).optional(),
+    guardrailInputMode: z.enum(GUARDRAIL_MODES).optional(),
+    guardrailOutputMode: z.enum(GUARDRAIL_MODES).optional(),
+    guardrailId: z.string().regex(GUARDRAIL_ID_PATTERN, 'must be a Bedrock guardrail id or its ARN').optional(),
+    guardrailVersion: z.string().regex(GUARDRAIL_VERSION_PATTERN, 'must be a guardrail version number or DRAFT').optional(),
     pollFirstDelaySeconds: int(0, 900).default(DEFAULT_POLL_SCHEDULE.firstDelaySeconds),
     pollBackoffFactor: z.coerce.number().min(1).default(DEFAULT_POLL_SCHEDULE.factor),
     pollMaxDelaySeconds: int(0, 900).default(DEFAULT_POLL_SCHEDULE.maxDelaySeconds),
@@ -179,6 +190,15 @@ export const ContextSchema = z
     const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
     if (c.agentcoreIdleTimeoutSeconds > c.agentcoreMaxLifetimeSeconds) issue('agentcoreIdleTimeoutSeconds', 'must not exceed agentcoreMaxLifetimeSeconds');
     if (c.pollFirstDelaySeconds > c.pollMaxDelaySeconds) issue('pollFirstDelaySeconds', 'must not exceed pollMaxDelaySeconds');
+    if (c.guardrail === 'bedrock') {
+      if (!c.guardrailId) issue('guardrailId', 'is required with guardrail=bedrock');
+      if (!c.guardrailVersion) issue('guardrailVersion', 'is required with guardrail=bedrock');
+    } else {
+      for (const key of ['guardrailId', 'guardrailVersion'] as const) if (c[key]) issue(key, 'is used only with guardrail=bedrock');
+    }
+    if (c.guardrail === 'off') {
+      for (const key of ['guardrailMode', 'guardrailInputMode', 'guardrailOutputMode'] as const) if (c[key]) issue(key, 'is used only with guardrail=builtin or guardrail=bedrock');
+    }
     for (const [key, zone] of [['verificationEnvironment', 'verification'], ['executionEnvironment', 'execution']] as const) {
       for (const [variable, problem] of environmentProblems(zone, c[key] ?? {})) issue(`${key}.${variable}`, problem);
     }

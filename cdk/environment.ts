@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { withoutEmpty } from '../src/config/env';
 import { ExecutionConfigSchema } from '../src/execution/config';
+import { parseCustomPatterns } from '../src/guardrail/custom-patterns';
 import { ENV_VARIABLES, transportConfigFrom } from '../src/transport/config';
 import { agentPromptsOf } from '../src/verification/surface/suggested-prompts';
 import { VerificationConfigSchema } from '../src/verification/config';
@@ -88,6 +89,14 @@ export const ENVIRONMENT_ROUTES: Readonly<Record<string, EnvironmentRoute>> = {
   AUDIT_RETENTION_DAYS: verification,
   AUDIT_MESSAGE_TEXT: verification,
   AGENTCORE_STOP_SESSION: verification,
+  GUARDRAIL: context('guardrail'),
+  GUARDRAIL_MODE: context('guardrailMode'),
+  GUARDRAIL_INPUT_MODE: context('guardrailInputMode'),
+  GUARDRAIL_OUTPUT_MODE: context('guardrailOutputMode'),
+  GUARDRAIL_ID: context('guardrailId'),
+  GUARDRAIL_VERSION: context('guardrailVersion'),
+  GUARDRAIL_PATTERNS_JSON: verification,
+  GUARDRAIL_TIMEOUT_MS: verification,
   VERIFICATION_PORT: never('`zone start` only: the deployment is served by API Gateway'),
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: never('the `zone` command only: a Lambda runtime picks its own Node version'),
 
@@ -238,6 +247,13 @@ export function environmentProblems(zone: Zone, env: Record<string, string>): Ar
         agentPromptsOf(own.AGENT_PROMPTS_JSON);
       } catch (error) {
         problems.push(['AGENT_PROMPTS_JSON', (error as Error).message.replace(/^AGENT_PROMPTS_JSON /, '')]);
+      }
+    }
+    if (own.GUARDRAIL_PATTERNS_JSON !== undefined) {
+      try {
+        parseCustomPatterns(own.GUARDRAIL_PATTERNS_JSON);
+      } catch (error) {
+        problems.push(['GUARDRAIL_PATTERNS_JSON', (error as Error).message.replace(/^GUARDRAIL_PATTERNS_JSON:? /, '')]);
       }
     }
     if (own.AWS_ENDPOINT_URL_BEDROCK_AGENTCORE !== undefined && !z.url().safeParse(own.AWS_ENDPOINT_URL_BEDROCK_AGENTCORE).success) {

@@ -48,6 +48,12 @@ export const PRICES = {
   interfaceEndpointGb: { usd: 0.01, per: 'GB processed by interface endpoints (first PB)', source: 'https://aws.amazon.com/privatelink/pricing/', checked: CHECKED },
   kmsKeyMonth: { usd: 1, per: 'customer-managed key-month', source: 'https://aws.amazon.com/kms/pricing/', checked: CHECKED },
   kmsRequest: { usd: 0.03 / 1e4, per: 'KMS request (symmetric)', source: 'https://aws.amazon.com/kms/pricing/', checked: CHECKED },
+  /**
+   * GUARDRAIL=bedrock (docs/operations.md, "Guardrails"): the sensitive-information filter's managed
+   * PII entities, per text unit — up to 1,000 characters of one ApplyGuardrail call, so a call of 50
+   * characters is a unit too; its custom regexes and word filters are free.
+   */
+  guardrailPiiTextUnit: { usd: 0.1 / 1000, per: 'text unit (≤ 1,000 characters a call), sensitive-information filter', source: BEDROCK, checked: '2026-11-29' },
 } as const satisfies Record<string, Price>;
 
 export type PriceName = keyof typeof PRICES;

@@ -1,4 +1,5 @@
 import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -43,6 +44,18 @@ export interface SlackSettings {
   readonly sendBotTokenToExecution?: boolean;
 }
 
+/** Guardrails at the boundary (docs/operations.md, "Guardrails"); the environment of the functions that check text. */
+export interface GuardrailProps {
+  readonly kind: 'off' | 'builtin' | 'bedrock';
+  /** GUARDRAIL_MODE, and the per-direction overrides. */
+  readonly mode?: string;
+  readonly inputMode?: string;
+  readonly outputMode?: string;
+  /** bedrock: the guardrail's id (or ARN) and version; its functions may call ApplyGuardrail on it alone. */
+  readonly id?: string;
+  readonly version?: string;
+}
+
 export interface PollSettings {
   readonly firstDelaySeconds: number;
   /** @default DEFAULT_POLL_SCHEDULE.factor (2) */
@@ -65,6 +78,8 @@ export interface VerificationZoneStackProps extends StackProps {
   readonly callerRoleNames?: { readonly invoker: string; readonly poller: string };
   readonly slack: SlackSettings;
   readonly poll: PollSettings;
+  /** @default off */
+  readonly guardrail?: GuardrailProps;
   readonly api: { readonly rateLimit: number; readonly burstLimit: number; readonly waf: boolean; readonly wafRateLimit: number };
   readonly logRetention: RetentionDays;
   readonly alarmEmail?: string;
@@ -172,6 +187,20 @@ export class VerificationZoneStack extends Stack {
       CHANNEL_DAILY_TOKEN_BUDGET: budgets.channel === undefined ? undefined : String(budgets.channel),
       TEAM_DAILY_TOKEN_BUDGET: budgets.team === undefined ? undefined : String(budgets.team),
     };
+    // Checked where text crosses: the invoker (the task's input; a first streamed answer), the poller
+    // (streamed answers) and the poster (every reply) — not slack-events, which only queues.
+    const guardrail = props.guardrail ?? { kind: 'off' };
+    const guardrailEnvironment =
+      guardrail.kind === 'off'
+        ? {}
+        : {
+            GUARDRAIL: guardrail.kind,
+            GUARDRAIL_MODE: guardrail.mode,
+            GUARDRAIL_INPUT_MODE: guardrail.inputMode,
+            GUARDRAIL_OUTPUT_MODE: guardrail.outputMode,
+            GUARDRAIL_ID: guardrail.id,
+            GUARDRAIL_VERSION: guardrail.version,
+          };
     // The operator's extra variables go on every function; CDK's own values are never among them.
     const defined = (env: Record<string, string | undefined>) => ({
       ...Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined)),
@@ -228,6 +257,7 @@ export class VerificationZoneStack extends Stack {
         SLACK_BOT_TOKEN_ARN: secretId(this.botToken),
         STATE_TABLE_NAME: this.stateTable.table.tableName,
         STREAM_REPLIES: String(slack.streamReplies ?? true),
+        ...guardrailEnvironment,
       }),
     });
     this.poller = new ZoneFunction(this, 'AsyncResult', {
@@ -249,6 +279,7 @@ export class VerificationZoneStack extends Stack {
         SLACK_BOT_TOKEN_ARN: secretId(this.botToken),
         STATE_TABLE_NAME: this.stateTable.table.tableName,
         STREAM_REPLIES: String(slack.streamReplies ?? true),
+        ...guardrailEnvironment,
       }),
     });
     this.poster = new ZoneFunction(this, 'SlackPoster', {
@@ -265,6 +296,7 @@ export class VerificationZoneStack extends Stack {
         SLACK_REACTIONS: String(slack.reactions),
         THREAD_FOLLOW_UPS: String(slack.threadFollowUps ?? true),
         STREAM_REPLIES: String(slack.streamReplies ?? true),
+        ...guardrailEnvironment,
       }),
     });
 
@@ -294,6 +326,14 @@ export class VerificationZoneStack extends Stack {
     for (const reader of [this.invoker, this.poller]) {
       this.botToken.grantRead(reader.role);
       this.stateTable.grantItems(reader.role, 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem');
+    }
+
+    // GUARDRAIL=bedrock: ApplyGuardrail on that one guardrail, for the three functions that check text.
+    if (guardrail.kind === 'bedrock' && guardrail.id) {
+      const guardrailArn = guardrail.id.startsWith('arn:') ? guardrail.id : this.formatArn({ service: 'bedrock', resource: 'guardrail', resourceName: guardrail.id });
+      for (const checker of [this.invoker, this.poller, this.poster]) {
+        checker.role.addToPrincipalPolicy(new PolicyStatement({ actions: ['bedrock:ApplyGuardrail'], resources: [guardrailArn] }));
+      }
     }
 
     this.botToken.grantRead(this.poster.role);

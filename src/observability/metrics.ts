@@ -131,6 +131,25 @@ export class PipelineMetrics {
     this.single({ agent, when }, 'AgentSessionsEnded', 1, MetricUnit.Count);
   }
 
+  /**
+   * One guardrail check that found something (docs/operations.md, "Guardrails"): `GuardrailFindings`
+   * by direction (input, output), action (masked, blocked, detected) and entity type, the count of
+   * that type in the text; never the text.
+   */
+  guardrailFindings(direction: string, action: string, findings: Record<string, number>): void {
+    for (const [entity, count] of Object.entries(findings)) this.single({ direction, action, entity }, 'GuardrailFindings', count, MetricUnit.Count);
+  }
+
+  /** Text units a paid guardrail (Bedrock) billed for one check, by direction: what `npm run model` prices. */
+  guardrailTextUnits(direction: string, units: number): void {
+    this.single({ direction }, 'GuardrailTextUnits', units, MetricUnit.Count);
+  }
+
+  /** A check that could not be made (Bedrock unreachable or too slow), by direction. */
+  guardrailFailed(direction: string): void {
+    this.single({ direction }, 'GuardrailFailures', 1, MetricUnit.Count);
+  }
+
   refused(reason: string): void {
     this.single({ reason }, 'EventsRefused', 1, MetricUnit.Count);
   }

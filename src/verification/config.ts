@@ -9,6 +9,7 @@ import { userMessages, type UserMessages } from './messages/user-messages';
 import { agentPromptsOf } from './surface/suggested-prompts';
 import type { PromptSettings } from './surface/suggested-prompts';
 import type { Budgets } from './budgets/usage-ledger';
+import { GUARDRAIL_SETTINGS, guardrailSettingsOf, type GuardrailSettings } from '../guardrail/guardrail-config';
 
 /**
  * Verification-zone configuration, parsed once per function (src/verification/wiring.ts turns it
@@ -108,6 +109,8 @@ export const VerificationConfigSchema = z.object({
   AUDIT_MESSAGE_TEXT: envBool(false),
   /** When a conversation's AgentCore session is ended (src/verification/stop/agentcore-session-stop.ts): never (the idle timeout does), after-answer, quiet-<N>s / quiet-<N>m. */
   AGENTCORE_STOP_SESSION: SessionStopSchema,
+  /** Guardrails at the boundary (src/guardrail/guardrail-config.ts): GUARDRAIL, GUARDRAIL_MODE, … */
+  ...GUARDRAIL_SETTINGS,
 });
 /**
  * The configuration as the functions use it: every variable parsed once, with what is read out of
@@ -125,6 +128,8 @@ export type VerificationConfig = z.infer<typeof VerificationConfigSchema> & {
   pollSchedule: PollSchedule;
   /** USER_/CHANNEL_/TEAM_DAILY_TOKEN_BUDGET: the ones set. */
   budgets: Budgets;
+  /** GUARDRAIL and its settings, checked together (GUARDRAIL_PATTERNS_JSON compiled). */
+  guardrail: GuardrailSettings;
 };
 
 export function loadVerificationConfig(env: NodeJS.ProcessEnv = process.env): VerificationConfig {
@@ -140,6 +145,7 @@ export function loadVerificationConfig(env: NodeJS.ProcessEnv = process.env): Ve
     messages,
     prompts: agentPromptsOf(variables.AGENT_PROMPTS_JSON),
     sessionStop: agentCoreSessionStopPolicy(variables.AGENTCORE_STOP_SESSION),
+    guardrail: guardrailSettingsOf(variables),
     pollSchedule: pollScheduleOf(variables),
     budgets: {
       ...(variables.USER_DAILY_TOKEN_BUDGET !== undefined ? { user: variables.USER_DAILY_TOKEN_BUDGET } : {}),

@@ -8,6 +8,7 @@ export type TraceHop =
   | 'refused'
   /** The task was over a daily token budget: not sent, the user told. */
   | 'budget-refused'
+  | 'guardrail-blocked'
   /** The user was shown the assistant is working (a status, a started stream, a placeholder). */
   | 'sign-of-life'
   | 'execute-sent'

@@ -8,6 +8,8 @@ import type { SlackConversations } from '../slack/slack-conversations';
 import type { SlackLive } from '../slack/slack-live';
 import type { SlackReplies } from '../slack/slack-port';
 import { createAgentInvoker } from './invoke/agent-invoker';
+import { guardrailFromSettings } from '../guardrail/guardrail-from-settings';
+import type { Guardrail } from '../guardrail/guardrail';
 import { createAsyncResult } from './poll/async-result';
 import { attachmentLimitsOf, type VerificationConfig } from './config';
 import type { AgentDirectory } from './routing/agent-directory';
@@ -160,6 +162,7 @@ export function wireAgentInvoker(context: FunctionContext, ports: AgentInvokerPo
   };
   const live = config.STREAM_REPLIES && config.AGENT_SESSIONS ? ports.live?.slack() : undefined;
   const ledger = ledgerOf(context, ports);
+  const guardrail = guardrailOf(context);
   return createAgentInvoker({
     ...followUp(context, ports, config.TASK_MAX_RECEIVE_COUNT),
     ...(ledger ? { budget: ledger } : {}),
@@ -168,6 +171,7 @@ export function wireAgentInvoker(context: FunctionContext, ports: AgentInvokerPo
     ...(slack ? { onTaskStarted: (thread) => acknowledgeReceipt(slack, thread) } : {}),
     ...(botToken ? { botTokenForExecution: botToken } : {}),
     ...(reading ? { readInputs: (task, call) => readTaskInputs(task, reading, call, context.clock) } : {}),
+    ...(guardrail ? { guardrail } : {}),
   });
 }
 
@@ -191,6 +195,7 @@ export type SlackPosterPorts = {
 
 export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPorts): SlackPoster {
   const { config } = context;
+  const guardrail = guardrailOf(context);
   return createSlackPoster({
     replies: ports.slack,
     claims: ports.claims,
@@ -203,6 +208,7 @@ export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPort
     ...(ports.records ? { work: createThreadWork(ports.records, context.clock) } : {}),
     ...(ports.records && ports.agent ? { surface: assistantSurfaceOf(context, ports.agent(), ports.records), feedbackButtons: config.FEEDBACK_BUTTONS } : {}),
     ...(ports.files ? { files: { uploader: fileUploaderOf(context, ports.files, ports.claims), outgoing: ports.files.outgoing } } : {}),
+    ...(guardrail ? { guardrail: { guardrail, blockedText: config.messages.guardrailBlockedAnswer } } : {}),
     ...common(context),
   });
 }
@@ -218,6 +224,11 @@ function fileUploaderOf(context: FunctionContext, files: NonNullable<SlackPoster
     fetchUrl: (url, options) => fetchAllowedFile(url, { allowlist, maxBytes: config.FILE_URL_MAX_BYTES, timeoutMs: config.FILE_URL_TIMEOUT_MS, ...options }),
     log: context.log,
   });
+}
+
+/** GUARDRAIL (docs/operations.md, "Guardrails"), counted and logged; undefined when off. */
+function guardrailOf(context: FunctionContext): Guardrail | undefined {
+  return guardrailFromSettings(context.config.guardrail, { log: context.log, ...(context.metrics ? { metrics: context.metrics } : {}) });
 }
 
 function assistantSurfaceOf(context: FunctionContext, slack: SlackAssistant, records: Records): AssistantSurface {

@@ -317,10 +317,11 @@ describe('environment variables: how a deployment sets them', () => {
       USER_DAILY_TOKEN_BUDGET: '200000',
       CHANNEL_DAILY_TOKEN_BUDGET: '1000000',
       TEAM_DAILY_TOKEN_BUDGET: '20000000',
+      GUARDRAIL_PATTERNS_JSON: '[{"name":"EMPLOYEE_ID","pattern":"EMP-\\\\d{6}"}]',
     };
     const sample = (name: string) => SAMPLES[name] ?? String(CODE.get(name)?.defaults[0]);
     const environment = (zone: 'verification' | 'execution') => JSON.stringify(Object.fromEntries(environmentVariablesOf(zone).map((name) => [name, sample(name)])));
-    const OPTIONAL_KEYS = { allowedTeamIds: 'T1', allowedUserIds: 'U1', allowedChannelIds: 'C1', slackBotUserId: 'U0BOT', bedrockMaxTokens: '1000', bedrockSystemPrompt: 'Be brief.', userDailyTokenBudget: '200000', channelDailyTokenBudget: '2000000', teamDailyTokenBudget: '20000000' };
+    const OPTIONAL_KEYS = { allowedTeamIds: 'T1', allowedUserIds: 'U1', allowedChannelIds: 'C1', slackBotUserId: 'U0BOT', bedrockMaxTokens: '1000', bedrockSystemPrompt: 'Be brief.', userDailyTokenBudget: '200000', channelDailyTokenBudget: '2000000', teamDailyTokenBudget: '20000000', guardrail: 'bedrock', guardrailMode: 'detect', guardrailInputMode: 'mask', guardrailOutputMode: 'block', guardrailId: 'gr0drift1', guardrailVersion: '1' };
 
     let plain: Set<string>;
     let everything: Set<string>;

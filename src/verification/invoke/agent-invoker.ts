@@ -9,6 +9,7 @@ import { createStopTask } from '../stop/stop-task';
 import { noTrace } from '../trace';
 import { afterOutcome } from './after-send';
 import { readyToSend } from './before-send';
+import { guardedTask } from './guard-input';
 import { RetryableTaskError, type AgentInvokerOptions, type InvokerParts, type TaskRun } from './invoker-parts';
 import { sendTask, taskParams } from './send-task';
 
@@ -39,7 +40,10 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
     const ready = await readyToSend(p, run);
     if (!ready) return;
     // Read afresh on every receive: the execution zone keys a task by its request id, not by its context.
-    const { params, inputs } = await taskParams(p, run);
+    const read = await taskParams(p, run);
+    const guarded = options.guardrail ? await guardedTask(p, run, options.guardrail, read) : read;
+    if (!guarded) return;
+    const { params, inputs } = guarded;
     const sent = await sendTask(p, run, ready, params);
     if (sent.kind === 'stopped') return;
     await afterOutcome(p, run, ready, { ...sent, inputs });

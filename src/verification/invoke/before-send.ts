@@ -1,3 +1,4 @@
+import type { Guardrail } from '../../guardrail/guardrail';
 import type { ExecutionAgent } from '../../protocols/execution-agent';
 import type { Admission, UsageLedger } from '../budgets/usage-ledger';
 import { liveTargetOf, type LiveTarget } from '../live/live-parts';
@@ -77,9 +78,23 @@ async function signOfLife(p: InvokerParts, run: TaskRun, agent: ExecutionAgent, 
   const { task, log } = run;
   const { signal, deadline } = run.context;
   if (options.live) {
-    const shown = await options.live.reply.signOfLife(target, { ...(signal ? { signal } : {}), deadline: Math.min(deadline ?? Infinity, clock.now() + SIGN_OF_LIFE_BUDGET_MS) }, { title: task.text });
+    const title = options.guardrail ? await guardedTitle(options.guardrail, task.text, signal) : task.text;
+    const shown = await options.live.reply.signOfLife(target, { ...(signal ? { signal } : {}), deadline: Math.min(deadline ?? Infinity, clock.now() + SIGN_OF_LIFE_BUDGET_MS) }, title ? { title } : {});
     trace({ requestId: task.request_id, hop: 'sign-of-life', at: clock.now(), detail: { how: shown } });
     options.metrics?.answerLatency('first-sign', agent.name, clock.now() - task.received_at);
   }
   if (options.onTaskStarted) await options.onTaskStarted(run.thread).catch((error: unknown) => log.warn('could not mark the task as started', { error: error as Error }));
+}
+
+/**
+ * The session's title is the question as Slack shows it: with a guardrail, masked as an answer is
+ * (GUARDRAIL_OUTPUT_MODE), and none when the text is blocked or cannot be checked in time.
+ */
+async function guardedTitle(guardrail: Guardrail, text: string, signal: AbortSignal | undefined): Promise<string | undefined> {
+  try {
+    const checked = await guardrail.check(text, 'output', { remainingMs: SIGN_OF_LIFE_BUDGET_MS, ...(signal ? { signal } : {}) });
+    return checked.action === 'blocked' ? undefined : checked.text;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,4 +1,5 @@
 import type { Clock } from '../../clock';
+import type { Guardrail } from '../../guardrail/guardrail';
 import type { Log } from '../../observability/logger';
 import type { Delivery, DeliveryContext } from '../../queue/queue';
 import type { SecretSource } from '../../secrets/secret-source';
@@ -31,6 +32,8 @@ export type AgentInvokerOptions = FollowUpOptions & {
    * user, channel or team is in flight waits for it.
    */
   budget?: Pick<UsageLedger, 'admit'>;
+  /** GUARDRAIL: the task's text, thread and text files checked before they cross (guard-input.ts). */
+  guardrail?: Guardrail;
 };
 
 /** A retryable failure: the record fails so SQS delivers it again (same request id, same task). */

@@ -18,6 +18,12 @@ export const DEFAULT_USER_MESSAGES = {
   internalError: 'Sorry, something went wrong on my side and I could not answer. The team has been notified.',
   /** A task whose execution agent was taken out of the configuration while it was queued or running. */
   agentRemoved: 'Sorry, the assistant that was working on this is no longer available here, so I stopped. Please ask again.',
+  /** A message the input guardrail blocked (GUARDRAIL_MODE=block, or a Bedrock guardrail's BLOCK): no task is sent. */
+  guardrailBlocked: "Sorry, I can't send that to the assistant: it contains personal or secret data (an e-mail address, a phone or card number, a key). Please remove it and ask again.",
+  /** In place of an answer the output guardrail blocked (GUARDRAIL_OUTPUT_MODE=block). */
+  guardrailBlockedAnswer: "Sorry, I can't show that answer here: it contains personal or secret data.",
+  /** Under an answer: files the input guardrail cannot read (a PDF, an image, an Office file) were not sent. */
+  filesNotChecked: 'I did not send {files} to the assistant: I cannot check such files for personal or secret data.',
   /** The thread's status (or placeholder) while the agent works on a task. */
   working: 'is working on it…',
   /** The message the answer will replace, where Slack shows no status and refuses a stream. */

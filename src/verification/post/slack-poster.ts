@@ -4,6 +4,7 @@ import type { PipelineMetrics } from '../../observability/metrics';
 import type { Delivery, DeliveryContext } from '../../queue/queue';
 import { SlackApiError } from '../../slack/slack-api-error';
 import type { SlackPersona, SlackReplies } from '../../slack/slack-port';
+import type { Guardrail } from '../../guardrail/guardrail';
 import { toSafeMrkdwn } from '../../slack/safe-mrkdwn';
 import { SLACK_CHUNK_LIMIT, splitForSlack } from '../../slack/split-message';
 import { ActionMessageSchema, FeedbackMessageSchema, ReplyMessageSchema, type RepliesQueueMessage, type ReplyMessage } from '../queues/replies-queue';
@@ -17,6 +18,7 @@ import type { BotThreads } from '../stores/bot-threads';
 import type { ClaimStore } from '../stores/claim-store';
 import { noTrace, type Tracer } from '../trace';
 import { ChunkInProgressError, postPiece, type Piece, type PostTarget } from './post-piece';
+import { guardedReplyText } from './guard-output';
 import { markDone } from './reactions';
 import { FileUploader } from '../files-out/file-uploader';
 import { MemoryFileUploadStates } from '../files-out/memory-upload-states';
@@ -71,6 +73,8 @@ export type SlackPosterOptions = {
   files?: { uploader: FileUploader; outgoing: OutgoingFiles };
   /** Longest message posted, in UTF-16 code units. @default SLACK_CHUNK_LIMIT */
   chunkLimit?: number;
+  /** GUARDRAIL: a final answer is checked before Slack shows it (guard-output.ts); `blockedText` stands in for one it blocks. */
+  guardrail?: { guardrail: Guardrail; blockedText: string };
   metrics?: PipelineMetrics;
   trace?: Tracer;
   clock?: Clock;
@@ -130,7 +134,10 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
 
 async function postReply(p: PosterParts, message: ReplyMessage, delivery: Delivery, context: DeliveryContext): Promise<void> {
   const log = taskLogger(p.options.log, { request_id: message.request_id, correlation_id: message.request_id });
-  const chunks = splitForSlack(toSafeMrkdwn(message.text), p.limit);
+  const guard = p.options.guardrail;
+  const remaining = context.deadline === undefined ? {} : { remainingMs: context.deadline - p.clock.now() };
+  const text = guard ? await guardedReplyText(guard.guardrail, message, guard.blockedText, { ...(context.signal ? { signal: context.signal } : {}), ...remaining }) : message.text;
+  const chunks = splitForSlack(toSafeMrkdwn(text), p.limit);
   const target: PostTarget = { channel: message.channel, threadTs: replyThreadTs(message), ...personaOf(message) };
   if (chunks.length === 0) {
     // Slack refuses a message with no visible text; retrying would not change that. The
