@@ -7,6 +7,7 @@ import { TRANSPORTS } from './end-to-end';
 import { CHARS_PER_TOKEN, FUNCTION_MEMORY_GB, HAND_OVER_HOLD_S, LIVE_AGENT_LABELS, LIVE_AGENTS, liveAnswerVerdicts, SIGN_OF_LIFE_TARGET_MS, TARGETS, type AgentFigures, type Distribution, type LiveAgent, type LiveAnswersResult, type LiveTargetName } from './live-answers';
 import type { PollCostResult, TaskCost } from './poll-cost';
 import type { ProtocolOverheadResult } from './protocol-overhead';
+import type { BoundedWaitsResult } from './bounded-waits';
 import { SPLITTER_TARGET_MS, type SplitterResult } from './reply-splitter';
 import type { ThroughputResult } from './runtime-throughput';
 import { SERVER_KINDS } from './support/throughput-shared';
@@ -28,6 +29,7 @@ export type BenchResults = {
   pollCost?: PollCostResult;
   splitter?: SplitterResult;
   liveAnswers?: LiveAnswersResult;
+  boundedWaits?: BoundedWaitsResult;
   /** Parts that threw, with why. */
   failures: Array<{ part: string; error: string }>;
 };
@@ -445,6 +447,19 @@ function pollCostSection(p: PollCostResult): string {
   ].join('\n');
 }
 
+function boundedWaitsSection(b: BoundedWaitsResult): string {
+  return [
+    '## 8. Bounded waits',
+    '',
+    `How soon a call ends once its own bound is reached, on loopback, ${b.rounds} calls per row (the tests wait for these events without timing them). ms from the call's start to its end.`,
+    '',
+    table(
+      ['call', 'bound', 'ended after', 'what'],
+      b.rows.map((row) => [row.name, `${row.boundMs} ms`, formatSummary(row.endedMs, 'ms'), row.what]),
+    ),
+  ].join('\n');
+}
+
 function splitterSection(s: SplitterResult): string {
   return [
     '## 6. Reply splitter on pathological text',
@@ -597,6 +612,7 @@ export function renderResults(results: BenchResults): string {
   if (results.pollCost) parts.push('', pollCostSection(results.pollCost));
   if (results.splitter) parts.push('', splitterSection(results.splitter));
   if (results.liveAnswers) parts.push('', liveAnswersSection(results.liveAnswers, results));
+  if (results.boundedWaits) parts.push('', boundedWaitsSection(results.boundedWaits));
   parts.push('', notesSection(results), '');
   return parts.join('\n');
 }
