@@ -8,6 +8,7 @@ import { CHARS_PER_TOKEN, FUNCTION_MEMORY_GB, HAND_OVER_HOLD_S, LIVE_AGENT_LABEL
 import type { PollCostResult, TaskCost } from './poll-cost';
 import type { ProtocolOverheadResult } from './protocol-overhead';
 import { FIRST_TEXT_DELAY_TARGET_MS, MASK_TARGET_MS, type GuardrailBenchResult } from './guardrail';
+import type { BoundedWaitsResult } from './bounded-waits';
 import { SPLITTER_TARGET_MS, type SplitterResult } from './reply-splitter';
 import type { ThroughputResult } from './runtime-throughput';
 import { SERVER_KINDS } from './support/throughput-shared';
@@ -30,6 +31,7 @@ export type BenchResults = {
   splitter?: SplitterResult;
   liveAnswers?: LiveAnswersResult;
   guardrail?: GuardrailBenchResult;
+  boundedWaits?: BoundedWaitsResult;
   /** Parts that threw, with why. */
   failures: Array<{ part: string; error: string }>;
 };
@@ -464,6 +466,19 @@ function pollCostSection(p: PollCostResult): string {
   ].join('\n');
 }
 
+function boundedWaitsSection(b: BoundedWaitsResult): string {
+  return [
+    '## 9. Bounded waits',
+    '',
+    `How soon a call ends once its own bound is reached, on loopback, ${b.rounds} calls per row (the tests wait for these events without timing them). ms from the call's start to its end.`,
+    '',
+    table(
+      ['call', 'bound', 'ended after', 'what'],
+      b.rows.map((row) => [row.name, `${row.boundMs} ms`, formatSummary(row.endedMs, 'ms'), row.what]),
+    ),
+  ].join('\n');
+}
+
 function splitterSection(s: SplitterResult): string {
   return [
     '## 6. Reply splitter on pathological text',
@@ -644,6 +659,7 @@ export function renderResults(results: BenchResults): string {
   if (results.splitter) parts.push('', splitterSection(results.splitter));
   if (results.liveAnswers) parts.push('', liveAnswersSection(results.liveAnswers, results));
   if (results.guardrail) parts.push('', guardrailSection(results.guardrail));
+  if (results.boundedWaits) parts.push('', boundedWaitsSection(results.boundedWaits));
   parts.push('', notesSection(results), '');
   return parts.join('\n');
 }

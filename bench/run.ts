@@ -7,6 +7,7 @@ import { runGuardrailBench } from './guardrail';
 import { runLiveAnswers, type LiveAnswersOptions } from './live-answers';
 import { runPollCost } from './poll-cost';
 import { runProtocolOverhead } from './protocol-overhead';
+import { runBoundedWaits } from './bounded-waits';
 import { runReplySplitter } from './reply-splitter';
 import { loadAverage, renderResults, type BenchResults } from './report';
 import { runThroughput } from './runtime-throughput';
@@ -21,7 +22,7 @@ import { stopAll } from './support/processes';
 const USAGE = `npm run bench -- [--quick] [--only=1,3] [--out=<file>] [--help]
   --quick       every part briefly (under a minute), written to bench/RESULTS.quick.md
   --only=1,3    only these parts: 1 cold start, 2 protocol, 3 throughput, 4 end to end,
-                5 poll cost, 6 reply splitter, 7 live answers, 8 guardrail (the file written holds only the
+                5 poll cost, 6 reply splitter, 7 live answers, 8 guardrail, 9 bounded waits (the file written holds only the
                 parts run: with --only, pass --out to keep RESULTS.md whole)
   --out=<file>  write the results elsewhere
 Parts 1 and 3 load the bench's own packages (bench/package.json: the peers, the load generator,
@@ -38,6 +39,7 @@ type Settings = {
   endToEnd: { eventsPerTransport: number; warmupEvents: number; chunk: number };
   warmRuns: number;
   splitter: { samples: number; budgetMs: number };
+  boundedWaitRounds: number;
   liveAnswers: LiveAnswersOptions;
   guardrail: { samples: number; answers: number; words: number; wordMs: number };
 };
@@ -51,6 +53,7 @@ const FULL: Settings = {
   endToEnd: { eventsPerTransport: 300, warmupEvents: 20, chunk: 25 },
   warmRuns: 50,
   splitter: { samples: 20, budgetMs: 5_000 },
+  boundedWaitRounds: 20,
   // 60 words at 20 words/s (ECHO_STREAM_MS=50, and the A2A agent's #delay): a 3 s answer, in real time.
   liveAnswers: { eventsPerTransport: 8, warmupEvents: 1, handOverEvents: 2, words: 60, wordMs: 50 },
   // The same 60-word answers at 20 words/s as part 7, through the output guardrail's stream masker.
@@ -66,6 +69,7 @@ const QUICK: Settings = {
   endToEnd: { eventsPerTransport: 40, warmupEvents: 5, chunk: 20 },
   warmRuns: 15,
   splitter: { samples: 5, budgetMs: 2_000 },
+  boundedWaitRounds: 3,
   liveAnswers: { eventsPerTransport: 2, warmupEvents: 1, handOverEvents: 1, words: 60, wordMs: 50 },
   guardrail: { samples: 5, answers: 50, words: 60, wordMs: 50 },
 };
@@ -76,7 +80,7 @@ const ASSUMED_AWS_POLL_MS = 100;
 function parseArgs(argv: readonly string[]): { quick: boolean; parts: Set<number>; out: string } {
   const quick = argv.includes('--quick');
   const only = argv.find((arg) => arg.startsWith('--only='));
-  const parts = new Set(only ? only.slice('--only='.length).split(',').map(Number) : [1, 2, 3, 4, 5, 6, 7, 8]);
+  const parts = new Set(only ? only.slice('--only='.length).split(',').map(Number) : [1, 2, 3, 4, 5, 6, 7, 8, 9]);
   const outArg = argv.find((arg) => arg.startsWith('--out='));
   const out = outArg ? outArg.slice('--out='.length) : join(__dirname, quick ? 'RESULTS.quick.md' : 'RESULTS.md');
   return { quick, parts, out };
@@ -141,6 +145,9 @@ async function main(): Promise<number> {
     });
     await part(8, 'guardrail: masking and the stream masker', async () => {
       results.guardrail = await runGuardrailBench({ ...settings.guardrail, log });
+    });
+    await part(9, 'bounded waits', async () => {
+      results.boundedWaits = await runBoundedWaits({ rounds: settings.boundedWaitRounds, log });
     });
   } finally {
     await stopAll();

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { functionId, SINGLE_ACCOUNT, synthesize, type Synthesized } from './support/synth';
 
 /**
@@ -115,6 +116,46 @@ describe('Lambda bundles', () => {
     expect([...code.matchAll(/require\("(?:node:)?(https?|net|tls|zlib)"\)/g)].map((m) => m[1])).toEqual([]);
     expect(fs.statSync(path.join(dir, 'index.js')).size).toBeLessThan(200 * 1024);
   });
+});
+
+describe('the bundle sizes README.md gives (its table of the Lambda bundles)', () => {
+  /** The README's row of each function: its bundle and gzip sizes in KiB. */
+  const readmeSizes = (): Map<string, { bundle: number; gzip: number }> => {
+    const readme = fs.readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
+    const kib = (cell: string) => Number(/^([\d.]+) KiB$/.exec(cell.trim())?.[1]);
+    return new Map(
+      [...readme.matchAll(/^\| ([a-z-]+) \| ([\d.]+ KiB) \| ([\d.]+ KiB) \|/gm)].map((m) => [m[1]!, { bundle: kib(m[2]!), gzip: kib(m[3]!) }]),
+    );
+  };
+  /** index.js of a function (by the start of its description) in a synthesized stack, in KiB, and gzipped at level 9. */
+  const measured = (template: Synthesized['verification'], outdir: string, description: string) => {
+    const fn = template!.toJSON().Resources[functionId(template!, description)];
+    const code = fs.readFileSync(path.join(outdir, `asset.${String(fn.Properties.Code.S3Key).replace(/\.zip$/, '')}`, 'index.js'));
+    return { bundle: code.length / 1024, gzip: gzipSync(code, { level: 9 }).length / 1024 };
+  };
+  const within = (written: number, real: number) => Math.abs(written - real) / real <= 0.1;
+
+  it('are within 10 % of what CDK bundles today, for each function of both zones', () => {
+    // Prepare: the verification functions from this file's synth; the execution functions exist with transport=https.
+    const https = synthesize({ ...SINGLE_ACCOUNT, transport: 'https' }, { bundling: ['ExecutionZone'] });
+    try {
+      const real: Array<[string, { bundle: number; gzip: number }]> = [
+        ...['slack-events', 'agent-invoker', 'async-result', 'slack-poster'].map((name) => [name, measured(synth.verification, synth.outdir, name)] as [string, { bundle: number; gzip: number }]),
+        ['execution-url', measured(https.execution, https.outdir, 'Execution zone behind a function URL')],
+        ['execution-worker', measured(https.execution, https.outdir, 'Execution zone worker')],
+      ];
+      // Act
+      const written = readmeSizes();
+      const stale = real.flatMap(([name, size]) => {
+        const row = written.get(name);
+        return row && within(row.bundle, size.bundle) && within(row.gzip, size.gzip) ? [] : [`${name}: README ${row ? `${row.bundle} / ${row.gzip}` : 'has no row'}, synthesized ${size.bundle.toFixed(1)} KiB / ${size.gzip.toFixed(1)} KiB`];
+      });
+      // Assess
+      expect(stale).toEqual([]);
+    } finally {
+      https.cleanup();
+    }
+  }, 120_000);
 });
 
 it('leaves no secret value in the templates or anywhere in cdk.out, staged bundles included, at any depth', () => {

@@ -37,6 +37,11 @@ describe.each<A2aVersion>(['1.0', '0.3'])('A2A %s, an @a2a-js/sdk agent that str
   let transport: HttpsTransport;
   /** The gates of `#gated` tasks, by question: such a task works on after its first line only once the test lets it. */
   const gates = new Map<string, Promise<void>>();
+  /**
+   * The hold of a read that must end pending: long enough for the stream to open on a busy machine
+   * (the read fails when no task event came within it), and the #gated task does not end within it.
+   */
+  const shortHold = 2_000;
   const gateFor = (question: string): (() => void) => {
     let release!: () => void;
     gates.set(question, new Promise<void>((resolve) => (release = resolve)));
@@ -99,7 +104,7 @@ describe.each<A2aVersion>(['1.0', '0.3'])('A2A %s, an @a2a-js/sdk agent that str
     const letGo = gateFor(text);
     const p = protocol();
 
-    const steps = await ask(text, { holdMs: 100, protocol: p });
+    const steps = await ask(text, { holdMs: shortHold, protocol: p });
     const last = steps.at(-1) as Extract<Outcome, { kind: 'pending' }>;
     expect(last).toMatchObject({ kind: 'pending', handle: { taskId: expect.any(String), a2aVersion: version, shown: expect.any(String) } });
     letGo();
@@ -120,7 +125,7 @@ describe.each<A2aVersion>(['1.0', '0.3'])('A2A %s, an @a2a-js/sdk agent that str
     const text = 'resubscribed #stream #gated #delay=20';
     const letGo = gateFor(text);
     const p = protocol();
-    const first = await ask(text, { holdMs: 200, protocol: p });
+    const first = await ask(text, { holdMs: shortHold, protocol: p });
     const cut = first.at(-1) as Extract<Outcome, { kind: 'pending' }>;
     expect(cut).toMatchObject({ kind: 'pending' });
 
@@ -142,7 +147,7 @@ describe.each<A2aVersion>(['1.0', '0.3'])('A2A %s, an @a2a-js/sdk agent that str
     const text = 'over already #stream #gated #delay=20';
     const letGo = gateFor(text);
     const p = protocol();
-    const first = await ask(text, { holdMs: 30, protocol: p });
+    const first = await ask(text, { holdMs: shortHold, protocol: p });
     const cut = first.at(-1) as Extract<Outcome, { kind: 'pending' }>;
     expect(cut).toMatchObject({ kind: 'pending' });
     // Let the task finish, and wait until the agent says it is over.

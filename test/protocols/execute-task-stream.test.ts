@@ -138,7 +138,7 @@ describe('ExecuteTaskProtocol.stream / streamPoll', () => {
 
   it('the caller ends a stream still open past the hold itself: pending from the last cursor', async () => {
     const { transport } = fakeAgent();
-    const read = await steps(new ExecuteTaskProtocol({ holdGraceMs: 0 }).stream({ requestId: randomUUID(), params: { text: '#forever' } }, callOver(transport, 'k'), { holdMs: 100 }));
+    const read = await steps(new ExecuteTaskProtocol({ holdGraceMs: 0 }).stream({ requestId: randomUUID(), params: { text: '#forever' } }, callOver(transport, 'k'), { holdMs: 1_000 }));
 
     expect(read).toEqual([
       { kind: 'text', text: 'one ', handle: { taskId: 'task-s', cursor: '4' } },
