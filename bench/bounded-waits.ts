@@ -1,3 +1,4 @@
+import { httpsTransport } from '../test/support/transports';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HttpsTransport } from '../src/transport/https';
@@ -45,9 +46,9 @@ export async function runBoundedWaits(options: BoundedWaitsOptions): Promise<Bou
       rows.push(row);
       options.log(`  ${row.name}: ended after ${row.endedMs.median.toFixed(1)} ms (bound ${row.boundMs} ms)`);
     };
-    const timeout = new HttpsTransport({ url: hungUrl, timeoutMs: TIMEOUT_MS, maxAttempts: 1 });
+    const timeout = httpsTransport({ url: hungUrl, timeoutMs: TIMEOUT_MS, maxAttempts: 1 });
     add({ name: 'https call, no answer', what: 'HttpsTransport against a server that never answers, timeoutMs 150', boundMs: TIMEOUT_MS, endedMs: await timed(options.rounds, () => timeout.send('{}', key)) });
-    const backoff = new HttpsTransport({ url: busyUrl, baseDelayMs: 3_600_000, maxDelayMs: 3_600_000, random: () => 0.5 });
+    const backoff = httpsTransport({ url: busyUrl, baseDelayMs: 3_600_000, maxDelayMs: 3_600_000, random: () => 0.5 });
     add({ name: 'https backoff, caller gives up', what: "a 503, then an hour's backoff ended by the caller's signal after 150 ms", boundMs: TIMEOUT_MS, endedMs: await timed(options.rounds, () => backoff.send('{}', { ...key, signal: AbortSignal.timeout(TIMEOUT_MS) })) });
     add({ name: 'sleep, aborted', what: "an hour's sleep (src/transport/retry.ts) whose signal aborts after 20 ms", boundMs: ABORT_AFTER_MS, endedMs: await timed(options.rounds, () => sleep(3_600_000, AbortSignal.timeout(ABORT_AFTER_MS))) });
     return { rounds: options.rounds, rows };
