@@ -23,6 +23,12 @@ export type ExecutorContext = {
    * the final answer. An executor that cannot stream may ignore it.
    */
   onText?: (delta: string) => void;
+  /**
+   * What the task has cost so far (cumulative: each call replaces the last). A task that fails or
+   * is cancelled before it returns is charged this (docs/contract.md, "Usage"): an executor that
+   * spends tokens before it can fail or be stopped should report them as it goes.
+   */
+  used?: (usage: Usage) => void;
 };
 
 /** Runs one task. Throw an RpcError for a failure the caller should see by code. */
