@@ -10,7 +10,7 @@ import type { SlackReplies } from '../slack/slack-port';
 import { createAgentInvoker } from './invoke/agent-invoker';
 import { createAsyncResult } from './poll/async-result';
 import { attachmentLimitsOf, pollScheduleOf, type VerificationConfig } from './config';
-import type { AgentDirectory } from './routing/agent-directory';
+import { anyAgentSendsBotToken, type AgentDirectory } from './routing/agent-directory';
 import type { FollowUpOptions } from './follow-up-options';
 import type { PollMessage, ReplyMessage, TaskMessage } from './queues/queue-messages';
 import { RateLimiter } from './intake/rate-limiter';
@@ -133,14 +133,14 @@ export type AgentInvokerPorts = AsyncResultPorts & {
    * it (a local sink that cannot read Slack), tasks go with their text alone.
    */
   conversations?: () => SlackConversations;
-  /** Needed with EXECUTION_SEND_BOT_TOKEN. */
+  /** Needed when an agent gets the bot token (`"sendBotToken": true`, or EXECUTION_SEND_BOT_TOKEN for the one agent). */
   botToken?: () => SecretSource;
 };
 
 export function wireAgentInvoker(context: FunctionContext, ports: AgentInvokerPorts): DeliveryHandler {
   const { config } = context;
   const slack = config.SLACK_REACTIONS ? required(ports.slack, 'SLACK_REACTIONS needs the Slack bot token')() : undefined;
-  const botToken = config.EXECUTION_SEND_BOT_TOKEN ? required(ports.botToken, 'EXECUTION_SEND_BOT_TOKEN needs the Slack bot token')() : undefined;
+  const botToken = anyAgentSendsBotToken(ports) ? required(ports.botToken, 'an agent with "sendBotToken" (or EXECUTION_SEND_BOT_TOKEN) needs the Slack bot token')() : undefined;
   const conversations = ports.conversations?.();
   // SLACK_READ_BUDGET_MS=0: tasks go with their text alone (no thread read, no downloads).
   const reading = conversations && config.SLACK_READ_BUDGET_MS > 0 && {

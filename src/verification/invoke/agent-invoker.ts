@@ -23,7 +23,7 @@ import type { Admission, UsageLedger } from '../budgets/usage-ledger';
 export type AgentInvokerOptions = FollowUpOptions & {
   /** Called once a task is about to be sent (e.g. the 👀 reaction). Failures are logged, never fatal. */
   onTaskStarted?: (thread: SlackThread) => Promise<void>;
-  /** Only when the operator opts in: the bot token travels to the execution zone in `bot_token`. */
+  /** The bot token, for the agents configured to get it in `bot_token` (ExecutionAgent.sendsBotToken); never sent to others. */
   botTokenForExecution?: SecretSource;
   /** Reads the thread's earlier messages and the shared files (src/verification/invoke/task-inputs.ts); never throws. */
   readInputs?: (task: TaskMessage, call: { signal?: AbortSignal; deadline?: number }) => Promise<TaskInputs>;
@@ -150,7 +150,8 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
     // What the user is looking at, in the agent's DM (app_context_changed): what "this" means.
     const context = options.contexts && isDirectMessage(task.channel) ? await options.contexts.current(task.team_id, task.user_id).catch(() => undefined) : undefined;
     if (context) params.context = { entities: context.entities };
-    if (options.botTokenForExecution) params.bot_token = await options.botTokenForExecution.get();
+    // Only to an agent configured to get it (`"sendBotToken": true`): never to another party's agent.
+    if (options.botTokenForExecution && agent.sendsBotToken) params.bot_token = await options.botTokenForExecution.get();
 
     const sentAt = clock.now();
     trace({
