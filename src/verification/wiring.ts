@@ -133,6 +133,8 @@ export type AgentInvokerPorts = AsyncResultPorts & {
    * it (a local sink that cannot read Slack), tasks go with their text alone.
    */
   conversations?: () => SlackConversations;
+  /** The tasks queue: a task whose AgentCore session is busy goes back on it (src/verification/invoke/session-busy.ts). */
+  tasks?: Queue<TaskMessage>;
   /** Needed when an agent gets the bot token (`"sendBotToken": true`, or EXECUTION_SEND_BOT_TOKEN for the one agent). */
   botToken?: () => SecretSource;
 };
@@ -160,6 +162,7 @@ export function wireAgentInvoker(context: FunctionContext, ports: AgentInvokerPo
     ...(live?.setSessionStatus ? { session: { setSessionStatus: live.setSessionStatus.bind(live) } } : {}),
     ...(slack ? { onTaskStarted: (thread) => acknowledgeReceipt(slack, thread) } : {}),
     ...(botToken ? { botTokenForExecution: botToken } : {}),
+    ...(ports.tasks ? { tasks: ports.tasks } : {}),
     ...(reading ? { readInputs: (task, call) => readTaskInputs(task, reading, call, context.clock) } : {}),
   });
 }

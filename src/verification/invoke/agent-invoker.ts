@@ -1,7 +1,7 @@
 import { systemClock } from '../../clock';
 import type { ExecuteTaskParams } from '../../contract';
 import { taskLogger } from '../../observability/logger';
-import type { DeliveryHandler } from '../../queue/queue';
+import type { DeliveryHandler, Queue } from '../../queue/queue';
 import { agentNamed, personaFor } from '../routing/agent-directory';
 import type { FollowUpOptions } from '../follow-up-options';
 import { pollDelaySeconds } from '../poll/poll-schedule';
@@ -19,6 +19,7 @@ import { noTrace } from '../trace';
 import type { Outcome } from '../../protocols/outcome';
 import { delayAfterHold, FLUSH_RULES, holdMsFor, holdStream, type HoldEnd } from '../live/stream-hold';
 import type { Admission, UsageLedger } from '../budgets/usage-ledger';
+import { requeueForSession, waitsForSession } from './session-busy';
 
 export type AgentInvokerOptions = FollowUpOptions & {
   /** Called once a task is about to be sent (e.g. the 👀 reaction). Failures are logged, never fatal. */
@@ -37,6 +38,11 @@ export type AgentInvokerOptions = FollowUpOptions & {
    * user, channel or team is in flight waits for it.
    */
   budget?: Pick<UsageLedger, 'admit'>;
+  /**
+   * The tasks queue: a task whose AgentCore session is busy with another call goes back on it
+   * (session-busy.ts). Without it, a busy session is retried like any passing failure.
+   */
+  tasks?: Pick<Queue<TaskMessage>, 'send'>;
 };
 
 /** How long a task near a budget waits for the one in flight before its message is retried (SQS). */
@@ -124,7 +130,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
       if (admission.admitted === 'later') throw new RetryableTaskError('near a daily token budget with a task in flight; retried');
     }
     await options.work?.started({ request_id: task.request_id, user_id: task.user_id, thread, agent: agent.name });
-    if (delivery.receiveCount === 1) {
+    if (delivery.receiveCount === 1 && !task.requeued) {
       // A sign of life first, before anything slow: the agent session (processing, with a Stop
       // button), else the status under the thread, else the live message.
       if (options.live) {
@@ -245,6 +251,13 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
         return;
       }
       case 'failure':
+        // Its session serves another call of the thread: it waits its turn, spending no receive, telling no one.
+        if (options.tasks && waitsForSession(outcome, task)) {
+          const requeued = await requeueForSession(options.tasks, task);
+          log.info('the AgentCore session is busy with another call; the task waits its turn', { requeued });
+          trace({ requestId: task.request_id, hop: 'retry', at: clock.now(), detail: { code: outcome.code, requeued } });
+          return;
+        }
         if (outcome.retryable && delivery.receiveCount < options.maxReceiveCount) {
           log.warn('transient failure; the task will be retried', { category: outcome.category, code: outcome.code, error_message: outcome.message, receive_count: delivery.receiveCount });
           trace({ requestId: task.request_id, hop: 'retry', at: clock.now(), detail: { code: outcome.code, receive_count: delivery.receiveCount } });
