@@ -5,6 +5,7 @@ import { DEFAULT_POLL_SCHEDULE, type PollSchedule } from './poll/poll-schedule';
 import { DEFAULT_ATTACHMENT_LIMITS, defaultMaxTotalBytes, type AttachmentLimits } from './invoke/attachment-limits';
 import type { TransportKind } from '../transport/transport';
 import { SessionStopSchema } from './stop/agentcore-session-stop-setting';
+import { DEFAULT_MAX_TASK_TOKENS } from '../contract/usage';
 
 /**
  * Verification-zone configuration, parsed once per function (src/verification/wiring.ts turns it
@@ -87,6 +88,12 @@ export const VerificationConfigSchema = z.object({
   USER_DAILY_TOKEN_BUDGET: envOptionalInt(1),
   CHANNEL_DAILY_TOKEN_BUDGET: envOptionalInt(1),
   TEAM_DAILY_TOKEN_BUDGET: envOptionalInt(1),
+  /**
+   * The most one task is charged, in tokens (input, output and cache together): a usage an agent
+   * reports over it is clamped to it and logged (docs/contract.md, "Usage"). Also what a budget
+   * reserves for a task, so a burst overshoots a limit by at most one task's ceiling.
+   */
+  MAX_TASK_TOKENS: envInt(DEFAULT_MAX_TASK_TOKENS, 1),
   /** How long the daily usage counters are kept (`zone usage`). */
   USAGE_RETENTION_DAYS: envInt(400, 1, 3650),
   /** How long a task's audit record is kept. */

@@ -52,6 +52,8 @@ export type FollowUpOptions = {
    * takes the delayed checks it puts on the polls queue.
    */
   sessions?: Pick<AgentCoreSessionStop, 'check'>;
+  /** MAX_TASK_TOKENS: the most one task is charged (src/verification/budgets/task-charge.ts). */
+  maxTaskTokens?: number;
   trace?: Tracer;
   clock?: Clock;
 };

@@ -14,6 +14,7 @@ import type { ListableRecords } from '../../src/verification/stores/records';
 import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-messages';
 import { FAKE_BOT_USER_ID, slackAppEnv, startFakeSlackApi, type FakeSlackApi, type FakeStopEvent } from '../support/fake-slack-api';
 import { eventually } from '../support/http';
+import { utcDay } from '../../src/verification/stores/usage-store';
 import { capturingLog } from '../support/slack-surface';
 
 /**
@@ -101,6 +102,13 @@ describe.each(['in-process', 'https', 'agentcore'])('Stop mid-stream over %s', (
 
     // The Stop button goes: the session left processing.
     expect(slack.sessionOf(channel, ts)).toMatchObject({ status: 'active', history: ['processing', 'active'], initiator_user_id: ALICE });
+
+    // A stopped task pays (docs/architecture.md §2.7): the echo's own count of what it read (the 200
+    // words of the question) and wrote until the cancel (the words shown), never nothing.
+    const rows = await stack.pipeline.usage.day(utcDay(Date.now()));
+    const alice = rows.find((candidate) => candidate.scope === 'user' && candidate.id === `${TEAM}/${ALICE}`);
+    expect(alice).toMatchObject({ tasks: 1 });
+    expect(alice!.tokens).toBeGreaterThan(200);
   });
 });
 

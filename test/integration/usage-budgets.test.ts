@@ -170,24 +170,29 @@ describe('budgets', () => {
     }
   }, 60_000);
 
-  it('holds under 50 concurrent messages from one user: at most one task over the limit', async () => {
-    const LIMIT = 200;
-    const h = harness({ USER_DAILY_TOKEN_BUDGET: String(LIMIT), CHANNEL_DAILY_TOKEN_BUDGET: '100000', TEAM_DAILY_TOKEN_BUDGET: '100000' });
+  it.each([
+    // limit, messages at once, words per message, MAX_TASK_TOKENS
+    [60, 20, 5, 20],
+    [1_000, 50, 20, 50],
+    [200, 50, 5, undefined],
+  ])('holds at the start of a day: limit %i, %i concurrent messages from one user (%i words each, ceiling %s) go over by at most one task\'s ceiling', async (LIMIT, BURST, WORDS, CEILING) => {
+    const h = harness({ USER_DAILY_TOKEN_BUDGET: String(LIMIT), CHANNEL_DAILY_TOKEN_BUDGET: '100000', TEAM_DAILY_TOKEN_BUDGET: '100000', ...(CEILING ? { MAX_TASK_TOKENS: String(CEILING) } : {}) });
     try {
-      const text = 'a b c d e';
+      const text = Array.from({ length: WORDS }, (_, i) => `w${i}`).join(' ');
       const perTask = tokensOf(echoUsage(text));
-      await Promise.all(Array.from({ length: 50 }, () => say(h.pipeline, text, { user: 'U0BURST' })));
+      await Promise.all(Array.from({ length: BURST }, () => say(h.pipeline, text, { user: 'U0BURST' })));
       await h.pipeline.whenIdle({ timeoutMs: 60_000 });
 
       const user = row(await h.pipeline.usage.day(today()), 'user', `${TEAM}/U0BURST`)!;
       expect(user.tokens).toBeGreaterThanOrEqual(LIMIT);
-      expect(user.tokens).toBeLessThanOrEqual(LIMIT + perTask);
+      // No more than one task's charge over: a task is charged at most its ceiling, and these cost perTask.
+      expect(user.tokens).toBeLessThanOrEqual(LIMIT + Math.min(perTask, CEILING ?? perTask));
       expect(user.tasks).toBe(h.executeCalls().length);
-      expect(user.tasks + user.refused).toBe(50);
+      expect(user.tasks + user.refused).toBe(BURST);
       expect(user.refused).toBeGreaterThan(0);
       // Every message has its one reply: an answer or the notice; none went to a DLQ.
       const replies = h.slack.posted.filter((reply) => reply.channel === 'C0USAGE');
-      expect(new Set(replies.map((reply) => reply.threadTs)).size).toBe(50);
+      expect(new Set(replies.map((reply) => reply.threadTs)).size).toBe(BURST);
       expect(h.pipeline.queues.tasksDlq.size + h.pipeline.queues.repliesDlq.size).toBe(0);
     } finally {
       await h.pipeline.stop();
@@ -269,7 +274,7 @@ describe('usage records with Bedrock (loopback Converse stand-in)', () => {
     }
   });
 
-  it('a failed task is audited as failed and counted, with no tokens', async () => {
+  it('a failed task is audited as failed and charged: never free', async () => {
     const h = harness({ STREAM_REPLIES: 'false' }, runtime);
     try {
       failNext = true;
@@ -277,8 +282,8 @@ describe('usage records with Bedrock (loopback Converse stand-in)', () => {
       await h.pipeline.whenIdle({ timeoutMs: 20_000 });
       const [audit] = await listAudit(h.pipeline.records);
       expect(audit).toMatchObject({ user: 'U0FAIL', outcome: 'failed' });
-      expect(audit!.usage).toBeUndefined();
-      expect(row(await h.pipeline.usage.day(today()), 'user', `${TEAM}/U0FAIL`)).toMatchObject({ tokens: 0, tasks: 1 });
+      expect(audit!.tokens).toBeGreaterThan(0);
+      expect(row(await h.pipeline.usage.day(today()), 'user', `${TEAM}/U0FAIL`)).toMatchObject({ tokens: audit!.tokens, tasks: 1 });
     } finally {
       await h.pipeline.stop();
     }

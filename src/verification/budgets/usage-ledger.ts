@@ -1,5 +1,5 @@
 import type { Clock } from '../../clock';
-import type { Usage } from '../../contract';
+import { DEFAULT_MAX_TASK_TOKENS, type Usage } from '../../contract';
 import type { Log } from '../../observability/logger';
 import type { PipelineMetrics } from '../../observability/metrics';
 import type { TaskMessage } from '../queues/queue-messages';
@@ -53,6 +53,11 @@ export type UsageLedgerOptions = {
   auditTtlSeconds: number;
   /** AUDIT_MESSAGE_TEXT: the audit record keeps the user's message. */
   auditText: boolean;
+  /**
+   * MAX_TASK_TOKENS: what each task reserves on a budget — no task is charged more
+   * (src/verification/budgets/task-charge.ts), so a burst overshoots a limit by at most this.
+   */
+  maxTaskTokens?: number;
   messages: UserMessages;
   clock: Clock;
   log: Log;
@@ -90,6 +95,7 @@ export function untilMidnightUtc(now: number): string {
 export function createUsageLedger(options: UsageLedgerOptions) {
   const { usage, records, clock } = options;
   const limited = (['user', 'channel', 'team'] as const).filter((scope) => options.budgets[scope] !== undefined);
+  const maxTaskTokens = options.maxTaskTokens ?? DEFAULT_MAX_TASK_TOKENS;
 
   async function audit(requestId: string, change: (current: AuditRecord | undefined) => AuditRecord | undefined): Promise<void> {
     const next = change(await records.get<AuditRecord>(AUDIT + requestId));
@@ -135,7 +141,7 @@ export function createUsageLedger(options: UsageLedgerOptions) {
         const id = counters.find((counter) => counter.scope === scope)?.id;
         if (id === undefined) continue;
         const limit = options.budgets[scope]!;
-        const answer = await usage.reserve({ day, scope, id }, limit, options.usageTtlSeconds);
+        const answer = await usage.reserve({ day, scope, id }, limit, options.usageTtlSeconds, maxTaskTokens);
         if (answer.admitted) {
           reserved.push({ scope, id, estimate: answer.estimate });
           continue;

@@ -48,6 +48,11 @@ export type AgentInvokerOptions = FollowUpOptions & {
 /** How long a task near a budget waits for the one in flight before its message is retried (SQS). */
 const BUDGET_WAIT_MS = 20_000;
 
+/** The characters a task sends its agent: its text and the thread's earlier messages. */
+function inputCharsOf(params: ExecuteTaskParams): number {
+  return params.text.length + (params.messages ?? []).reduce((sum, message) => sum + message.text.length, 0);
+}
+
 /** A DM's channel id starts with D: the agent's own messages tab, where the user's context applies. */
 function isDirectMessage(channel: string): boolean {
   return channel.startsWith('D');
@@ -159,6 +164,8 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
     // Only to an agent configured to get it (`"sendBotToken": true`): never to another party's agent.
     if (options.botTokenForExecution && agent.sendsBotToken) params.bot_token = await options.botTokenForExecution.get();
 
+    // What the agent is sent, in characters: the charge's estimate when it reports no usage (src/verification/budgets/task-charge.ts).
+    const charged = { ...task, input_chars: inputCharsOf(params) };
     const sentAt = clock.now();
     trace({
       requestId: task.request_id,
@@ -198,7 +205,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
         // Stopped by the user while the stream was held: the Stop sent the one final message; cancel in case it had no handle.
         if (held.handle) await agent.cancel(held.handle, call);
         log.info('the task was stopped while its stream was held; cancelled it', { task_id: held.handle?.taskId });
-        return settlement.stopped(task, { log, agent: agent.name });
+        return settlement.stopped(charged, { log, agent: agent.name, reached: true, shown: held.received });
       }
       outcome = held.outcome;
     } else {
@@ -208,14 +215,14 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
 
     switch (outcome.kind) {
       case 'success':
-        return settlement.settle(task, outcome, { log, notes: inputs.notes, details: { duration_ms: clock.now() - sentAt } });
+        return settlement.settle(charged, outcome, { log, notes: inputs.notes, details: { duration_ms: clock.now() - sentAt } });
       case 'pending': {
         if (options.work) {
           // A Stop that came while execute_task was on its way had no handle to cancel with: cancel now.
           if (await options.work.isStopped(task.request_id)) {
             const failure = await agent.cancel(outcome.handle, call);
             log.info('the task was stopped while it was being sent; cancelled it', { task_id: outcome.handle.taskId, cancelled: failure === undefined });
-            return settlement.stopped(task, { log, agent: agent.name });
+            return settlement.stopped(charged, { log, agent: agent.name, reached: true, shown: outcome.partial?.length ?? 0 });
           }
           if (!held) await options.work.accepted({ request_id: task.request_id, user_id: task.user_id, thread, agent: agent.name, handle: outcome.handle });
         }
@@ -243,6 +250,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
             agent: agent.name,
             ...(inputs.notes.length ? { notes: inputs.notes } : {}),
             ...(streamed > 0 ? { streamed, since_text: held && !held.texted ? 1 : 0 } : {}),
+            input_chars: charged.input_chars,
           },
           { delaySeconds, attributes: { request_id: task.request_id } },
         );
@@ -265,7 +273,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
         }
         // A permanent failure, or a transient one on the last receive: the user is told the specific
         // reason now. A transient one still fails the record, so the DLQ keeps it.
-        await settlement.settle(task, outcome, { log, details: { receive_count: delivery.receiveCount } });
+        await settlement.settle(charged, outcome, { log, details: { receive_count: delivery.receiveCount }, shown: held?.received ?? 0 });
         if (outcome.retryable) throw new RetryableTaskError(`giving up after ${delivery.receiveCount} attempts: ${outcome.code}`, true);
     }
   };

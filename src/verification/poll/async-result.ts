@@ -49,7 +49,7 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
     // Stopped by the user: the Stop cancelled the task and sent its one final message; polling ends here.
     if (options.work && (await options.work.isStopped(message.request_id))) {
       log.info('the task was stopped; polling ends');
-      return settlement.stopped(message, { log, agent: agent.name });
+      return settlement.stopped(message, { log, agent: agent.name, reached: true, shown: message.streamed ?? 0 });
     }
     const started = clock.now();
     const slackCall = { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) };
@@ -94,7 +94,7 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
     }
     if (held && !held.outcome) {
       log.info('the task was stopped while its stream was held; polling ends');
-      return settlement.stopped(message, { log, agent: agent.name });
+      return settlement.stopped(message, { log, agent: agent.name, reached: true, shown: held.received });
     }
     const outcome: Outcome = held?.outcome ?? polled!;
     settlement.counted('poll', outcome, started, agent);
@@ -102,7 +102,7 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
     trace({ requestId: message.request_id, hop: 'poll', at: clock.now(), detail: { attempt, outcome: outcome.kind, ...(outcome.kind === 'pending' && outcome.state ? { state: outcome.state } : {}), ...(held ? { held_ms: Math.round(held.heldMs) } : {}) } });
 
     if (outcome.kind === 'success' || (outcome.kind === 'failure' && !outcome.retryable)) {
-      return settlement.settle(message, outcome, { log, notes: message.notes, details: { polls: attempt, since_accepted_ms: clock.now() - message.accepted_at } });
+      return settlement.settle(message, outcome, { log, notes: message.notes, details: { polls: attempt, since_accepted_ms: clock.now() - message.accepted_at }, shown: held ? held.received : streamedBefore + partial.length });
     }
     if (outcome.kind === 'failure') log.warn('transient failure while polling; polling on', { category: outcome.category, code: outcome.code, error_message: outcome.message });
 
