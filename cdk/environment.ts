@@ -84,6 +84,7 @@ export const ENVIRONMENT_ROUTES: Readonly<Record<string, EnvironmentRoute>> = {
   USAGE_RETENTION_DAYS: verification,
   AUDIT_RETENTION_DAYS: verification,
   AUDIT_MESSAGE_TEXT: verification,
+  MAX_TASK_TOKENS: verification,
   AGENTCORE_STOP_SESSION: verification,
   VERIFICATION_PORT: never('`zone start` only: the deployment is served by API Gateway'),
 
