@@ -8,6 +8,13 @@ import { SessionStopSchema } from './stop/agentcore-session-stop-setting';
 import { DEFAULT_MAX_TASK_TOKENS } from '../contract/usage';
 
 /**
+ * Slack retries an event three times — at once, after 1 minute, after 5 more — so its last
+ * delivery comes about 6 minutes after the first (docs/deploy.md); 10 minutes leaves room for
+ * Slack's own delays and a replayed click.
+ */
+export const MIN_EVENT_CLAIM_TTL_SECONDS = 600;
+
+/**
  * Verification-zone configuration, parsed once per function (src/verification/wiring.ts turns it
  * into each function's options), with zod/mini: slack-events parses it on every cold start. The execution agent (TRANSPORT, EXECUTION_PROTOCOL, …) is
  * parsed by src/protocols/agent-config.ts.
@@ -24,7 +31,11 @@ export const VerificationConfigSchema = z.object({
   ALLOWED_CHANNEL_IDS: envList(),
   RATE_LIMIT_PER_MINUTE: envInt(20),
   MAX_TEXT_LENGTH: envInt(4000, 1),
-  EVENT_CLAIM_TTL_SECONDS: envInt(3600, 60),
+  /**
+   * How long an event id (and a click's) is remembered. At least MIN_EVENT_CLAIM_TTL_SECONDS: a
+   * claim that ends before Slack's last retry would let that retry run the event again.
+   */
+  EVENT_CLAIM_TTL_SECONDS: envInt(3600, MIN_EVENT_CLAIM_TTL_SECONDS),
   STATE_TABLE_NAME: z.optional(z.string()),
   TASK_QUEUE_URL: z.optional(z.string()),
   POLL_QUEUE_URL: z.optional(z.string()),
