@@ -75,6 +75,7 @@ export const ENVIRONMENT_ROUTES: Readonly<Record<string, EnvironmentRoute>> = {
   STREAM_POLL_DELAY_S: verification,
   SLACK_READ_BUDGET_MS: verification,
   AGENT_SESSIONS: verification,
+  STOP_ADMIN_USERS: verification,
   AGENT_PROMPTS_JSON: verification,
   FEEDBACK_BUTTONS: verification,
   FEEDBACK_RETENTION_DAYS: verification,

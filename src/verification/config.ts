@@ -86,6 +86,8 @@ export const VerificationConfigSchema = z.object({
    * agent session (`processing`, with Slack's Stop button), where Slack allows it.
    */
   AGENT_SESSIONS: envBool(true),
+  /** User ids who may stop anyone's task; everyone else stops only what they asked (unset: nobody else). */
+  STOP_ADMIN_USERS: envList(),
   /** Suggested prompts, as JSON `{"title"?, "home": [{title, message}…], "channel": […]}` (src/verification/surface/suggested-prompts.ts). */
   AGENT_PROMPTS_JSON: z.optional(z.string()),
   /** 👍 / 👎 under every answer (needs interactivity on in the Slack app). */

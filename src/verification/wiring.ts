@@ -100,7 +100,7 @@ export function wireSlackEvents(context: FunctionContext, ports: SlackEventsPort
  * that cannot stream), answers come when they are done.
  */
 export type LivePorts = {
-  slack: () => SlackLive & Pick<SlackReplies, 'post'> & Partial<Pick<SlackAssistant, 'setSessionStatus'>>;
+  slack: () => SlackLive & Pick<SlackReplies, 'post'> & Partial<Pick<SlackAssistant, 'setSessionStatus' | 'postEphemeral'>>;
   store: LiveReplies;
 };
 
@@ -159,7 +159,8 @@ export function wireAgentInvoker(context: FunctionContext, ports: AgentInvokerPo
     ...followUp(context, ports, config.TASK_MAX_RECEIVE_COUNT),
     ...(ledger ? { budget: ledger } : {}),
     ...(ports.records ? { contexts: createUserContexts(ports.records) } : {}),
-    ...(live?.setSessionStatus ? { session: { setSessionStatus: live.setSessionStatus.bind(live) } } : {}),
+    ...(live?.setSessionStatus ? { session: { setSessionStatus: live.setSessionStatus.bind(live), ...(live.postEphemeral ? { postEphemeral: live.postEphemeral.bind(live) } : {}) } } : {}),
+    ...(config.STOP_ADMIN_USERS ? { stopAdmins: new Set(config.STOP_ADMIN_USERS) } : {}),
     ...(slack ? { onTaskStarted: (thread) => acknowledgeReceipt(slack, thread) } : {}),
     ...(botToken ? { botTokenForExecution: botToken } : {}),
     ...(ports.tasks ? { tasks: ports.tasks } : {}),

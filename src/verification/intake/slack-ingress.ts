@@ -156,6 +156,14 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
       log.debug('ignored event', { reason: decision.reason, type: what });
       return OK();
     }
+    // The allow-lists hold for Stops, clicks, forms and contexts as for messages: from outside them, nothing changes.
+    const outside = decision.results.filter((result) => !withinAllowLists(result));
+    if (outside.length) {
+      for (const result of outside) options.metrics?.refused(`not-allowed-${result.kind}`);
+      log.info('ignored a request from outside the allow-lists', { type: what, results: outside.map((result) => result.kind) });
+      decision = { ...decision, results: decision.results.filter(withinAllowLists) };
+      if (decision.results.length === 0) return OK();
+    }
 
     // Claim first: a Slack retry (same event_id, same click) is acknowledged here without doing the work twice.
     const { claimKey } = decision;
@@ -286,6 +294,17 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
     }
   }
 
+  /**
+   * Whether a Stop, a click, a form or a context comes from within the team, user and channel
+   * allow-lists. Tasks are checked with their notice in `refusalFor`; Slack calls the intake makes
+   * itself (prompts) follow the event that asked for them.
+   */
+  function withinAllowLists(result: IntakeResult): boolean {
+    const who = whoOf(result);
+    if (!who) return true;
+    return !((lists.team && !lists.team.has(who.team)) || (lists.user && !lists.user.has(who.user)) || (lists.channel && who.channel !== undefined && !lists.channel.has(who.channel)));
+  }
+
   /** A notice to send instead of a task, 'silent' for a refusal already announced, or undefined to go ahead. */
   async function refusalFor(teamId: string, userId: string, channel: string, taskText: string, { at, eventId }: { at: number; eventId: string }): Promise<{ reason: string; text: string } | 'silent' | undefined> {
     const notAllowed = (lists.team && !lists.team.has(teamId)) || (lists.user && !lists.user.has(userId)) || (lists.channel && !lists.channel.has(channel));
@@ -320,4 +339,19 @@ function header(request: IngressRequest, name: string): string | undefined {
   if (direct !== undefined) return direct;
   const found = Object.keys(request.headers).find((key) => key.toLowerCase() === name);
   return found ? request.headers[found] : undefined;
+}
+
+/** Who a result acts for, and where: what the allow-lists are checked against (undefined: checked elsewhere). */
+function whoOf(result: IntakeResult): { team: string; user: string; channel?: string } | undefined {
+  switch (result.kind) {
+    case 'stop':
+      return { team: result.thread.team_id, user: result.user, channel: result.thread.channel };
+    case 'feedback':
+      return { team: result.feedback.team_id, user: result.feedback.user, channel: result.feedback.channel };
+    case 'context':
+      return { team: result.context.team_id, user: result.context.user };
+    case 'task':
+    case 'slack':
+      return undefined;
+  }
 }

@@ -31,7 +31,9 @@ export type AgentInvokerOptions = FollowUpOptions & {
   /** What users look at (app_context_changed): sent with their tasks in the agent's DM. */
   contexts?: UserContexts;
   /** Moves a session with nothing running out of `processing` after a Stop. */
-  session?: Pick<SlackAssistant, 'setSessionStatus'>;
+  session?: Pick<SlackAssistant, 'setSessionStatus'> & Partial<Pick<SlackAssistant, 'postEphemeral'>>;
+  /** STOP_ADMIN_USERS: who may stop anyone's task (src/verification/stop/stop-task.ts). */
+  stopAdmins?: ReadonlySet<string>;
   /**
    * Daily token budgets (usage-ledger.ts): asked before a task reaches its agent. A refused task
    * gets the notice as its one reply and is consumed; one near a limit while another of the same
