@@ -209,13 +209,27 @@ export function createUsageLedger(options: UsageLedgerOptions) {
 
 export type UsageLedger = ReturnType<typeof createUsageLedger>;
 
-/** The audit records' side of feedback (agent-surface.ts): the last rating joins the task's record, when it has one. */
+/**
+ * The audit records' side of feedback (assistant-surface.ts). A click's request id must belong to
+ * the click's channel and team (`belongs`: true when the task's record says so, or when there is
+ * no record to say otherwise — audit off, expired); and the record keeps the rating of the one who
+ * asked (`rated`), not of whoever clicked last: others' ratings stay in their feedback records.
+ */
 export function createAuditFeedback(records: Records, ttlSeconds: number) {
-  return async (requestId: string, value: 'positive' | 'negative'): Promise<void> => {
-    const current = await records.get<AuditRecord>(AUDIT + requestId);
-    if (current && current.feedback !== value) await records.put(AUDIT + requestId, { ...current, feedback: value }, ttlSeconds);
+  return {
+    async belongs(requestId: string, where: { team_id: string; channel: string }): Promise<boolean> {
+      const current = await records.get<AuditRecord>(AUDIT + requestId);
+      return !current || (current.team_id === where.team_id && current.channel === where.channel);
+    },
+    async rated(requestId: string, value: 'positive' | 'negative', user: string): Promise<void> {
+      const current = await records.get<AuditRecord>(AUDIT + requestId);
+      if (!current || (current.user !== undefined && current.user !== user)) return;
+      if (current.feedback !== value) await records.put(AUDIT + requestId, { ...current, feedback: value }, ttlSeconds);
+    },
   };
 }
+
+export type AuditFeedback = ReturnType<typeof createAuditFeedback>;
 
 /** Every audit record the local stack holds, newest first. */
 export async function listAudit(records: ListableRecords): Promise<AuditRecord[]> {
