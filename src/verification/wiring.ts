@@ -196,18 +196,20 @@ export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPort
     ...(config.THREAD_FOLLOW_UPS ? { threads: { store: ports.threads, ttlSeconds: config.THREAD_MEMORY_TTL_SECONDS } } : {}),
     ...(config.STREAM_REPLIES && ports.live ? { live: liveReplyOf(context, ports.live) } : {}),
     ...(ports.records ? { work: createThreadWork(ports.records, context.clock) } : {}),
-    ...(ports.records && ports.agent ? { surface: assistantSurfaceOf(context, ports.agent(), ports.records), feedbackButtons: config.FEEDBACK_BUTTONS } : {}),
+    ...(ports.records && ports.agent ? { surface: assistantSurfaceOf(context, ports.agent(), ports.records, ports.claims), feedbackButtons: config.FEEDBACK_BUTTONS } : {}),
     ...common(context),
   });
 }
 
-function assistantSurfaceOf(context: FunctionContext, slack: SlackAssistant, records: Records): AssistantSurface {
+function assistantSurfaceOf(context: FunctionContext, slack: SlackAssistant, records: Records, claims: ClaimStore): AssistantSurface {
   const feedback = createFeedbackRecords(records, { clock: context.clock, ttlSeconds: context.config.FEEDBACK_RETENTION_DAYS * 24 * 60 * 60 });
   const audit = createAuditFeedback(records, context.config.AUDIT_RETENTION_DAYS * DAY_SECONDS);
-  return createAssistantSurface({ slack, feedback, audit, messages: userMessages(context.config.USER_MESSAGES_JSON), ...common(context) });
+  return createAssistantSurface({ slack, feedback, audit, once: (key) => claims.mark(key, THANKS_CLAIM_SECONDS), messages: userMessages(context.config.USER_MESSAGES_JSON), ...common(context) });
 }
 
 const DAY_SECONDS = 24 * 60 * 60;
+/** A thank-you's claim outlives the replies queue's redeliveries of its click by far. */
+const THANKS_CLAIM_SECONDS = DAY_SECONDS;
 
 /** Usage records, audit and budgets, when the function has the counters and the records. */
 function ledgerOf(context: FunctionContext, ports: AsyncResultPorts): UsageLedger | undefined {

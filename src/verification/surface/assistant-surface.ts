@@ -16,6 +16,12 @@ export type AssistantSurfaceOptions = FunctionServices & {
   feedback: FeedbackRecords;
   /** The task's audit record takes the asker's last rating (usage-ledger.ts); a failure there is logged, never the click's. */
   audit?: AuditFeedback;
+  /**
+   * Claims a key once (ClaimStore.mark): a thank-you is claimed before it is sent, so one that
+   * landed but was answered 5xx — its click then redelivered — is not sent twice. Without it, a
+   * redelivered click thanks again.
+   */
+  once?: (key: string) => Promise<boolean>;
   messages: UserMessages;
 };
 
@@ -80,6 +86,8 @@ export function createAssistantSurface(options: AssistantSurfaceOptions) {
         if (await decorate('the feedback form (its trigger lasts 3 s)', () => options.slack.openView({ triggerId: message.trigger_id!, view }, call), log)) return;
       }
       const thanks = message.comment !== undefined ? options.messages.feedbackDetailsThanks : options.messages.feedbackThanks;
+      // At most once per click or form: a thank-you lost is better than two.
+      if (options.once && !(await options.once(`thanks#${record.request_id}#${record.user}#${message.comment !== undefined ? 'form' : message.clicked_at}`))) return;
       await decorate('the thank-you', () => options.slack.postEphemeral({ channel: record.channel, user: record.user, text: thanks, ...(record.thread_ts ? { threadTs: record.thread_ts } : {}) }, call), log);
     },
   };
