@@ -5,7 +5,8 @@ import type { ExecutionAgent } from '../protocols/execution-agent';
 import type { Queue } from '../queue/queue';
 import type { AgentDirectory } from './routing/agent-directory';
 import type { PollSchedule } from './poll/poll-schedule';
-import type { PollMessage, ReplyMessage } from './queues/queue-messages';
+import type { PollMessage } from './queues/queue-messages';
+import type { ReplyQueueMessage } from './queues/surface-messages';
 import type { AgentCoreSessionStop } from './stop/agentcore-session-stop';
 import type { Settled, SettledTask } from './settle/settled';
 import type { ThreadWork } from './stores/thread-work';
@@ -24,7 +25,8 @@ export type FollowUpOptions = {
    */
   agents?: AgentDirectory;
   polls: Queue<PollMessage>;
-  replies: Queue<ReplyMessage>;
+  /** Replies, and the Slack calls slack-poster makes (an ephemeral refusal): the replies queue carries both. */
+  replies: Queue<ReplyQueueMessage>;
   messages: UserMessages;
   schedule: PollSchedule;
   /** The consuming queue's maxReceiveCount: on that receive the user is still told before the DLQ. */

@@ -62,6 +62,13 @@ async function say(pipeline: LocalPipeline, text: string, who: { user?: string; 
   return ts;
 }
 
+/** A mention in a thread (`parent`), as Slack sends it. */
+async function sayInThread(pipeline: LocalPipeline, text: string, parent: string, user: string): Promise<void> {
+  const ts = `1700000000.${String((sequence += 1)).padStart(6, '0')}`;
+  const { body } = slackEventEnvelope('mention', { text, ts, threadTs: parent, teamId: TEAM, userId: user, channel: 'C0USAGE' });
+  expect((await pipeline.ingress({ headers: { 'content-type': 'application/json', ...slackSignatureHeaders(SIGNING_SECRET, body) }, body })).statusCode).toBe(200);
+}
+
 const today = () => utcDay(Date.now());
 const row = (rows: UsageRow[], scope: UsageRow['scope'], id: string) => rows.find((candidate) => candidate.scope === scope && candidate.id === id);
 const auditOf = async (pipeline: LocalPipeline, text: string): Promise<AuditRecord | undefined> => {
@@ -141,6 +148,34 @@ describe('budgets', () => {
       await say(h.pipeline, 'someone else', { user: 'U0OTHER' });
       await h.pipeline.whenIdle({ timeoutMs: 20_000 });
       expect(h.executeCalls()).toContain('someone else');
+    } finally {
+      await h.pipeline.stop();
+    }
+  });
+
+  it('refuses quietly in a thread under way: one ephemeral to the user per scope and day there, nothing in the channel; a new thread is told in it', async () => {
+    const h = harness({ USER_DAILY_TOKEN_BUDGET: '10' });
+    try {
+      // 4 + 5 + 1 + 2 = 12 tokens: the budget is used up.
+      const parent = await say(h.pipeline, 'one two three four', { user: 'U0QUIET' });
+      await h.pipeline.whenIdle({ timeoutMs: 20_000 });
+      await sayInThread(h.pipeline, 'five', parent, 'U0QUIET');
+      await h.pipeline.whenIdle({ timeoutMs: 20_000 });
+      const postsBefore = h.slack.posted.length;
+      // Three more in the same thread: refused, the user told once, by an ephemeral.
+      for (const text of ['six', 'seven', 'eight']) {
+        await sayInThread(h.pipeline, text, parent, 'U0QUIET');
+        await h.pipeline.whenIdle({ timeoutMs: 20_000 });
+      }
+      expect(h.slack.posted.length).toBe(postsBefore);
+      const ephemerals = h.slack.surface.filter((call) => call.type === 'ephemeral');
+      expect(ephemerals).toEqual([expect.objectContaining({ user: 'U0QUIET', threadTs: parent, text: expect.stringMatching(/^You've used your daily allowance of 10 tokens/) })]);
+      expect(row(await h.pipeline.usage.day(today()), 'user', `${TEAM}/U0QUIET`)).toMatchObject({ refused: 3 });
+      // A new thread: the refusal is its only reply, in it.
+      const fresh = await say(h.pipeline, 'a new question', { user: 'U0QUIET' });
+      await h.pipeline.whenIdle({ timeoutMs: 20_000 });
+      expect(h.slack.posted.filter((reply) => reply.threadTs === fresh).map((reply) => reply.text)).toEqual([expect.stringMatching(/^You've used your daily allowance/)]);
+      expect(h.pipeline.queues.tasksDlq.size).toBe(0);
     } finally {
       await h.pipeline.stop();
     }

@@ -69,6 +69,8 @@ const AUDIT = 'audit#';
 const RESERVED = 'budget#';
 /** Set once a task's usage is counted: a settlement seen twice counts once. */
 const COUNTED = 'usage-counted#';
+/** Set once a user was told of a budget's refusal in a thread that day: later refusals there are silent. */
+const REFUSAL_NOTICE = 'budget-notice#';
 /** Reservations outlive the longest a task can run (poll deadline, retries) by far. */
 const RESERVATION_TTL_SECONDS = 2 * 24 * 60 * 60;
 
@@ -160,6 +162,16 @@ export function createUsageLedger(options: UsageLedgerOptions) {
       }
       await records.put(RESERVED + task.request_id, { request_id: task.request_id, day, reserved }, RESERVATION_TTL_SECONDS);
       return { admitted: true };
+    },
+
+    /**
+     * Whether this refusal is the first of its user, scope and day in its thread: only that one is
+     * told (quiet refusals, docs/operations.md). Claimed once, conditionally, so a redelivered task
+     * or two refused at once tell the user once.
+     */
+    async firstRefusalNotice(task: TaskMessage, scope: BudgetScope): Promise<boolean> {
+      const key = `${REFUSAL_NOTICE}${task.team_id}#${task.user_id}#${scope}#${utcDay(task.received_at)}#${task.channel}#${task.thread_ts ?? task.ts}`;
+      return records.putIf(key, { request_id: task.request_id }, RESERVATION_TTL_SECONDS, { field: 'request_id', expected: undefined });
     },
 
     /**

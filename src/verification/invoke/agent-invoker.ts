@@ -39,7 +39,7 @@ export type AgentInvokerOptions = FollowUpOptions & {
    * gets the notice as its one reply and is consumed; one near a limit while another of the same
    * user, channel or team is in flight waits for it.
    */
-  budget?: Pick<UsageLedger, 'admit'>;
+  budget?: Pick<UsageLedger, 'admit' | 'firstRefusalNotice'>;
   /**
    * The tasks queue: a task whose AgentCore session is busy with another call goes back on it
    * (session-busy.ts). Without it, a busy session is retried like any passing failure.
@@ -100,6 +100,18 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
     }
   }
 
+  /**
+   * A budget's refusal, quietly (docs/operations.md, "Usage, budgets and the audit trail"): the
+   * first message of a new thread is answered in it — that thread has nothing else — while in a
+   * thread under way only the user is told, by an ephemeral, once per scope and day there; the
+   * rest go unanswered rather than fill the channel with notices.
+   */
+  async function refuseQuietly(budget: Pick<UsageLedger, 'firstRefusalNotice'>, task: TaskMessage, refused: Extract<Admission, { admitted: false }>): Promise<void> {
+    if (!(await budget.firstRefusalNotice(task, refused.scope))) return;
+    if (!task.thread_ts) return settlement.reply(task, 'notice', refused.notice);
+    await options.replies.send({ kind: 'action', id: task.request_id, action: { type: 'ephemeral', channel: task.channel, user: task.user_id, text: refused.notice, thread_ts: task.thread_ts } });
+  }
+
   const invoke: DeliveryHandler = async (delivery, { signal, deadline }) => {
     // The tasks queue carries Stops too (docs/architecture.md §2.6): this function holds the agent that cancels.
     if (kindOf(delivery.body) === 'stop') {
@@ -132,7 +144,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
       const admission = await admitted(options.budget, task, agent.name, { signal, deadline }, delivery.receiveCount >= options.maxReceiveCount);
       if (admission.admitted === false) {
         trace({ requestId: task.request_id, hop: 'budget-refused', at: clock.now(), detail: { scope: admission.scope, limit: admission.limit, used: admission.used } });
-        return settlement.reply(task, 'notice', admission.notice);
+        return refuseQuietly(options.budget, task, admission);
       }
       if (admission.admitted === 'later') throw new RetryableTaskError('near a daily token budget with a task in flight; retried');
     }
