@@ -216,6 +216,20 @@ describe('Stop before the task starts, and after it ended', () => {
     expect(slack.sessions.filter((session) => session.history.includes('processing'))).toEqual([]);
   });
 
+  it('a Stop after the answer was queued (its first post refused, ratelimited) is acknowledged: the answer is posted whole, once, with no stopped note', async () => {
+    slack.failNext('chat.postMessage', { retryAfterSeconds: 1 });
+    const { ts, body } = mention('C0QUEUED', 'answered before the stop');
+    expect(await send(body)).toBe(200);
+    // The answer is settled and waits on the replies queue for Slack's Retry-After.
+    await eventually(() => slack.requests.find((request) => request.method === 'chat.postMessage' && request.answer?.error === 'ratelimited'), 10_000);
+    expect(await send(stopEvent('C0QUEUED', ts))).toBe(200);
+    await pipeline.whenIdle({ timeoutMs: 20_000 });
+
+    expect(slack.posts.map((post) => post.text)).toEqual(['echo: answered before the stop']);
+    expect(log.lines).toContainEqual(expect.objectContaining({ message: 'Stop acknowledged: the task had already ended; its answer is posted whole' }));
+    expect(slack.sessionOf('C0QUEUED', ts)?.status ?? 'active').toBe('active');
+  });
+
   it('a Stop after the answer is out is acknowledged and changes nothing', async () => {
     const { ts, body } = mention('C0LATE', 'all done');
     expect(await send(body)).toBe(200);

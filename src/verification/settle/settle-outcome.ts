@@ -115,8 +115,9 @@ export function createSettlement(options: SettlementOptions): Settlement {
       if (outcome.usage) options.metrics?.tokens(agent ?? 'default', usage);
       const usageField = outcome.usage ? { usage } : { usage, usage_estimated: true };
       const settled = (ended: Settled['ended']): Promise<void> => told(task, { ended, ...(agent !== undefined ? { agent } : {}), usage, ...(outcome.usage ? {} : { estimated: true }) }, how.log);
-      // A task the user stopped has had its one final message (the Stop's): nothing more.
-      if (options.work && (await options.work.isStopped(task.request_id))) {
+      // A task the user stopped has had its one final message (the Stop's): nothing more. The end is
+      // claimed once: a Stop that comes after this finds the task settled and leaves the answer whole.
+      if (options.work && ((await options.work.isStopped(task.request_id)) || (await options.work.end(task.request_id, 'settled')) === 'stopped')) {
         how.log.info('the task ended after it was stopped; no reply', { outcome: outcome.kind, ...usageField });
         return settled('stopped');
       }

@@ -67,6 +67,12 @@ export function createStopTask(options: StopTaskOptions) {
       return;
     }
     const log = options.log;
+    // A task whose final outcome is already queued as its reply has ended: the answer goes out whole, once.
+    if ((await options.work.end(task.request_id, 'stopped')) === 'settled') {
+      log.info('Stop acknowledged: the task had already ended; its answer is posted whole', { request_id: task.request_id });
+      options.metrics?.stopped('idle');
+      return;
+    }
     await options.work.markStopped(task.request_id);
     trace({ requestId: task.request_id, hop: 'stop', at: clock.now(), detail: { user: stop.user_id, cancels: task.handle ? 'cancel_task' : 'when the call returns' } });
     const agent = agentNamed(options, task.agent);
