@@ -77,7 +77,7 @@ export function createThreadWork(records: Records, clock: Clock) {
      * redelivery) wins again. Resolves with the end that holds (docs/architecture.md §2.6, "Stop races").
      */
     async end(requestId: string, how: TaskEnd): Promise<TaskEnd> {
-      if (await records.putIf(endedKey(requestId), { how, at: clock.now() }, WORK_TTL_SECONDS, { field: 'how', expected: undefined })) return how;
+      if (await records.putIf(endedKey(requestId), { request_id: requestId, how, at: clock.now() }, WORK_TTL_SECONDS, { field: 'request_id', expected: undefined })) return how;
       return (await records.get<{ how: TaskEnd }>(endedKey(requestId)))?.how ?? how;
     },
     async markStopped(requestId: string): Promise<void> {
