@@ -10,7 +10,7 @@ import type { SlackReplies } from '../slack/slack-port';
 import { createAgentInvoker } from './invoke/agent-invoker';
 import { createAsyncResult } from './poll/async-result';
 import { attachmentLimitsOf, pollScheduleOf, type VerificationConfig } from './config';
-import { anyAgentSendsBotToken, type AgentDirectory } from './routing/agent-directory';
+import { anyAgentSendsBotToken, onlyOneAgent, type AgentDirectory } from './routing/agent-directory';
 import type { FollowUpOptions } from './follow-up-options';
 import type { PollMessage, ReplyMessage, TaskMessage } from './queues/queue-messages';
 import { RateLimiter } from './intake/rate-limiter';
@@ -142,7 +142,9 @@ export type AgentInvokerPorts = AsyncResultPorts & {
 export function wireAgentInvoker(context: FunctionContext, ports: AgentInvokerPorts): DeliveryHandler {
   const { config } = context;
   const slack = config.SLACK_REACTIONS ? required(ports.slack, 'SLACK_REACTIONS needs the Slack bot token')() : undefined;
-  const botToken = anyAgentSendsBotToken(ports) ? required(ports.botToken, 'an agent with "sendBotToken" (or EXECUTION_SEND_BOT_TOKEN) needs the Slack bot token')() : undefined;
+  // EXECUTION_SEND_BOT_TOKEN stands for the one agent there is (an agent built in code, locally, has no setting of its own).
+  const tokenToTheOneAgent = config.EXECUTION_SEND_BOT_TOKEN && onlyOneAgent(ports);
+  const botToken = tokenToTheOneAgent || anyAgentSendsBotToken(ports) ? required(ports.botToken, 'an agent with "sendBotToken" (or EXECUTION_SEND_BOT_TOKEN) needs the Slack bot token')() : undefined;
   const conversations = ports.conversations?.();
   // SLACK_READ_BUDGET_MS=0: tasks go with their text alone (no thread read, no downloads).
   const reading = conversations && config.SLACK_READ_BUDGET_MS > 0 && {
@@ -162,7 +164,7 @@ export function wireAgentInvoker(context: FunctionContext, ports: AgentInvokerPo
     ...(live?.setSessionStatus ? { session: { setSessionStatus: live.setSessionStatus.bind(live), ...(live.postEphemeral ? { postEphemeral: live.postEphemeral.bind(live) } : {}) } } : {}),
     ...(config.STOP_ADMIN_USERS ? { stopAdmins: new Set(config.STOP_ADMIN_USERS) } : {}),
     ...(slack ? { onTaskStarted: (thread) => acknowledgeReceipt(slack, thread) } : {}),
-    ...(botToken ? { botTokenForExecution: botToken } : {}),
+    ...(botToken ? { botTokenForExecution: botToken, ...(tokenToTheOneAgent ? { botTokenToTheOneAgent: true } : {}) } : {}),
     ...(ports.tasks ? { tasks: ports.tasks } : {}),
     ...(reading ? { readInputs: (task, call) => readTaskInputs(task, reading, call, context.clock) } : {}),
   });

@@ -26,6 +26,8 @@ export type AgentInvokerOptions = FollowUpOptions & {
   onTaskStarted?: (thread: SlackThread) => Promise<void>;
   /** The bot token, for the agents configured to get it in `bot_token` (ExecutionAgent.sendsBotToken); never sent to others. */
   botTokenForExecution?: SecretSource;
+  /** EXECUTION_SEND_BOT_TOKEN with one agent configured: that agent gets the token whatever its own setting. */
+  botTokenToTheOneAgent?: boolean;
   /** Reads the thread's earlier messages and the shared files (src/verification/invoke/task-inputs.ts); never throws. */
   readInputs?: (task: TaskMessage, call: { signal?: AbortSignal; deadline?: number }) => Promise<TaskInputs>;
   /** What users look at (app_context_changed): sent with their tasks in the agent's DM. */
@@ -176,7 +178,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
     const context = options.contexts && isDirectMessage(task.channel) ? await options.contexts.current(task.team_id, task.user_id).catch(() => undefined) : undefined;
     if (context) params.context = { entities: context.entities };
     // Only to an agent configured to get it (`"sendBotToken": true`): never to another party's agent.
-    if (options.botTokenForExecution && agent.sendsBotToken) params.bot_token = await options.botTokenForExecution.get();
+    if (options.botTokenForExecution && (agent.sendsBotToken || options.botTokenToTheOneAgent)) params.bot_token = await options.botTokenForExecution.get();
 
     // What the agent is sent, in characters: the charge's estimate when it reports no usage (src/verification/budgets/task-charge.ts).
     const charged = { ...task, input_chars: inputCharsOf(params) };

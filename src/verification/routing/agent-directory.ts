@@ -37,3 +37,8 @@ export function personaFor(options: Pick<AgentChoice, 'agents'>, agent: Executio
 export function anyAgentSendsBotToken(options: AgentChoice): boolean {
   return options.agent.sendsBotToken || (options.agents?.names ?? []).some((name) => options.agents?.get(name)?.sendsBotToken === true);
 }
+
+/** True when one agent is configured: the global EXECUTION_SEND_BOT_TOKEN may stand for it (never for several). */
+export function onlyOneAgent(options: AgentChoice): boolean {
+  return (options.agents?.names?.length ?? 1) <= 1;
+}
