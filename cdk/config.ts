@@ -329,6 +329,7 @@ function agentsOf(c: ContextValues, verificationEnv: ZoneEnv): ExecutionAgentPla
       ...(c.verificationEnvironment ? { verificationEnvironment: c.verificationEnvironment } : {}),
       ...(verificationEnv.account ? { account: verificationEnv.account } : {}),
       ...(verificationEnv.region ? { region: verificationEnv.region } : {}),
+      sendBotToken: c.executionSendBotToken,
     }, sourceLabel(source));
   } catch (error) {
     if (error instanceof ExecutionAgentsError) throw new DeploymentConfigError(`invalid CDK context: ${error.message}`);

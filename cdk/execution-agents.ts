@@ -78,6 +78,8 @@ export type PlanContext = {
   /** The verification zone's account and region, when known. */
   account?: string;
   region?: string;
+  /** `-c executionSendBotToken`: the global flag, which the functions refuse while several agents are configured. */
+  sendBotToken?: boolean;
 };
 
 /** Thrown with every problem of the list, each with its place; cdk/config.ts reports it as a context error. */
@@ -128,7 +130,9 @@ function parseJson(text: string, label: string): unknown {
  * (`EXECUTION_AGENTS[2].channels: …`, as the functions name it): whatever the functions would
  * refuse at start-up, a `bearerToken` (a secret would sit in the template), a bearer secret named
  * other than by its complete ARN, a SigV4 agent whose URL does not say what to grant and that
- * gives no `grantArn`, and an own entry that names an address or uses another transport.
+ * gives no `grantArn`, an own entry that names an address or uses another transport, and the bot
+ * token sent to any agent but the own one (`"sendBotToken": true` elsewhere, or the global
+ * `executionSendBotToken` with several agents).
  */
 export function planExecutionAgents(list: unknown, context: PlanContext, label = 'executionAgents'): ExecutionAgentPlan[] {
   const fail = (problems: string[]): never => {
@@ -151,6 +155,10 @@ export function planExecutionAgents(list: unknown, context: PlanContext, label =
     if ('bearerToken' in entry) {
       problems.push(`${place(index, 'bearerToken')}: a token would sit in the template and in cdk.out; store it in Secrets Manager and name the secret with bearerSecretArn`);
     }
+    // The workspace bot token is this deployment's secret: only its own execution zone may get it.
+    if (entry.sendBotToken === true && own !== true) {
+      problems.push(`${place(index, 'sendBotToken')}: the bot token goes only to this deployment's own execution zone ("own": true), never to another party's agent`);
+    }
     if (own === true) {
       for (const key of OWN_ADDRESS_KEYS) if (key in (raw as object)) problems.push(`${place(index, key)}: an own agent's address and auth are the deployment's; leave ${key} out`);
       if (entry.transport !== context.transport) {
@@ -160,6 +168,11 @@ export function planExecutionAgents(list: unknown, context: PlanContext, label =
     return entry;
   });
   const owns = entries.flatMap((raw, index) => ((raw as { own?: unknown } | null)?.own === true ? [index] : []));
+  if (context.sendBotToken && entries.length > 1) {
+    problems.push('executionSendBotToken: would send the bot token to every agent of the list; set "sendBotToken": true on the own entry instead');
+  } else if (context.sendBotToken && owns.length === 0) {
+    problems.push('executionSendBotToken: the one agent of the list is not this deployment\'s own ("own": true), and the bot token goes to no other party');
+  }
   if (owns.length > 1) problems.push(`${owns.map((index) => place(index, 'own')).join(', ')}: one entry is this deployment's own execution zone, not ${owns.length}`);
   if (problems.length) fail(problems);
 

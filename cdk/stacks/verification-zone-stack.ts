@@ -247,6 +247,8 @@ export class VerificationZoneStack extends Stack {
         ...this.execution.environment,
         POLL_QUEUE_URL: this.polls.queue.queueUrl,
         REPLY_QUEUE_URL: this.replies.queue.queueUrl,
+        // A task whose AgentCore session is busy goes back on its own queue.
+        TASK_QUEUE_URL: this.tasks.queue.queueUrl,
         TASK_MAX_RECEIVE_COUNT: String(receives.tasks),
         ...pollSchedule,
         ...budgetEnvironment,
@@ -310,6 +312,8 @@ export class VerificationZoneStack extends Stack {
 
     this.signingSecret.grantRead(this.slackEvents.role);
     this.tasks.queue.grantSendMessages(this.slackEvents.role);
+    // A task whose AgentCore session is busy is put back (src/verification/invoke/session-busy.ts).
+    this.tasks.queue.grantSendMessages(this.invoker.role);
     this.replies.queue.grantSendMessages(this.slackEvents.role);
     // Claims, counters, markers, answered threads, records: written and read, never deleted (TTL removes them).
     this.stateTable.grantItems(this.slackEvents.role, 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem');

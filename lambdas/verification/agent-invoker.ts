@@ -17,6 +17,8 @@ export const handler = sqsBatchHandler(
     agents,
     polls: sqsQueue(config.POLL_QUEUE_URL, 'POLL_QUEUE_URL'),
     replies: sqsQueue(config.REPLY_QUEUE_URL, 'REPLY_QUEUE_URL'),
+    // A task whose AgentCore session is busy goes back on its own queue (src/verification/invoke/session-busy.ts).
+    ...(config.TASK_QUEUE_URL ? { tasks: sqsQueue(config.TASK_QUEUE_URL, 'TASK_QUEUE_URL') } : {}),
     slack: () => slackOf(context),
     conversations: () => slackOf(context),
     botToken: () => botTokenOf(context),

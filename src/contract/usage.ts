@@ -63,3 +63,35 @@ export function usageOf(fields: z.infer<typeof UsageSchema>): Usage {
   if (fields.model !== undefined) usage.model = fields.model;
   return usage;
 }
+
+/**
+ * The most one task may be charged, in tokens (input, output and both cache counts together),
+ * unless `MAX_TASK_TOKENS` says otherwise: a 200,000-token context read whole plus 50,000 written,
+ * more than any one answer of the models this product runs costs.
+ */
+export const DEFAULT_MAX_TASK_TOKENS = 250_000;
+
+/** All the tokens a usage counts: input, output and both cache counts. */
+export function totalTokens(usage: Usage): number {
+  return usage.input_tokens + usage.output_tokens + (usage.cache_read_tokens ?? 0) + (usage.cache_write_tokens ?? 0);
+}
+
+/**
+ * What an agent reported, never trusted past the per-task ceiling (docs/contract.md, "Usage"): a
+ * usage over `ceiling` is scaled down to it, each count in proportion (rounded down, the rest on
+ * output), and `clamped` says what was reported so the caller logs it. One agent reporting a huge
+ * number thus costs a budget at most one task's ceiling, never a team's whole day.
+ */
+export function boundedUsage(usage: Usage, ceiling: number = DEFAULT_MAX_TASK_TOKENS): { usage: Usage; clamped?: { reported: number } } {
+  const reported = totalTokens(usage);
+  if (reported <= ceiling) return { usage };
+  const scale = (count: number | undefined) => (count === undefined ? undefined : Math.floor((count * ceiling) / reported));
+  const bounded: Usage = { input_tokens: scale(usage.input_tokens)!, output_tokens: 0 };
+  const cacheRead = scale(usage.cache_read_tokens);
+  const cacheWrite = scale(usage.cache_write_tokens);
+  if (cacheRead !== undefined) bounded.cache_read_tokens = cacheRead;
+  if (cacheWrite !== undefined) bounded.cache_write_tokens = cacheWrite;
+  bounded.output_tokens = Math.max(0, ceiling - totalTokens(bounded));
+  if (usage.model !== undefined) bounded.model = usage.model;
+  return { usage: bounded, clamped: { reported } };
+}

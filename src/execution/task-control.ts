@@ -1,5 +1,5 @@
 import type { Log, LogExtra } from '../observability/logger';
-import type { Answer, ExecuteTaskParams, JsonRpcId, Step } from '../contract';
+import type { Answer, ExecuteTaskParams, JsonRpcId, Step, Usage } from '../contract';
 import type { ExecutorContext } from './executors/executor';
 
 /**
@@ -14,6 +14,8 @@ export class TaskControl {
   private abortedWith: { reason: unknown } | undefined;
   /** Called once, with the reason, when the task is aborted. */
   onAbort: ((reason: unknown) => void) | undefined;
+  /** What the executor reported it has cost so far (ExecutorContext.used): charged if the task fails or is cancelled. */
+  usage: Usage | undefined;
 
   get signal(): AbortSignal {
     if (!this.controller) {
@@ -52,6 +54,10 @@ export class TaskContext implements ExecutorContext {
 
   get signal(): AbortSignal {
     return this.control.signal;
+  }
+
+  used(usage: Usage): void {
+    this.control.usage = usage;
   }
 }
 

@@ -10,10 +10,12 @@ import {
   type ExecuteTaskParams,
   type ExecuteTaskResult,
   type GetTaskResultResult,
+  type JsonRpcErrorObject,
   type JsonRpcId,
   type SuccessResult,
   type TaskStatus,
   QuestionSchema,
+  type Usage,
 } from '../contract';
 import { systemClock, type Clock } from '../clock';
 import type { Log } from '../observability/logger';
@@ -539,18 +541,20 @@ export class TaskService {
     if (!record) throw new RpcError(ErrorCode.TaskNotFound);
     if (UNFINISHED_STATUSES.includes(record.status)) {
       // A task paused on a question is cancelled as a running one is (Stop, or its question expired).
-      const cancelled = await this.options.store.transition(taskId, UNFINISHED_STATUSES, { status: 'cancelled', partial: null, question: null });
+      // What it cost until now, when it runs here: charged with the cancel (docs/contract.md, "Usage").
+      const usage = this.running.get(taskId)?.usage;
+      const cancelled = await this.options.store.transition(taskId, UNFINISHED_STATUSES, { status: 'cancelled', partial: null, question: null, ...(usage ? { error: cancelledError(usage) } : {}) });
       this.running.get(taskId)?.abort(new RpcError(ErrorCode.TaskCancelled));
       if (cancelled) {
         this.notify(taskId);
         this.options.log.info('task cancelled', { task_id: taskId });
-        return { status: 'cancelled', task_id: taskId };
+        return { status: 'cancelled', task_id: taskId, ...(usage ? { usage } : {}) };
       }
     }
     // Finished before (or while) we tried: answer with its final state.
     const final = await this.options.store.get(taskId);
     if (!final) throw new RpcError(ErrorCode.TaskNotFound);
-    if (final.status === 'cancelled') return { status: 'cancelled', task_id: taskId };
+    if (final.status === 'cancelled') return { status: 'cancelled', task_id: taskId, ...usageField(final.error) };
     if (final.status === 'success') return final.result ?? { status: 'success', response_text: '' };
     if (final.status === 'failed') throw failureOf(final);
     return { status: 'cancelled', task_id: taskId };
@@ -596,11 +600,16 @@ export class TaskService {
       steps?.stop();
       const reason = control.aborted ? control.reason : caught;
       if (reason instanceof HandoffSignal) return { ok: false, error: new RpcError(ErrorCode.InternalError) };
-      const error = reason instanceof RpcError ? reason : RpcError.internal(reason);
-      if (error.code === ErrorCode.InternalError) log.error('task failed unexpectedly', { error: reason as Error });
+      const raised = reason instanceof RpcError ? reason : RpcError.internal(reason);
+      // What it used until it failed goes with the error it answers (docs/contract.md, "Usage").
+      const error = control.usage ? RpcError.fromErrorObject(withUsage(raised.toErrorObject(), control.usage)) : raised;
+      if (raised.code === ErrorCode.InternalError) log.error('task failed unexpectedly', { error: reason as Error });
       else log.warn('task failed', { code: error.code, error_message: error.message });
       if (error.code !== ErrorCode.TaskCancelled) {
         await this.options.store.transition(taskId, from, { status: 'failed', error: error.toErrorObject(), owner, ...(params.stream === true ? { partial: null } : {}) });
+      } else if (control.usage) {
+        // Cancelled elsewhere (another process took the cancel): what it cost until it stopped goes on its record.
+        await this.options.store.transition(taskId, ['cancelled'], { status: 'cancelled', error: error.toErrorObject() });
       }
       return { ok: false, error };
     } finally {
@@ -617,7 +626,7 @@ export class TaskService {
   private async notTaken(taskId: string): Promise<Outcome> {
     const record = await this.options.store.get(taskId);
     if (record?.status === 'success') return { ok: true, result: record.result ?? { status: 'success', response_text: '' } };
-    if (record?.status === 'cancelled' || record?.status === 'failed') return { ok: false, error: record.status === 'cancelled' ? new RpcError(ErrorCode.TaskCancelled) : failureOf(record) };
+    if (record?.status === 'cancelled' || record?.status === 'failed') return { ok: false, error: failureOf(record) };
     return { ok: false, error: RpcError.internal() };
   }
 
@@ -758,7 +767,7 @@ function executeAnswerFor(record: TaskRecord, stream: boolean): ExecuteTaskResul
 function endedAnswer(record: TaskRecord): SuccessResult | InputRequiredResult {
   if (record.status === 'input_required' && record.question) return { status: 'input_required', task_id: record.task_id, question: record.question, ...stepsOf(record) };
   if (record.status === 'success') return record.result ?? { status: 'success', response_text: '' };
-  throw record.status === 'cancelled' ? new RpcError(ErrorCode.TaskCancelled) : failureOf(record);
+  throw failureOf(record);
 }
 
 /** A failure the executor marked as worth retrying (e.g. the model was throttled). */
@@ -783,8 +792,31 @@ function answerOf(outcome: Outcome): ExecuteTaskResult {
   throw outcome.error;
 }
 
+/** The error a failed or cancelled task answers with: the one it keeps (with its `data.usage`), else -32003 or -32603. */
 function failureOf(record: TaskRecord): RpcError {
-  return record.error ? RpcError.fromErrorObject(record.error) : RpcError.internal();
+  if (record.error) return RpcError.fromErrorObject(record.error);
+  return record.status === 'cancelled' ? new RpcError(ErrorCode.TaskCancelled) : RpcError.internal();
+}
+
+/**
+ * A task that fails or is cancelled is charged what it used (docs/contract.md, "Usage"): its error
+ * carries the usage in `data.usage`, next to whatever data the error had.
+ */
+function withUsage(error: JsonRpcErrorObject, usage: Usage | undefined): JsonRpcErrorObject {
+  if (!usage) return error;
+  const data = typeof error.data === 'object' && error.data !== null && !Array.isArray(error.data) ? error.data : {};
+  return { ...error, data: { ...data, usage } };
+}
+
+/** What a cancelled task keeps, so `get_task_result` and a repeated `cancel_task` answer with its usage. */
+function cancelledError(usage: Usage): JsonRpcErrorObject {
+  return withUsage(new RpcError(ErrorCode.TaskCancelled).toErrorObject(), usage);
+}
+
+/** `{ usage }` from a kept error's data, when it has one. */
+function usageField(error: JsonRpcErrorObject | undefined): { usage?: Usage } {
+  const usage = (error?.data as { usage?: Usage } | undefined)?.usage;
+  return usage ? { usage } : {};
 }
 
 /** The steps a record holds (docs/contract.md, "Steps"), as fields of an answer; none: no fields. */

@@ -72,6 +72,12 @@ export type EmulatedSessions = {
   maxSessions?: number;
   /** The clock sessions age on (tests). @default systemClock */
   clock?: Clock;
+  /**
+   * AgentCore's announced rule for concurrent use of one session (docs/operations.md, "AgentCore
+   * sessions"): a request to a session that has one running is refused with 409
+   * RetryableConflictException. @default false (not yet enforced on AWS)
+   */
+  conflictOnConcurrentUse?: boolean;
 };
 
 /** A StopRuntimeSession call: `ended` when it ended a live session (else AgentCore answers ResourceNotFoundException). */
@@ -107,6 +113,8 @@ export type AgentCoreEmulator = {
   invocations: EmulatedInvocation[];
   /** Queues faults for the next requests. */
   injectFaults(...faults: EmulatedFault[]): void;
+  /** Queues faults for the next StopRuntimeSession calls (e.g. 409 RetryableConflictException). */
+  injectStopFaults(...faults: EmulatedFault[]): void;
   /** The sessions alive now (idle ones past their timeout are gone). */
   liveSessions(): EmulatedSession[];
   /** Sessions opened so far: each one a cold start. */
@@ -146,6 +154,7 @@ export async function startAgentCoreEmulator(options: AgentCoreEmulatorOptions):
   };
 
   const stops: EmulatedStop[] = [];
+  const stopFaults: EmulatedFault[] = [];
 
   /** StopRuntimeSession: ends the session at once (a request running in it ends with it), as AgentCore does. */
   async function stopSession(req: IncomingMessage, res: ServerResponse, url: URL, runtimeArn: string): Promise<void> {
@@ -160,6 +169,8 @@ export async function startAgentCoreEmulator(options: AgentCoreEmulatorOptions):
     const qualifier = url.searchParams.get('qualifier') ?? undefined;
     const sessionId = header(req, SESSION_HEADER);
     if (!runtimeOf(runtimeArn)) return sendError(res, 404, 'ResourceNotFoundException', `No agent runtime found for ${runtimeArn}`);
+    const fault = stopFaults.shift();
+    if (fault) return sendError(res, fault.status, fault.type, fault.message ?? `emulated ${fault.type}`);
     expire();
     const key = `${runtimeArn}\n${qualifier ?? ''}\n${sessionId ?? ''}`;
     const ended = sessions.delete(key);
@@ -228,6 +239,8 @@ export async function startAgentCoreEmulator(options: AgentCoreEmulatorOptions):
       sessions.set(sessionKey, session);
       coldStarts += 1;
       seen.coldStart = true;
+    } else if (options.sessions?.conflictOnConcurrentUse && session.inFlight > 0) {
+      return refuse(409, 'RetryableConflictException', 'The session is in use by another invocation; retry the request to prevent orphaned VMs during concurrent session access.');
     }
     session.requests += 1;
     session.inFlight += 1;
@@ -317,6 +330,7 @@ export async function startAgentCoreEmulator(options: AgentCoreEmulatorOptions):
     endpoint: `http://${host}:${address.port}`,
     invocations,
     injectFaults: (...faults) => queued.push(...faults),
+    injectStopFaults: (...faults) => stopFaults.push(...faults),
     liveSessions: () => {
       expire();
       return [...sessions.values()].map((session) => ({ ...session }));

@@ -136,6 +136,7 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
       ...agents,
       polls,
       replies,
+      tasks,
       slack: () => slack,
       ...(reader ? { conversations: () => reader } : {}),
       ...(botToken ? { botToken: () => staticSecret(botToken) } : {}),

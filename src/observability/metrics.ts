@@ -116,8 +116,8 @@ export class PipelineMetrics {
     this.single({ agent, value }, 'AnswerFeedback', 1, MetricUnit.Count);
   }
 
-  /** A Stop pressed on a thread's agent session: `cancelled` (a task was working) or `idle`. */
-  stopped(result: 'cancelled' | 'idle' | 'before-start'): void {
+  /** A Stop pressed on a thread's agent session: `cancelled` (a task was working), `idle`, or `refused` (not the asker's, not an admin's). */
+  stopped(result: 'cancelled' | 'idle' | 'before-start' | 'refused'): void {
     this.single({ result }, 'SessionsStopped', 1, MetricUnit.Count);
   }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError, parseEnv } from '../config/env';
+import { ConfigError, envBool, parseEnv } from '../config/env';
 import { transportConfigFrom, type TransportConfig, type TransportValues } from '../transport/config';
 import { createTransport, type TransportDeps } from '../transport/factory';
 import { TRANSPORT_KINDS, type Transport } from '../transport/transport';
@@ -30,6 +30,12 @@ export type { AgentRoutes } from './agent-routes';
  *                        dialect of a2a entries that name none.
  * Streamed reads (docs/contract.md, "Streaming") hold for the transport's `streamHoldS`
  * (STREAM_HOLD_S, default 30; 0 = none); an entry's `"stream": false` turns them off for that agent.
+ *
+ * The workspace bot token goes in `bot_token` only to an agent that asks for it: an entry's
+ * `"sendBotToken": true` (execute-task agents only: no other protocol has the field), or
+ * EXECUTION_SEND_BOT_TOKEN for the one agent there is — refused while several are configured, so a
+ * secret never reaches another party's agent because of a flag set for one's own
+ * (docs/operations.md, "Several execution agents").
  */
 
 export const A2A_VERSION_SETTINGS = ['1.0', '0.3', 'auto'] as const;
@@ -49,6 +55,8 @@ export type AgentSettings = {
   readonly prefix?: string;
   /** Who its answers are posted as (`username`, `icon_emoji`; needs chat:write.customize). */
   readonly persona?: AgentPersona;
+  /** Its tasks carry the workspace bot token in `bot_token`. */
+  readonly sendBotToken: boolean;
 };
 
 export type AgentPersona = { readonly username?: string; readonly iconEmoji?: string };
@@ -73,6 +81,7 @@ const AgentEnvSchema = z.object({
   EXECUTION_PROTOCOL: z.enum(PROTOCOL_NAMES).default('execute-task'),
   A2A_VERSION: z.enum(['1.0', '0.3']).default('1.0'),
   EXECUTION_AGENTS: z.string().optional(),
+  EXECUTION_SEND_BOT_TOKEN: envBool(false),
 });
 
 /** The protocol half of an EXECUTION_AGENTS entry; every other key belongs to its transport. */
@@ -89,6 +98,7 @@ const AgentEntrySchema = z
     prefix: z.string().optional(),
     displayName: z.string().trim().min(1, 'displayName must not be empty').max(80, 'displayName is at most 80 characters').optional(),
     icon: z.string().regex(/^:[a-z0-9_+'-]+:$/, 'icon is an emoji code such as :scales:').optional(),
+    sendBotToken: z.boolean().optional(),
   })
   .catchall(z.unknown())
   .superRefine((agent, ctx) => {
@@ -96,6 +106,7 @@ const AgentEntrySchema = z
     if (agent.protocol !== 'a2a' && agent.a2aVersion) problem('a2aVersion', 'a2aVersion applies to protocol a2a only');
     // The card is read over HTTP from the agent's origin, with the transport's own auth.
     if (agent.a2aVersion === 'auto' && agent.transport !== 'https') problem('a2aVersion', 'a2aVersion auto reads the agent card, so it needs transport https');
+    if (agent.sendBotToken && agent.protocol !== 'execute-task') problem('sendBotToken', 'the bot token travels in execute_task\'s bot_token, so it needs protocol execute-task');
   });
 
 /** The shape of EXECUTION_AGENTS, for tooling; transport options are checked per entry by the transport. */
@@ -122,13 +133,22 @@ export function agentSettingsFrom(sources: AgentSources = {}): AgentsSettings {
       stream: true,
       transport: transportConfigFrom({ env, defaults: sources.transportDefaults, overrides: sources.overrides?.transport }),
       channels: [],
+      sendBotToken: vars.EXECUTION_SEND_BOT_TOKEN,
     };
     return { agents: [agent], defaultAgent: agent.name };
   }
   if (sources.overrides?.protocol || sources.overrides?.transport) {
     throw new ConfigError('EXECUTION_AGENTS lists the agents; protocol and transport overrides apply to a single agent only');
   }
-  return parseExecutionAgents(vars.EXECUTION_AGENTS, { env, defaultA2aVersion: vars.A2A_VERSION, transportDefaults: sources.transportDefaults });
+  const settings = parseExecutionAgents(vars.EXECUTION_AGENTS, { env, defaultA2aVersion: vars.A2A_VERSION, transportDefaults: sources.transportDefaults });
+  if (!vars.EXECUTION_SEND_BOT_TOKEN) return settings;
+  // The global flag names no agent: it may stand for the one there is, never for several.
+  if (settings.agents.length > 1) {
+    throw new ConfigError('EXECUTION_SEND_BOT_TOKEN would send the bot token to every agent of EXECUTION_AGENTS; set "sendBotToken": true on the one agent that needs it instead');
+  }
+  const [only] = settings.agents;
+  if (only!.protocol !== 'execute-task') throw new ConfigError(`EXECUTION_SEND_BOT_TOKEN: agent ${only!.name} speaks ${only!.protocol}, which has no bot_token field`);
+  return { ...settings, agents: [{ ...only!, sendBotToken: true }] };
 }
 
 function parseExecutionAgents(json: string, options: { env: NodeJS.ProcessEnv; defaultA2aVersion: '1.0' | '0.3'; transportDefaults?: TransportValues }): AgentsSettings {
@@ -145,7 +165,7 @@ function parseExecutionAgents(json: string, options: { env: NodeJS.ProcessEnv; d
   }
   const problems: string[] = [];
   const agents = parsed.data.map((entry, index): AgentSettings | undefined => {
-    const { name, protocol, a2aVersion, default: _default, stream, transport: kind, channels, prefix, displayName, icon, ...fields } = entry;
+    const { name, protocol, a2aVersion, default: _default, stream, transport: kind, channels, prefix, displayName, icon, sendBotToken, ...fields } = entry;
     try {
       const transport = transportConfigFrom({ env: options.env, entry: { kind, fields, label: labelOf([index]) }, defaults: options.transportDefaults });
       const persona = displayName || icon ? { ...(displayName ? { username: displayName } : {}), ...(icon ? { iconEmoji: icon } : {}) } : undefined;
@@ -158,6 +178,7 @@ function parseExecutionAgents(json: string, options: { env: NodeJS.ProcessEnv; d
         channels: [...new Set(channels ?? [])],
         ...(prefix ? { prefix: prefix.toLowerCase() } : {}),
         ...(persona ? { persona } : {}),
+        sendBotToken: sendBotToken ?? false,
       };
     } catch (error) {
       problems.push((error as Error).message.replace(/^invalid transport configuration: /, ''));
@@ -194,7 +215,7 @@ export function buildExecutionAgents(settings: AgentsSettings, deps: TransportDe
   for (const agent of settings.agents) {
     const transport = createTransport(agent.transport, deps);
     const streamHoldMs = agent.stream ? agent.transport.streamHoldS * 1000 : 0;
-    byName.set(agent.name, new ExecutionAgent(agent.name, createProtocol(agent.protocol, protocolOptionsFor(agent, transport)), transport, { streamHoldMs, streamQuietMs: agent.transport.streamQuietS * 1000 }));
+    byName.set(agent.name, new ExecutionAgent(agent.name, createProtocol(agent.protocol, protocolOptionsFor(agent, transport)), transport, { streamHoldMs, streamQuietMs: agent.transport.streamQuietS * 1000, sendsBotToken: agent.sendBotToken }));
   }
   const chosen = byName.get(settings.defaultAgent);
   if (!chosen) throw new ConfigError(`the default agent ${JSON.stringify(settings.defaultAgent)} is not configured`);

@@ -94,8 +94,12 @@ function outcomeOf(request: JsonRpcRequest<unknown>, answer: RpcAnswer, schema: 
   switch (answer.kind) {
     case 'unusable':
       return answer.outcome;
-    case 'error':
-      return failure(categoryOfContractError(answer.error.code), answer.error.code, answer.error.message, isRetryableRpcError(answer.error, { protocol: 'execute-task', method: request.method }));
+    case 'error': {
+      const failed = failure(categoryOfContractError(answer.error.code), answer.error.code, answer.error.message, isRetryableRpcError(answer.error, { protocol: 'execute-task', method: request.method }));
+      // A failed or cancelled task is charged what it used (`data.usage`); a malformed one is left out here too.
+      const reading = readUsage((answer.error.data as { usage?: unknown } | undefined)?.usage);
+      return 'usage' in reading ? { ...failed, usage: reading.usage } : failed;
+    }
     case 'result': {
       const parsed = schema.safeParse(answer.result);
       if (!parsed.success) return answerFailure(ProtocolFailure.Malformed, `${request.method} result breaks the contract: ${issuesOf(parsed.error)}`);

@@ -54,6 +54,8 @@ export type ExecutionAgentOptions = {
   streamHoldMs?: number;
   /** How long a held stream may go without text before it is let go to polling, in ms (STREAM_QUIET_S; default 5 s). */
   streamQuietMs?: number;
+  /** Its tasks carry the workspace bot token (`"sendBotToken": true`; src/protocols/agent-config.ts). @default false */
+  sendsBotToken?: boolean;
 };
 
 /**
@@ -66,6 +68,8 @@ export class ExecutionAgent {
   readonly streamHoldMs: number;
   /** How long a held stream may go without text (src/verification/live/stream-hold.ts), in ms. */
   readonly streamQuietMs: number;
+  /** Whether its tasks carry the workspace bot token in `bot_token`: only an agent configured so gets it. */
+  readonly sendsBotToken: boolean;
 
   constructor(
     readonly name: string,
@@ -75,6 +79,7 @@ export class ExecutionAgent {
   ) {
     this.streamHoldMs = Math.max(0, options.streamHoldMs ?? DIRECT_HOLD_MS);
     this.streamQuietMs = Math.max(1, options.streamQuietMs ?? DEFAULT_STREAM_QUIET_S * 1_000);
+    this.sendsBotToken = options.sendsBotToken ?? false;
   }
 
   /**

@@ -44,6 +44,8 @@ export type Failure = {
   /** The far side's words: for logs only, never for the user. */
   message: string;
   retryable: boolean;
+  /** What the task cost before it failed or was cancelled, when the agent said (docs/contract.md, "Usage"). */
+  usage?: Usage;
 };
 
 /**

@@ -19,6 +19,7 @@ export function transportFailure(error: unknown): Failure {
 const TRANSPORT_FAULT_CATEGORIES: Readonly<Record<TransportFaultReason, FailureCategory>> = {
   throttled: 'busy',
   'session-quota': 'busy',
+  'session-busy': 'busy',
   timeout: 'timed-out',
   connection: 'unavailable',
   server: 'unavailable',

@@ -218,8 +218,13 @@ export function classifyAgentCoreFault(name: string, status: number | undefined,
       return ['session-quota', true];
     case 'InternalServerException':
     case 'ServiceException':
-    case 'RetryableConflictException':
       return ['server', true];
+    // 409: another call is using the session (AgentCore refuses concurrent use of one session).
+    // The SDK retries it with backoff (its `$retryable` trait) within the call's deadline; what is
+    // left is its own reason, so the invoker queues the task again, never tells the user it
+    // failed (docs/operations.md, "AgentCore sessions").
+    case 'RetryableConflictException':
+      return ['session-busy', true];
     // 424: the agent container failed or answered non-2xx. Our runtime answers every JSON-RPC
     // error with 200, so this means the container crashed, timed out or was being replaced.
     // AgentCore starts a fresh one for the session, so a later try may well succeed; the SDK

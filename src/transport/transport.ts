@@ -66,6 +66,7 @@ export type TransportFaultReason =
   | 'timeout' // our deadline or the caller's signal
   | 'throttled' // 429 / ThrottlingException after the transport's own retries
   | 'session-quota' // AgentCore: the account's live sessions are at their quota (ServiceQuotaExceededException)
+  | 'session-busy' // AgentCore: another call is using the session (409 RetryableConflictException) after the SDK's retries
   | 'server' // 5xx after retries
   | 'auth' // 401 / 403 / AccessDenied
   | 'rejected' // other 4xx: validation, not found

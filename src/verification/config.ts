@@ -10,6 +10,14 @@ import { agentPromptsOf } from './surface/suggested-prompts';
 import type { PromptSettings } from './surface/suggested-prompts';
 import type { Budgets } from './budgets/usage-ledger';
 import { GUARDRAIL_SETTINGS, guardrailSettingsOf, type GuardrailSettings } from '../guardrail/guardrail-config';
+import { DEFAULT_MAX_TASK_TOKENS } from '../contract/usage';
+
+/**
+ * Slack retries an event three times — at once, after 1 minute, after 5 more — so its last
+ * delivery comes about 6 minutes after the first (docs/deploy.md); 10 minutes leaves room for
+ * Slack's own delays and a replayed click.
+ */
+export const MIN_EVENT_CLAIM_TTL_SECONDS = 600;
 
 /**
  * Verification-zone configuration, parsed once per function (src/verification/wiring.ts turns it
@@ -28,7 +36,11 @@ export const VerificationConfigSchema = z.object({
   ALLOWED_CHANNEL_IDS: envList(),
   RATE_LIMIT_PER_MINUTE: envInt(20),
   MAX_TEXT_LENGTH: envInt(4000, 1),
-  EVENT_CLAIM_TTL_SECONDS: envInt(3600, 60),
+  /**
+   * How long an event id (and a click's) is remembered. At least MIN_EVENT_CLAIM_TTL_SECONDS: a
+   * claim that ends before Slack's last retry would let that retry run the event again.
+   */
+  EVENT_CLAIM_TTL_SECONDS: envInt(3600, MIN_EVENT_CLAIM_TTL_SECONDS),
   STATE_TABLE_NAME: z.optional(z.string()),
   TASK_QUEUE_URL: z.optional(z.string()),
   POLL_QUEUE_URL: z.optional(z.string()),
@@ -88,6 +100,8 @@ export const VerificationConfigSchema = z.object({
    * agent session (`processing`, with Slack's Stop button), where Slack allows it.
    */
   AGENT_SESSIONS: envBool(true),
+  /** User ids who may stop anyone's task; everyone else stops only what they asked (unset: nobody else). */
+  STOP_ADMIN_USERS: envList(),
   /** Suggested prompts, as JSON `{"title"?, "home": [{title, message}…], "channel": […]}` (src/verification/surface/suggested-prompts.ts). */
   AGENT_PROMPTS_JSON: z.optional(z.string()),
   /** 👍 / 👎 under every answer (needs interactivity on in the Slack app). */
@@ -101,6 +115,12 @@ export const VerificationConfigSchema = z.object({
   USER_DAILY_TOKEN_BUDGET: envOptionalInt(1),
   CHANNEL_DAILY_TOKEN_BUDGET: envOptionalInt(1),
   TEAM_DAILY_TOKEN_BUDGET: envOptionalInt(1),
+  /**
+   * The most one task is charged, in tokens (input, output and cache together): a usage an agent
+   * reports over it is clamped to it and logged (docs/contract.md, "Usage"). Also what a budget
+   * reserves for a task, so a burst overshoots a limit by at most one task's ceiling.
+   */
+  MAX_TASK_TOKENS: envInt(DEFAULT_MAX_TASK_TOKENS, 1),
   /** How long the daily usage counters are kept (`zone usage`). */
   USAGE_RETENTION_DAYS: envInt(400, 1, 3650),
   /** How long a task's audit record is kept. */

@@ -6,7 +6,7 @@ import type { Queue } from '../queue/queue';
 import type { AgentDirectory } from './routing/agent-directory';
 import type { PollSchedule } from './poll-schedule';
 import type { PollsQueueMessage } from './queues/polls-queue';
-import type { ReplyMessage } from './queues/replies-queue';
+import type { RepliesQueueMessage } from './queues/replies-queue';
 import type { AgentCoreSessionStop } from './stop/agentcore-session-stop';
 import type { Settled, SettledTask } from './settle/settled';
 import type { ThreadWork } from './stores/thread-work';
@@ -27,7 +27,8 @@ export type FollowUpOptions = {
    */
   agents?: AgentDirectory;
   polls: Queue<PollsQueueMessage>;
-  replies: Queue<ReplyMessage>;
+  /** Replies, and the Slack calls slack-poster makes (an ephemeral refusal): the replies queue carries both. */
+  replies: Queue<RepliesQueueMessage>;
   messages: UserMessages;
   schedule: PollSchedule;
   /** The consuming queue's maxReceiveCount: on that receive the user is still told before the DLQ. */
@@ -60,6 +61,8 @@ export type FollowUpOptions = {
    * Without it, files are not shared: each is named as left out.
    */
   outgoingFiles?: OutgoingFiles;
+  /** MAX_TASK_TOKENS: the most one task is charged (src/verification/budgets/task-charge.ts). */
+  maxTaskTokens?: number;
   trace?: Tracer;
   clock?: Clock;
 };

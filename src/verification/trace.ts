@@ -27,6 +27,8 @@ export type TraceHop =
   | 'slack-action'
   | 'feedback'
   | 'stop'
+  /** A Stop pressed by someone other than the one who asked (not an admin): nothing changed. */
+  | 'stop-refused'
   | 'stopped';
 
 export type TraceEvent = { requestId: string; hop: TraceHop; at: number; detail?: Record<string, unknown> };

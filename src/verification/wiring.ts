@@ -12,7 +12,7 @@ import { guardrailFromSettings } from '../guardrail/guardrail-from-settings';
 import type { Guardrail } from '../guardrail/guardrail';
 import { createAsyncResult } from './poll/async-result';
 import { attachmentLimitsOf, type VerificationConfig } from './config';
-import type { AgentDirectory } from './routing/agent-directory';
+import { anyAgentSendsBotToken, onlyOneAgent, type AgentDirectory } from './routing/agent-directory';
 import type { FollowUpOptions } from './follow-up-options';
 import type { PollMessage } from './queues/polls-queue';
 import type { ReplyMessage } from './queues/replies-queue';
@@ -107,7 +107,7 @@ export function wireSlackEvents(context: FunctionContext, ports: SlackEventsPort
  * that cannot stream), answers come when they are done.
  */
 export type LivePorts = {
-  slack: () => SlackLive & Pick<SlackReplies, 'post'> & Partial<Pick<SlackAssistant, 'setSessionStatus'>>;
+  slack: () => SlackLive & Pick<SlackReplies, 'post'> & Partial<Pick<SlackAssistant, 'setSessionStatus' | 'postEphemeral'>>;
   store: LiveReplies;
 };
 
@@ -142,14 +142,18 @@ export type AgentInvokerPorts = AsyncResultPorts & {
    * it (a local sink that cannot read Slack), tasks go with their text alone.
    */
   conversations?: () => SlackConversations;
-  /** Needed with EXECUTION_SEND_BOT_TOKEN. */
+  /** The tasks queue: a task whose AgentCore session is busy goes back on it (src/verification/invoke/session-busy.ts). */
+  tasks?: Queue<TaskMessage>;
+  /** Needed when an agent gets the bot token (`"sendBotToken": true`, or EXECUTION_SEND_BOT_TOKEN for the one agent). */
   botToken?: () => SecretSource;
 };
 
 export function wireAgentInvoker(context: FunctionContext, ports: AgentInvokerPorts): DeliveryHandler {
   const { config } = context;
   const slack = config.SLACK_REACTIONS ? required(ports.slack, 'SLACK_REACTIONS needs the Slack bot token')() : undefined;
-  const botToken = config.EXECUTION_SEND_BOT_TOKEN ? required(ports.botToken, 'EXECUTION_SEND_BOT_TOKEN needs the Slack bot token')() : undefined;
+  // EXECUTION_SEND_BOT_TOKEN stands for the one agent there is (an agent built in code, locally, has no setting of its own).
+  const tokenToTheOneAgent = config.EXECUTION_SEND_BOT_TOKEN && onlyOneAgent(ports);
+  const botToken = tokenToTheOneAgent || anyAgentSendsBotToken(ports) ? required(ports.botToken, 'an agent with "sendBotToken" (or EXECUTION_SEND_BOT_TOKEN) needs the Slack bot token')() : undefined;
   const conversations = ports.conversations?.();
   // SLACK_READ_BUDGET_MS=0: tasks go with their text alone (no thread read, no downloads).
   const reading = conversations && config.SLACK_READ_BUDGET_MS > 0 && {
@@ -167,9 +171,11 @@ export function wireAgentInvoker(context: FunctionContext, ports: AgentInvokerPo
     ...followUp(context, ports, config.TASK_MAX_RECEIVE_COUNT),
     ...(ledger ? { budget: ledger } : {}),
     ...(ports.records ? { contexts: createUserContexts(ports.records) } : {}),
-    ...(live?.setSessionStatus ? { session: { setSessionStatus: live.setSessionStatus.bind(live) } } : {}),
+    ...(live?.setSessionStatus ? { session: { setSessionStatus: live.setSessionStatus.bind(live), ...(live.postEphemeral ? { postEphemeral: live.postEphemeral.bind(live) } : {}) } } : {}),
+    ...(config.STOP_ADMIN_USERS ? { stopAdmins: new Set(config.STOP_ADMIN_USERS) } : {}),
     ...(slack ? { onTaskStarted: (thread) => acknowledgeReceipt(slack, thread) } : {}),
-    ...(botToken ? { botTokenForExecution: botToken } : {}),
+    ...(botToken ? { botTokenForExecution: botToken, ...(tokenToTheOneAgent ? { botTokenToTheOneAgent: true } : {}) } : {}),
+    ...(ports.tasks ? { tasks: ports.tasks } : {}),
     ...(reading ? { readInputs: (task, call) => readTaskInputs(task, reading, call, context.clock) } : {}),
     ...(guardrail ? { guardrail } : {}),
   });
@@ -206,7 +212,7 @@ export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPort
     ...(config.THREAD_FOLLOW_UPS ? { threads: { store: ports.threads, ttlSeconds: config.THREAD_MEMORY_TTL_SECONDS } } : {}),
     ...(config.STREAM_REPLIES && ports.live ? { live: liveReplyOf(context, ports.live) } : {}),
     ...(ports.records ? { work: createThreadWork(ports.records, context.clock) } : {}),
-    ...(ports.records && ports.agent ? { surface: assistantSurfaceOf(context, ports.agent(), ports.records), feedbackButtons: config.FEEDBACK_BUTTONS } : {}),
+    ...(ports.records && ports.agent ? { surface: assistantSurfaceOf(context, ports.agent(), ports.records, ports.claims), feedbackButtons: config.FEEDBACK_BUTTONS } : {}),
     ...(ports.files ? { files: { uploader: fileUploaderOf(context, ports.files, ports.claims), outgoing: ports.files.outgoing } } : {}),
     ...(guardrail ? { guardrail: { guardrail, blockedText: config.messages.guardrailBlockedAnswer } } : {}),
     ...common(context),
@@ -231,13 +237,15 @@ function guardrailOf(context: FunctionContext): Guardrail | undefined {
   return guardrailFromSettings(context.config.guardrail, { log: context.log, ...(context.metrics ? { metrics: context.metrics } : {}) });
 }
 
-function assistantSurfaceOf(context: FunctionContext, slack: SlackAssistant, records: Records): AssistantSurface {
+function assistantSurfaceOf(context: FunctionContext, slack: SlackAssistant, records: Records, claims: ClaimStore): AssistantSurface {
   const feedback = createFeedbackRecords(records, { clock: context.clock, ttlSeconds: context.config.FEEDBACK_RETENTION_DAYS * 24 * 60 * 60 });
   const audit = createAuditFeedback(records, context.config.AUDIT_RETENTION_DAYS * DAY_SECONDS);
-  return createAssistantSurface({ slack, feedback, audit, messages: context.config.messages, ...common(context) });
+  return createAssistantSurface({ slack, feedback, audit, once: (key) => claims.mark(key, THANKS_CLAIM_SECONDS), messages: context.config.messages, ...common(context) });
 }
 
 const DAY_SECONDS = 24 * 60 * 60;
+/** A thank-you's claim outlives the replies queue's redeliveries of its click by far. */
+const THANKS_CLAIM_SECONDS = DAY_SECONDS;
 
 /** Usage records, audit and budgets, when the function has the counters and the records. */
 function ledgerOf(context: FunctionContext, ports: AsyncResultPorts): UsageLedger | undefined {
@@ -250,6 +258,7 @@ function ledgerOf(context: FunctionContext, ports: AsyncResultPorts): UsageLedge
     usageTtlSeconds: config.USAGE_RETENTION_DAYS * DAY_SECONDS,
     auditTtlSeconds: config.AUDIT_RETENTION_DAYS * DAY_SECONDS,
     auditText: config.AUDIT_MESSAGE_TEXT,
+    maxTaskTokens: config.MAX_TASK_TOKENS,
     messages: config.messages,
     clock: context.clock,
     log: context.log,
@@ -267,6 +276,7 @@ function followUp(context: FunctionContext, ports: AsyncResultPorts, maxReceiveC
     messages: context.config.messages,
     schedule: context.config.pollSchedule,
     maxReceiveCount,
+    maxTaskTokens: context.config.MAX_TASK_TOKENS,
     ...(context.config.STREAM_REPLIES && ports.live ? { live: { reply: liveReplyOf(context, ports.live), pollDelaySeconds: context.config.STREAM_POLL_DELAY_S } } : {}),
     ...(ports.records ? { work: createThreadWork(ports.records, context.clock) } : {}),
     ...(ports.outgoingFiles ? { outgoingFiles: ports.outgoingFiles } : {}),

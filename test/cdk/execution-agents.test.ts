@@ -204,6 +204,15 @@ describe('refused at synthesis, with the place', () => {
     expect(refusal({ executionAgents: [general, { ...general, name: 'again', default: false }] })).toMatch(/one entry is this deployment's own execution zone, not 2/);
   });
 
+  it('the bot token to any agent but the own one: "sendBotToken" elsewhere, or executionSendBotToken with several agents', () => {
+    const sre = { name: 'sre', protocol: 'execute-task', transport: 'agentcore', runtimeArn: SRE_RUNTIME, channels: ['C0SRE0001'] };
+    expect(refusal({ executionAgents: [general, { ...sre, sendBotToken: true }] })).toMatch(/EXECUTION_AGENTS\[1\]\.sendBotToken: the bot token goes only to this deployment's own execution zone/);
+    expect(refusal({ executionAgents: [general, sre], executionSendBotToken: 'true' })).toMatch(/executionSendBotToken: would send the bot token to every agent of the list; set "sendBotToken": true on the own entry instead/);
+    expect(refusal({ executionAgents: [{ ...sre, default: true }], executionSendBotToken: 'true' })).toMatch(/executionSendBotToken: the one agent of the list is not this deployment's own/);
+    const own = parseDeploymentConfig({ ...base, executionAgents: [{ ...general, sendBotToken: true }, sre] });
+    expect(own.executionAgents![0]!.entry).toMatchObject({ name: 'general', sendBotToken: true });
+  });
+
   it('EXECUTION_AGENTS through -c verificationEnvironment: CDK writes it', () => {
     expect(refusal({ verificationEnvironment: JSON.stringify({ EXECUTION_AGENTS: '[]' }) })).toMatch(/verificationEnvironment\.EXECUTION_AGENTS: is set by CDK \(or from -c executionAgentsFile, -c executionAgents\)/);
   });

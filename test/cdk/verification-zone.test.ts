@@ -130,7 +130,8 @@ describe('queues', () => {
     const polls = consumed('async-result');
     const replies = consumed('slack-poster');
     expect(sendTargets('slack-events')).toEqual([replies, tasks].sort());
-    expect(sendTargets('agent-invoker')).toEqual([polls, replies].sort());
+    // The invoker puts back a task whose AgentCore session is busy (src/verification/invoke/session-busy.ts).
+    expect(sendTargets('agent-invoker')).toEqual([polls, replies, tasks].sort());
     expect(sendTargets('async-result')).toEqual([polls, replies].sort());
     expect(sendTargets('slack-poster')).toEqual([]);
   });

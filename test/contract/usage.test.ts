@@ -1,4 +1,4 @@
-import { SuccessResultSchema, UsageSchema, readUsage } from '../../src/contract';
+import { DEFAULT_MAX_TASK_TOKENS, SuccessResultSchema, UsageSchema, boundedUsage, readUsage, totalTokens } from '../../src/contract';
 
 describe('usage (docs/contract.md, "Usage")', () => {
   it('takes the counts and the model, and keeps only the known fields', () => {
@@ -41,5 +41,26 @@ describe('usage (docs/contract.md, "Usage")', () => {
     const parsed = SuccessResultSchema.safeParse({ status: 'success', response_text: 'the answer', usage: { input_tokens: 'many' } });
     // Assess
     expect(parsed.success).toBe(true);
+  });
+});
+
+describe('boundedUsage: a per-task ceiling on what an agent reports (MAX_TASK_TOKENS)', () => {
+  it('keeps a usage within the ceiling as it is', () => {
+    const usage = { input_tokens: 100, output_tokens: 50, cache_read_tokens: 10, model: 'm' };
+    expect(boundedUsage(usage, 160)).toEqual({ usage });
+  });
+
+  it('scales a usage over the ceiling down to exactly the ceiling, each count in proportion, and says what was reported', () => {
+    const { usage, clamped } = boundedUsage({ input_tokens: 6_000_000, output_tokens: 3_000_000, cache_read_tokens: 1_000_000, model: 'greedy' }, 1_000);
+    expect(clamped).toEqual({ reported: 10_000_000 });
+    expect(usage).toEqual({ input_tokens: 600, output_tokens: 300, cache_read_tokens: 100, model: 'greedy' });
+    expect(totalTokens(usage)).toBe(1_000);
+  });
+
+  it('never charges more than the default ceiling, however large the report', () => {
+    const { usage, clamped } = boundedUsage({ input_tokens: Number.MAX_SAFE_INTEGER, output_tokens: Number.MAX_SAFE_INTEGER, cache_write_tokens: 7 });
+    expect(clamped?.reported).toBeGreaterThan(DEFAULT_MAX_TASK_TOKENS);
+    expect(totalTokens(usage)).toBeLessThanOrEqual(DEFAULT_MAX_TASK_TOKENS);
+    expect([usage.input_tokens, usage.output_tokens, usage.cache_write_tokens!].every((count) => Number.isInteger(count) && count >= 0)).toBe(true);
   });
 });

@@ -169,7 +169,7 @@ describe('execute_task with stream: true and Accept: text/event-stream', () => {
   it('a task that fails or is cancelled ends its stream with its error', async () => {
     const failing = nextId();
     const failed = await allEvents(await post(request('execute_task', { text: 'late failure #sleep=100 #fail', stream: true }, failing), SSE));
-    expect(failed).toEqual([{ jsonrpc: '2.0', error: { code: -32000, message: 'The echo executor was asked to fail' }, id: failing }]);
+    expect(failed).toEqual([{ jsonrpc: '2.0', error: { code: -32000, message: 'The echo executor was asked to fail', data: { usage: { input_tokens: 4, output_tokens: 0, model: 'echo' } } }, id: failing }]);
 
     const cancelled = nextId();
     const response = await post(request('execute_task', { text: `${WORDS} #stream=50`, stream: true }, cancelled), SSE);
@@ -178,8 +178,10 @@ describe('execute_task with stream: true and Accept: text/event-stream', () => {
     const cancel = (await (await post(request('cancel_task', { task_id: first.result!.task_id }))).json()) as Answer;
     const rest: Answer[] = [];
     for await (const event of events) rest.push(event);
-    expect(cancel.result).toEqual({ status: 'cancelled', task_id: first.result!.task_id });
-    expect(rest.at(-1)).toEqual({ jsonrpc: '2.0', error: { code: ErrorCode.TaskCancelled, message: 'Task cancelled' }, id: cancelled });
+    // Stopped after its first word: charged what it used until then (docs/contract.md, "Usage").
+    const usage = { input_tokens: 21, output_tokens: 1, model: 'echo' };
+    expect(cancel.result).toEqual({ status: 'cancelled', task_id: first.result!.task_id, usage });
+    expect(rest.at(-1)).toEqual({ jsonrpc: '2.0', error: { code: ErrorCode.TaskCancelled, message: 'Task cancelled', data: { usage } }, id: cancelled });
   });
 
   it('a repeated id of a running task streams its text from the start; of an ended one, answers its result as plain JSON', async () => {

@@ -182,7 +182,7 @@ describe('execute_task with stream: true (memory store)', () => {
     const cancelled = await rpc(runtime, 'cancel_task', { task_id: result!.task_id });
     const poll = await rpc(runtime, 'get_task_result', { task_id: result!.task_id, cursor: result!.cursor });
     // Assess
-    expect(cancelled.result).toEqual({ status: 'cancelled', task_id: result!.task_id });
+    expect(cancelled.result).toEqual({ status: 'cancelled', task_id: result!.task_id, usage: expect.objectContaining({ model: 'echo' }) });
     expect(poll.error).toMatchObject({ code: ErrorCode.TaskCancelled });
     expect((await runtime.store.get(result!.task_id))?.partial).toBeUndefined();
   });

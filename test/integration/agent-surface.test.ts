@@ -170,6 +170,19 @@ describe('feedback', () => {
     expect(slack.ephemerals).toHaveLength(2);
   });
 
+  it('a thank-you that landed but was answered 5xx is not sent again when the click is redelivered', async () => {
+    const { ts } = await ask('thank me once', { channel: 'C0THANKS' });
+    const [answer] = slack.posts;
+    const buttons = feedbackButtons(answer?.blocks)!;
+    // Slack writes the ephemeral, then a proxy answers 503: the poster fails the message and the queue brings it back.
+    slack.failNext('chat.postEphemeral', { status: 503, afterEffect: true });
+    expect(await interact(feedbackClickPayload({ teamId: TEAM, userId: ALICE, channel: 'C0THANKS', messageTs: answer!.ts, threadTs: ts, value: buttons.positive }))).toBe(200);
+    await eventually(() => (slack.requests.filter((request) => request.method === 'chat.postEphemeral').length >= 1 ? true : undefined), 10_000);
+    await stack.pipeline.whenIdle({ timeoutMs: 20_000 });
+    expect(slack.ephemerals).toEqual([expect.objectContaining({ channel: 'C0THANKS', user: ALICE, text: DEFAULT_USER_MESSAGES.feedbackThanks })]);
+    expect(slack.requests.filter((request) => request.method === 'chat.postEphemeral')).toHaveLength(1);
+  });
+
   it('a negative click with a fresh trigger opens the form, and its text joins the record', async () => {
     const { ts, requestId } = await ask('be wrong', { channel: 'C0FORM' });
     const [answer] = slack.posts;

@@ -37,7 +37,8 @@ beforeAll(async () => {
     verificationPort: 0,
     executionPort: 0,
     timeScale: 0.01,
-    agentCoreSessions: { idleTimeoutSeconds: 300, maxSessions: 4, clock },
+    // AgentCore's announced rule: a call to a session serving another one is refused with 409.
+    agentCoreSessions: { idleTimeoutSeconds: 300, maxSessions: 4, clock, conflictOnConcurrentUse: true },
     log: createLogger('local'),
   });
 });
@@ -60,6 +61,7 @@ const sessionOf = (channel: string, threadTs: string) => runtimeSessionId(conver
 const emulator = () => stack.agentCoreEmulator!;
 
 describe('AgentCore sessions, one per conversation', () => {
+  let busyThread = '';
   it('two messages in one thread use one session (one cold start); the poll of a long task reaches the same session', async () => {
     const coldBefore = emulator().coldStarts;
     const first = await say('C0ONE', 'first question');
@@ -75,8 +77,8 @@ describe('AgentCore sessions, one per conversation', () => {
     expect(calls.every((call) => call.status === 200)).toBe(true);
   });
 
-  it('two quick messages in one thread are served side by side in its one session', async () => {
-    const parent = await say('C0BUSY', 'start');
+  it('two quick messages in one thread take turns in its one session: never two calls at once, both answered, no failure shown', async () => {
+    const parent = (busyThread = await say('C0BUSY', 'start'));
     await stack.pipeline.whenIdle({ timeoutMs: 15_000 });
     // Quick: each is answered within the sync budget (300 ms), by its one execute_task call, no poll.
     await Promise.all([say('C0BUSY', 'one #sleep=200', parent), say('C0BUSY', 'two #sleep=200', parent)]);
@@ -85,8 +87,34 @@ describe('AgentCore sessions, one per conversation', () => {
     const sessions = emulator().liveSessions().filter((session) => session.sessionId === sessionOf('C0BUSY', parent));
     expect(sessions).toHaveLength(1);
     expect(sessions[0]!.requests).toBe(3);
-    // Side by side: the two calls ran in the session at the same time, not one after the other.
-    expect(sessions[0]!.peakInFlight).toBe(2);
+    // One after the other: the second call was refused (409) while the first ran, and waited its turn.
+    expect(sessions[0]!.peakInFlight).toBe(1);
+    const calls = emulator().invocations.filter((invocation) => invocation.sessionId === sessionOf('C0BUSY', parent));
+    const refused = calls.filter((call) => call.status !== 200);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(new Set(refused.map((call) => `${call.status} ${call.errorType}`))).toEqual(new Set(['409 RetryableConflictException']));
+  });
+
+  it('a session that stays busy past the SDK\'s retries puts the task back on the queue: answered, with one receive allowed, and never shown as a failure', async () => {
+    // More refusals than the SDK's three attempts: the invoker gets transport:session-busy.
+    emulator().injectFaults(...Array.from({ length: 5 }, () => ({ status: 409, type: 'RetryableConflictException' })));
+    const putBack: number[] = [];
+    const unsubscribe = stack.pipeline.queues.tasks.subscribe((event) => {
+      if (event.type === 'sent') putBack.push((JSON.parse(event.body) as { requeued?: number }).requeued ?? 0);
+    });
+    try {
+      // In the same thread: no new session (the account's limit of 4 is for the tests below).
+      await say('C0BUSY', 'patient question', busyThread);
+      await slack.waitForPosts(1, 10_000);
+      await stack.pipeline.whenIdle({ timeoutMs: 15_000 });
+    } finally {
+      unsubscribe();
+    }
+    expect(slack.posts.map((post) => post.text)).toEqual(['echo: patient question']);
+    expect(emulator().invocations.slice(-6).map((call) => call.status)).toEqual([409, 409, 409, 409, 409, 200]);
+    // Sent by slack-events, put back once after the SDK's three attempts were refused; the next receive got through on its third.
+    expect(putBack).toEqual([0, 1]);
+    expect(stack.pipeline.queues.tasksDlq.size).toBe(0);
   });
 
   it('two threads use two sessions, never shared', async () => {

@@ -14,6 +14,7 @@ import type { ListableRecords } from '../../src/verification/stores/records';
 import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-messages';
 import { FAKE_BOT_USER_ID, slackAppEnv, startFakeSlackApi, type FakeSlackApi, type FakeStopEvent } from '../support/fake-slack-api';
 import { eventually } from '../support/http';
+import { utcDay } from '../../src/verification/stores/usage-store';
 import { capturingLog } from '../support/slack-surface';
 
 /**
@@ -108,6 +109,31 @@ describe.each(['in-process', 'https', 'agentcore'])('Stop mid-stream over %s', (
 
     // The Stop button goes: the session left processing.
     expect(slack.sessionOf(channel, ts)).toMatchObject({ status: 'active', history: ['processing', 'active'], initiator_user_id: ALICE });
+
+    // A stopped task pays (docs/architecture.md §2.7): the echo's own count of what it read (the 200
+    // words of the question) and wrote until the cancel (the words shown), never nothing.
+    const rows = await stack.pipeline.usage.day(utcDay(Date.now()));
+    const alice = rows.find((candidate) => candidate.scope === 'user' && candidate.id === `${TEAM}/${ALICE}`);
+    expect(alice).toMatchObject({ tasks: 1 });
+    expect(alice!.tokens).toBeGreaterThan(200);
+  });
+
+  it('a Stop pressed by someone other than the one who asked is refused with an ephemeral: the task runs on and the answer completes', async () => {
+    const channel = 'C0NOTYOURS';
+    const question = `${Array.from({ length: 30 }, (_, i) => `w${i + 1}`).join(' ')} #stream=40`;
+    const ts = slack.addMessage({ channel, user: ALICE, text: question });
+    const { body } = slackEventEnvelope('mention', { text: question, ts, channel, teamId: TEAM, userId: ALICE, botUserId: FAKE_BOT_USER_ID });
+    expect((await postSignedEvent(stack.ingressUrl, body, SIGNING_SECRET)).status).toBe(200);
+    const stream = await eventually(() => slack.streams.find((candidate) => candidate.thread_ts === ts && candidate.appends.length > 0), 10_000);
+
+    // Bob presses Stop on Alice's answer: Slack stops the stream it showed; the app takes nothing from him.
+    expect(await deliverStop(stack.ingressUrl, slack.pressStop(channel, ts, 'U0BOB'))).toBe(200);
+    await stack.pipeline.whenIdle({ timeoutMs: 20_000 });
+
+    expect(slack.ephemerals).toEqual([expect.objectContaining({ channel, user: 'U0BOB', text: DEFAULT_USER_MESSAGES.stopNotYours })]);
+    // The whole answer, no stopped note: the task was neither marked stopped nor cancelled.
+    expect(slack.messageText(stream.ts)).toContain('w30 #stream=40');
+    expect(slack.messageText(stream.ts)).not.toContain(DEFAULT_USER_MESSAGES.stopped);
   });
 });
 
@@ -143,7 +169,7 @@ describe('Stop before the task starts, and after it ended', () => {
       slack: new WebApiSlackReplies(createSlackWebClient({ token: slack.token, apiUrl: slack.apiUrl })),
       records: heldRecords(new MemoryRecords(), () => holdTask),
       signingSecret: SIGNING_SECRET,
-      env: slackAppEnv(slack, SIGNING_SECRET),
+      env: { ...slackAppEnv(slack, SIGNING_SECRET), STOP_ADMIN_USERS: 'U0ADMIN', ALLOWED_USER_IDS: `${ALICE},U0ADMIN,U0BOB` },
       timeScale: 0.05,
       log,
     });
@@ -166,7 +192,27 @@ describe('Stop before the task starts, and after it ended', () => {
     return { ts, body: slackEventEnvelope('mention', { text, ts, channel, teamId: TEAM, userId: ALICE, botUserId: FAKE_BOT_USER_ID }).body };
   };
   /** The Stop event Slack sends for a button pressed now (it may be delivered late). */
-  const stopEvent = (channel: string, threadTs: string): string => agentSessionStoppedEnvelope({ teamId: TEAM, userId: ALICE, channel, threadTs }).body;
+  const stopEvent = (channel: string, threadTs: string, userId = ALICE): string => agentSessionStoppedEnvelope({ teamId: TEAM, userId, channel, threadTs }).body;
+
+  it('a user on STOP_ADMIN_USERS stops anyone\'s task; a Stop from outside the allow-lists changes nothing, and is not even queued', async () => {
+    const outsider = mention('C0ADMIN', 'outsider tries #sleep=1500');
+    expect(await send(outsider.body)).toBe(200);
+    await eventually(() => (executeCalls > 0 ? true : undefined), 10_000);
+    const stopsQueued = () => log.lines.filter((line) => line.message === 'Stop queued').length;
+    const queuedBefore = stopsQueued();
+    expect(await send(stopEvent('C0ADMIN', outsider.ts, 'U0OUTSIDER'))).toBe(200);
+    expect(stopsQueued()).toBe(queuedBefore);
+    expect(log.lines).toContainEqual(expect.objectContaining({ message: 'ignored a request from outside the allow-lists' }));
+    await pipeline.whenIdle({ timeoutMs: 20_000 });
+    expect(slack.posts.map((post) => post.text)).toEqual(['echo: outsider tries #sleep=1500']);
+
+    const long = mention('C0ADMIN', 'the admin stops this #sleep=3000');
+    expect(await send(long.body)).toBe(200);
+    await eventually(() => (executeCalls > 1 ? true : undefined), 10_000);
+    expect(await send(stopEvent('C0ADMIN', long.ts, 'U0ADMIN'))).toBe(200);
+    await pipeline.whenIdle({ timeoutMs: 20_000 });
+    expect(slack.posts.filter((post) => post.thread_ts === long.ts || post.ts === long.ts).map((post) => post.text)).toEqual([DEFAULT_USER_MESSAGES.stopped]);
+  });
 
   it('a Stop that comes before the task is picked up drops it with the stopped note: it never reaches the execution zone', async () => {
     let release!: () => void;
@@ -206,6 +252,20 @@ describe('Stop before the task starts, and after it ended', () => {
     expect(cancelled).toEqual([taskId]);
     expect((await runtime.store.get(taskId!))?.status).toBe('cancelled');
     expect(slack.posts.map((post) => post.text)).toEqual([DEFAULT_USER_MESSAGES.stopped]);
+  });
+
+  it('a Stop after the answer was queued (its first post refused, ratelimited) is acknowledged: the answer is posted whole, once, with no stopped note', async () => {
+    slack.failNext('chat.postMessage', { retryAfterSeconds: 1 });
+    const { ts, body } = mention('C0QUEUED', 'answered before the stop');
+    expect(await send(body)).toBe(200);
+    // The answer is settled and waits on the replies queue for Slack's Retry-After.
+    await eventually(() => slack.requests.find((request) => request.method === 'chat.postMessage' && request.answer?.error === 'ratelimited'), 10_000);
+    expect(await send(stopEvent('C0QUEUED', ts))).toBe(200);
+    await pipeline.whenIdle({ timeoutMs: 20_000 });
+
+    expect(slack.posts.map((post) => post.text)).toEqual(['echo: answered before the stop']);
+    expect(log.lines).toContainEqual(expect.objectContaining({ message: 'Stop acknowledged: the task had already ended; its answer is posted whole' }));
+    expect(slack.sessionOf('C0QUEUED', ts)?.status ?? 'active').toBe('active');
   });
 
   it('a Stop after the answer is out is acknowledged and changes nothing', async () => {

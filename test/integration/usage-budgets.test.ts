@@ -62,6 +62,13 @@ async function say(pipeline: LocalPipeline, text: string, who: { user?: string; 
   return ts;
 }
 
+/** A mention in a thread (`parent`), as Slack sends it. */
+async function sayInThread(pipeline: LocalPipeline, text: string, parent: string, user: string): Promise<void> {
+  const ts = `1700000000.${String((sequence += 1)).padStart(6, '0')}`;
+  const { body } = slackEventEnvelope('mention', { text, ts, threadTs: parent, teamId: TEAM, userId: user, channel: 'C0USAGE' });
+  expect((await pipeline.ingress({ headers: { 'content-type': 'application/json', ...slackSignatureHeaders(SIGNING_SECRET, body) }, body })).statusCode).toBe(200);
+}
+
 const today = () => utcDay(Date.now());
 const row = (rows: UsageRow[], scope: UsageRow['scope'], id: string) => rows.find((candidate) => candidate.scope === scope && candidate.id === id);
 const auditOf = async (pipeline: LocalPipeline, text: string): Promise<AuditRecord | undefined> => {
@@ -146,6 +153,34 @@ describe('budgets', () => {
     }
   });
 
+  it('refuses quietly in a thread under way: one ephemeral to the user per scope and day there, nothing in the channel; a new thread is told in it', async () => {
+    const h = harness({ USER_DAILY_TOKEN_BUDGET: '10' });
+    try {
+      // 4 + 5 + 1 + 2 = 12 tokens: the budget is used up.
+      const parent = await say(h.pipeline, 'one two three four', { user: 'U0QUIET' });
+      await h.pipeline.whenIdle({ timeoutMs: 20_000 });
+      await sayInThread(h.pipeline, 'five', parent, 'U0QUIET');
+      await h.pipeline.whenIdle({ timeoutMs: 20_000 });
+      const postsBefore = h.slack.posted.length;
+      // Three more in the same thread: refused, the user told once, by an ephemeral.
+      for (const text of ['six', 'seven', 'eight']) {
+        await sayInThread(h.pipeline, text, parent, 'U0QUIET');
+        await h.pipeline.whenIdle({ timeoutMs: 20_000 });
+      }
+      expect(h.slack.posted.length).toBe(postsBefore);
+      const ephemerals = h.slack.surface.filter((call) => call.type === 'ephemeral');
+      expect(ephemerals).toEqual([expect.objectContaining({ user: 'U0QUIET', threadTs: parent, text: expect.stringMatching(/^You've used your daily allowance of 10 tokens/) })]);
+      expect(row(await h.pipeline.usage.day(today()), 'user', `${TEAM}/U0QUIET`)).toMatchObject({ refused: 3 });
+      // A new thread: the refusal is its only reply, in it.
+      const fresh = await say(h.pipeline, 'a new question', { user: 'U0QUIET' });
+      await h.pipeline.whenIdle({ timeoutMs: 20_000 });
+      expect(h.slack.posted.filter((reply) => reply.threadTs === fresh).map((reply) => reply.text)).toEqual([expect.stringMatching(/^You've used your daily allowance/)]);
+      expect(h.pipeline.queues.tasksDlq.size).toBe(0);
+    } finally {
+      await h.pipeline.stop();
+    }
+  });
+
   it('near the limit, a task that waited its last delivery for another still running is refused with budgetBusy, not dead-lettered', async () => {
     const h = harness({ USER_DAILY_TOKEN_BUDGET: '100', TASK_MAX_RECEIVE_COUNT: '1' });
     try {
@@ -170,24 +205,29 @@ describe('budgets', () => {
     }
   }, 60_000);
 
-  it('holds under 50 concurrent messages from one user: at most one task over the limit', async () => {
-    const LIMIT = 200;
-    const h = harness({ USER_DAILY_TOKEN_BUDGET: String(LIMIT), CHANNEL_DAILY_TOKEN_BUDGET: '100000', TEAM_DAILY_TOKEN_BUDGET: '100000' });
+  it.each([
+    // limit, messages at once, words per message, MAX_TASK_TOKENS
+    [60, 20, 5, 20],
+    [1_000, 50, 20, 50],
+    [200, 50, 5, undefined],
+  ])('holds at the start of a day: limit %i, %i concurrent messages from one user (%i words each, ceiling %s) go over by at most one task\'s ceiling', async (LIMIT, BURST, WORDS, CEILING) => {
+    const h = harness({ USER_DAILY_TOKEN_BUDGET: String(LIMIT), CHANNEL_DAILY_TOKEN_BUDGET: '100000', TEAM_DAILY_TOKEN_BUDGET: '100000', ...(CEILING ? { MAX_TASK_TOKENS: String(CEILING) } : {}) });
     try {
-      const text = 'a b c d e';
+      const text = Array.from({ length: WORDS }, (_, i) => `w${i}`).join(' ');
       const perTask = tokensOf(echoUsage(text));
-      await Promise.all(Array.from({ length: 50 }, () => say(h.pipeline, text, { user: 'U0BURST' })));
+      await Promise.all(Array.from({ length: BURST }, () => say(h.pipeline, text, { user: 'U0BURST' })));
       await h.pipeline.whenIdle({ timeoutMs: 60_000 });
 
       const user = row(await h.pipeline.usage.day(today()), 'user', `${TEAM}/U0BURST`)!;
       expect(user.tokens).toBeGreaterThanOrEqual(LIMIT);
-      expect(user.tokens).toBeLessThanOrEqual(LIMIT + perTask);
+      // No more than one task's charge over: a task is charged at most its ceiling, and these cost perTask.
+      expect(user.tokens).toBeLessThanOrEqual(LIMIT + Math.min(perTask, CEILING ?? perTask));
       expect(user.tasks).toBe(h.executeCalls().length);
-      expect(user.tasks + user.refused).toBe(50);
+      expect(user.tasks + user.refused).toBe(BURST);
       expect(user.refused).toBeGreaterThan(0);
       // Every message has its one reply: an answer or the notice; none went to a DLQ.
       const replies = h.slack.posted.filter((reply) => reply.channel === 'C0USAGE');
-      expect(new Set(replies.map((reply) => reply.threadTs)).size).toBe(50);
+      expect(new Set(replies.map((reply) => reply.threadTs)).size).toBe(BURST);
       expect(h.pipeline.queues.tasksDlq.size + h.pipeline.queues.repliesDlq.size).toBe(0);
     } finally {
       await h.pipeline.stop();
@@ -269,7 +309,7 @@ describe('usage records with Bedrock (loopback Converse stand-in)', () => {
     }
   });
 
-  it('a failed task is audited as failed and counted, with no tokens', async () => {
+  it('a failed task is audited as failed and charged: never free', async () => {
     const h = harness({ STREAM_REPLIES: 'false' }, runtime);
     try {
       failNext = true;
@@ -277,8 +317,8 @@ describe('usage records with Bedrock (loopback Converse stand-in)', () => {
       await h.pipeline.whenIdle({ timeoutMs: 20_000 });
       const [audit] = await listAudit(h.pipeline.records);
       expect(audit).toMatchObject({ user: 'U0FAIL', outcome: 'failed' });
-      expect(audit!.usage).toBeUndefined();
-      expect(row(await h.pipeline.usage.day(today()), 'user', `${TEAM}/U0FAIL`)).toMatchObject({ tokens: 0, tasks: 1 });
+      expect(audit!.tokens).toBeGreaterThan(0);
+      expect(row(await h.pipeline.usage.day(today()), 'user', `${TEAM}/U0FAIL`)).toMatchObject({ tokens: audit!.tokens, tasks: 1 });
     } finally {
       await h.pipeline.stop();
     }

@@ -160,7 +160,7 @@ describe('lambdas/verification/slack-poster with SLACK_BOT_TOKEN_ARN', () => {
 });
 
 describe('lambdas/verification/agent-invoker with EXECUTION_SEND_BOT_TOKEN', () => {
-  it('sends the bot token to the execution zone only when the operator opts in', async () => {
+  it('sends the bot token to the execution zone only when the operator opts in, and only to the agent configured for it', async () => {
     const seen: unknown[] = [];
     // The invoker reads a held stream (executeTaskStreamed); a plain call would be executeTask.
     const service = runtime.runtime.service;
@@ -184,9 +184,18 @@ describe('lambdas/verification/agent-invoker with EXECUTION_SEND_BOT_TOKEN', () 
         const { handler } = await import('../../lambdas/verification/agent-invoker');
         await handler(sqsEvent([task('with token')]), lambdaContext());
       });
-      expect(seen).toEqual([undefined, slack.token]);
+      delete process.env.EXECUTION_SEND_BOT_TOKEN;
+      // Several agents: only the one whose entry says so gets it; another party's never does.
+      const entry = { protocol: 'execute-task', transport: 'https', url: runtime.invocationsUrl, auth: 'none' };
+      process.env.EXECUTION_AGENTS = JSON.stringify([{ ...entry, name: 'own', sendBotToken: true, default: true }, { ...entry, name: 'partner', channels: ['C1'] }]);
+      await jest.isolateModulesAsync(async () => {
+        const { handler } = await import('../../lambdas/verification/agent-invoker');
+        await handler(sqsEvent([{ ...task('to the partner'), agent: 'partner' }, { ...task('to our own'), agent: 'own' }]), lambdaContext());
+      });
+      expect(seen).toEqual([undefined, slack.token, undefined, slack.token]);
     } finally {
       delete process.env.EXECUTION_SEND_BOT_TOKEN;
+      delete process.env.EXECUTION_AGENTS;
       service.executeTask = received;
       service.executeTaskStreamed = receivedStreamed;
     }

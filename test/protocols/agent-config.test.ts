@@ -12,7 +12,7 @@ const loadAgentsConfig = (env: NodeJS.ProcessEnv) => agentSettingsFrom({ env });
 describe('agentSettingsFrom plain variables', () => {
   it('defaults to one execute-task agent over agentcore', () => {
     expect(loadAgentsConfig({ AGENTCORE_RUNTIME_ARN: ARN })).toEqual({
-      agents: [{ name: 'default', protocol: 'execute-task', stream: true, channels: [], transport: expect.objectContaining({ kind: 'agentcore', runtimeArn: ARN }) }],
+      agents: [{ name: 'default', protocol: 'execute-task', stream: true, channels: [], sendBotToken: false, transport: expect.objectContaining({ kind: 'agentcore', runtimeArn: ARN }) }],
       defaultAgent: 'default',
     });
   });
@@ -20,7 +20,7 @@ describe('agentSettingsFrom plain variables', () => {
   it('reads EXECUTION_PROTOCOL, A2A_VERSION and TRANSPORT', () => {
     const config = loadAgentsConfig({ EXECUTION_PROTOCOL: 'a2a', A2A_VERSION: '0.3', TRANSPORT: 'https', EXECUTION_URL: 'https://agent.example/' });
 
-    expect(config.agents).toEqual([{ name: 'default', protocol: 'a2a', a2aVersion: '0.3', stream: true, channels: [], transport: expect.objectContaining({ kind: 'https', url: 'https://agent.example/' }) }]);
+    expect(config.agents).toEqual([{ name: 'default', protocol: 'a2a', a2aVersion: '0.3', stream: true, channels: [], sendBotToken: false, transport: expect.objectContaining({ kind: 'https', url: 'https://agent.example/' }) }]);
   });
 
   it('gives a2a agents dialect 1.0 unless told otherwise', () => {
@@ -51,6 +51,20 @@ describe('agentSettingsFrom EXECUTION_AGENTS', () => {
   const local = { name: 'local', protocol: 'execute-task', transport: 'https', url: 'http://127.0.0.1:8080/invocations', auth: 'none' };
   const runtime = { name: 'prod', protocol: 'execute-task', transport: 'agentcore', runtimeArn: ARN, qualifier: 'DEFAULT' };
   const partner = { name: 'partner', protocol: 'a2a', transport: 'https', url: 'https://agent.example.com/a2a' };
+
+  it('sends the bot token only to the agent whose entry says "sendBotToken": true (execute-task only)', () => {
+    const config = agents([{ ...runtime, sendBotToken: true, default: true }, partner]);
+    expect(config.agents.map((agent) => [agent.name, agent.sendBotToken])).toEqual([['prod', true], ['partner', false]]);
+    expect(buildExecutionAgents({ agents: [config.agents[0]!], defaultAgent: 'prod' }, { agentCoreClient: {} as never }).get('prod')!.sendsBotToken).toBe(true);
+    expect(() => agents([{ ...partner, sendBotToken: true }])).toThrow(/EXECUTION_AGENTS\[0\]\.sendBotToken: .*needs protocol execute-task/);
+  });
+
+  it('refuses EXECUTION_SEND_BOT_TOKEN while several agents are configured; with one execute-task agent it stands for that one', () => {
+    expect(() => agents([{ ...runtime, default: true }, partner], { EXECUTION_SEND_BOT_TOKEN: 'true' })).toThrow(/EXECUTION_SEND_BOT_TOKEN would send the bot token to every agent.*"sendBotToken": true/);
+    expect(agents([runtime], { EXECUTION_SEND_BOT_TOKEN: 'true' }).agents[0]!.sendBotToken).toBe(true);
+    expect(() => agents([partner], { EXECUTION_SEND_BOT_TOKEN: 'true' })).toThrow(/no bot_token field/);
+    expect(loadAgentsConfig({ AGENTCORE_RUNTIME_ARN: ARN, EXECUTION_SEND_BOT_TOKEN: 'true' }).agents[0]!.sendBotToken).toBe(true);
+  });
 
   it('lists several agents and picks the one marked default', () => {
     const config = agents([local, { ...runtime, default: true }, partner]);

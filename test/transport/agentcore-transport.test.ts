@@ -200,6 +200,28 @@ describe('AgentCoreTransport → real SDK client → AgentCore emulator → exec
       expect(emulator.invocations).toHaveLength(3);
     });
 
+    it('a 409 RetryableConflictException (the session in use) is retried by the SDK and then succeeds', async () => {
+      emulator.injectFaults({ status: 409, type: 'RetryableConflictException' }, { status: 409, type: 'RetryableConflictException' });
+      await expect(transport.send(executeTask('after 409'), { sessionKey: taskKey })).resolves.toContain('echo: after 409');
+      expect(emulator.invocations.map((i) => i.status)).toEqual([409, 409, 200]);
+    });
+
+    it('a 409 that outlasts the SDK\'s attempts is a retryable session-busy fault (the invoker queues the task again)', async () => {
+      emulator.injectFaults(...Array.from({ length: 3 }, () => ({ status: 409, type: 'RetryableConflictException' })));
+      const error = await caught<TransportError>(() => transport.send(executeTask('x'), { sessionKey: taskKey }));
+      expect(error).toMatchObject({ reason: 'session-busy', retryable: true, details: { status: 409 } });
+      expect(emulator.invocations).toHaveLength(3);
+    });
+
+    it('StopRuntimeSession answered 409 is retried by the SDK, then a retryable session-busy fault', async () => {
+      await transport.send(executeTask('open the session'), { sessionKey: 'stop-409-session-key' });
+      emulator.injectStopFaults({ status: 409, type: 'RetryableConflictException' });
+      await expect(transport.stopSession('stop-409-session-key')).resolves.toBeUndefined();
+      expect(emulator.stops.at(-1)).toMatchObject({ ended: true });
+      emulator.injectStopFaults(...Array.from({ length: 3 }, () => ({ status: 409, type: 'RetryableConflictException' })));
+      await expect(transport.stopSession('stop-409-session-key')).rejects.toMatchObject({ reason: 'session-busy', retryable: true });
+    });
+
     it.each([
       [400, 'ValidationException', 'rejected', false],
       [403, 'AccessDeniedException', 'auth', false],
@@ -268,7 +290,7 @@ describe('AgentCoreTransport without an emulator', () => {
 
 describe('classifyAgentCoreFault', () => {
   it.each([
-    ['RetryableConflictException', 409, 'server', true],
+    ['RetryableConflictException', 409, 'session-busy', true],
     ['UnrecognizedClientException', 403, 'auth', false],
     ['CredentialsProviderError', undefined, 'auth', false],
     ['SomethingNew', 503, 'server', true],

@@ -76,6 +76,8 @@ describe('createAgentInvoker', () => {
       // The agent that accepted it: every poll goes there.
       agent: 'default',
       notes: ['a note'],
+      // What the agent was sent, for the charge's estimate should it report no usage.
+      input_chars: task.text.length,
     });
     expect(parts.sentReplies()).toEqual([]);
   });

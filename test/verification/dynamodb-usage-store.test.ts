@@ -39,27 +39,37 @@ describe.each(stores)('usage store: %s', (_name, make) => {
   it('refuses a reservation once the limit is used, and admits one alone just under it', async () => {
     const store = make();
     const key = { day: DAY, scope: 'user' as const, id: 'T1/U2' };
-    const first = await store.reserve(key, 100, TTL);
-    expect(first).toEqual({ admitted: true, estimate: 5 });
-    await store.add(DAY, [{ scope: 'user', id: 'T1/U2', delta: { usage: { input_tokens: 90, output_tokens: 8 }, tasks: 1, release: 5 } }], TTL);
-    // 98 used: no room for the estimate (now the day's largest, 98), but nothing is in flight.
-    expect(await store.reserve(key, 100, TTL)).toEqual({ admitted: true, estimate: 98 });
+    // The per-task ceiling is what each task holds.
+    const first = await store.reserve(key, 100, TTL, 30);
+    expect(first).toEqual({ admitted: true, estimate: 30 });
+    await store.add(DAY, [{ scope: 'user', id: 'T1/U2', delta: { usage: { input_tokens: 20, output_tokens: 5 }, tasks: 1, release: 30 } }], TTL);
+    // 25 used, 0 reserved: room for two more ceilings side by side, not three.
+    expect(await store.reserve(key, 100, TTL, 30)).toEqual({ admitted: true, estimate: 30 });
+    expect(await store.reserve(key, 100, TTL, 30)).toEqual({ admitted: true, estimate: 30 });
+    expect(await store.reserve(key, 100, TTL, 30)).toEqual({ admitted: false, over: false, used: 25 });
+    await store.add(DAY, [{ scope: 'user', id: 'T1/U2', delta: { usage: { input_tokens: 30, output_tokens: 0 }, tasks: 1, release: 30 } }], TTL);
+    await store.add(DAY, [{ scope: 'user', id: 'T1/U2', delta: { usage: { input_tokens: 40, output_tokens: 0 }, tasks: 1, release: 30 } }], TTL);
+    // 95 used: no room for a ceiling, but nothing is in flight: one task alone.
+    expect(await store.reserve(key, 100, TTL, 30)).toEqual({ admitted: true, estimate: 30 });
     // One in flight near the limit: the next waits, it is not refused.
-    expect(await store.reserve(key, 100, TTL)).toEqual({ admitted: false, over: false, used: 98 });
-    await store.add(DAY, [{ scope: 'user', id: 'T1/U2', delta: { usage: { input_tokens: 1, output_tokens: 1 }, tasks: 1, release: 98 } }], TTL);
-    expect(await store.reserve(key, 100, TTL)).toEqual({ admitted: false, over: true, used: 100 });
+    expect(await store.reserve(key, 100, TTL, 30)).toEqual({ admitted: false, over: false, used: 95 });
+    await store.add(DAY, [{ scope: 'user', id: 'T1/U2', delta: { usage: { input_tokens: 29, output_tokens: 1 }, tasks: 1, release: 30 } }], TTL);
+    expect(await store.reserve(key, 100, TTL, 30)).toEqual({ admitted: false, over: true, used: 125 });
   });
 
-  it('holds under 50 concurrent tasks of one user: at most one task over the limit', async () => {
+  it.each([
+    [1_000, 37, 50],
+    [60, 25, 20],
+  ])('holds under bursts at the start of a day (limit %i, tasks of %i tokens, %i at once): at most one task\'s ceiling over the limit', async (LIMIT, TASK, BURST) => {
     const store = make();
-    const key = { day: DAY, scope: 'user' as const, id: 'T1/U3' };
-    const LIMIT = 1_000;
-    const TASK = 37;
+    const key = { day: DAY, scope: 'user' as const, id: `T1/U3-${LIMIT}` };
+    // Tasks as large as the ceiling: the worst a burst can do.
+    const CEILING = TASK;
     let answered = 0;
     let refused = 0;
     const task = async (): Promise<void> => {
       for (;;) {
-        const reservation = await store.reserve(key, LIMIT, TTL);
+        const reservation = await store.reserve(key, LIMIT, TTL, CEILING);
         if (reservation.admitted) {
           // The agent answers (another task's write may land meanwhile), then the task settles.
           await new Promise((resolve) => setImmediate(resolve));
@@ -74,12 +84,12 @@ describe.each(stores)('usage store: %s', (_name, make) => {
         await new Promise((resolve) => setTimeout(resolve, 1));
       }
     };
-    await Promise.all(Array.from({ length: 50 }, task));
+    await Promise.all(Array.from({ length: BURST }, task));
     const [row] = await store.day(DAY).then((rows) => rows.filter((candidate) => candidate.id === key.id));
-    expect(answered + refused).toBe(50);
+    expect(answered + refused).toBe(BURST);
     expect(row!.tokens).toBe(answered * TASK);
     expect(row!.tokens).toBeGreaterThanOrEqual(LIMIT);
-    expect(row!.tokens).toBeLessThan(LIMIT + TASK);
+    expect(row!.tokens).toBeLessThan(LIMIT + CEILING);
     expect(refused).toBeGreaterThan(0);
   }, 60_000);
 });

@@ -1,4 +1,9 @@
 import type { FeedbackMessage } from '../../src/verification/queues/replies-queue';
+import { capturingLog } from '../support/slack-surface';
+import type { SlackAssistant } from '../../src/slack/slack-assistant';
+import { createAuditFeedback } from '../../src/verification/budgets/usage-ledger';
+import { userMessages } from '../../src/verification/messages/user-messages';
+import { createAssistantSurface } from '../../src/verification/surface/assistant-surface';
 import { createFeedbackRecords, listFeedback } from '../../src/verification/surface/feedback-records';
 import { MemoryRecords } from '../../src/verification/stores/memory-records';
 import { manualClock } from '../support/manual-clock';
@@ -85,5 +90,36 @@ describe('createFeedbackRecords', () => {
     await feedback.record(click('negative', 1000, { user: 'U2' }));
     // Assess
     expect((await listFeedback(records)).map((record) => `${record.user}:${record.value}`).sort()).toEqual(['U1:positive', 'U2:negative']);
+  });
+});
+
+describe('feedback against the task\'s audit record (who clicked, where)', () => {
+  const clock = manualClock();
+  const AUDIT_KEY = `audit#${REQUEST_ID}`;
+  const setup = async () => {
+    const records = new MemoryRecords(clock);
+    await records.put(AUDIT_KEY, { request_id: REQUEST_ID, team_id: 'T1', channel: 'C1', user: 'U1', received_at: 0, outcome: 'answered' }, 3600);
+    const ephemerals: Array<{ user: string; text: string }> = [];
+    // The Slack side is not what is tested here: a stand-in that records the thank-you.
+    const slack = { postEphemeral: async (message: { user: string; text: string }) => void ephemerals.push(message) } as unknown as SlackAssistant;
+    const surface = createAssistantSurface({ slack, feedback: createFeedbackRecords(records, { clock, ttlSeconds: 3600 }), audit: createAuditFeedback(records, 3600), messages: userMessages(), log: capturingLog(), clock });
+    return { records, surface, ephemerals };
+  };
+
+  it('ignores a click whose request id belongs to another channel or team: nothing recorded, nobody thanked', async () => {
+    const { records, surface, ephemerals } = await setup();
+    await surface.feedback(click('negative', 1000, { channel: 'C0OTHER' }));
+    await surface.feedback(click('negative', 1000, { team_id: 'T0OTHER' }));
+    expect(await listFeedback(records)).toEqual([]);
+    expect(ephemerals).toEqual([]);
+    expect((await records.get<{ feedback?: string }>(AUDIT_KEY))?.feedback).toBeUndefined();
+  });
+
+  it('keeps the asker\'s rating on the audit record, whoever clicks last', async () => {
+    const { records, surface } = await setup();
+    await surface.feedback(click('positive', 1000, { user: 'U1' }));
+    await surface.feedback(click('negative', 2000, { user: 'U2' }));
+    expect((await records.get<{ feedback?: string }>(AUDIT_KEY))?.feedback).toBe('positive');
+    expect((await listFeedback(records)).map((record) => [record.user, record.value]).sort()).toEqual([['U1', 'positive'], ['U2', 'negative']]);
   });
 });

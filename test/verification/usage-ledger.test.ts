@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_TASK_TOKENS } from '../../src/contract';
 import { createLogger } from '../../src/observability/logger';
 import { MemoryRecords } from '../../src/verification/stores/memory-records';
 import { MemoryUsageStore } from '../../src/verification/stores/memory-usage-store';
@@ -41,8 +42,8 @@ describe('usage ledger', () => {
     const answer = await ledger.admit(refused, 'default');
     expect(answer).toMatchObject({ admitted: false, scope: 'channel', limit: 10, used: 12 });
     expect((answer as { notice: string }).notice).toBe(`This channel has used its daily allowance of 10 tokens, so I didn't send this one. It resets at midnight UTC (in 12 h 0 min).`);
-    // The user's reservation (a twentieth of 1,000) was given back, then the refusal counted on every counter.
-    expect(adds[0]).toEqual([{ scope: 'user', id: 'T1/U1', delta: { release: 50 } }]);
+    // The user's reservation (the per-task ceiling, MAX_TASK_TOKENS) was given back, then the refusal counted on every counter.
+    expect(adds[0]).toEqual([{ scope: 'user', id: 'T1/U1', delta: { release: DEFAULT_MAX_TASK_TOKENS } }]);
     expect(adds[1]).toEqual(expect.arrayContaining([{ scope: 'user', id: 'T1/U1', delta: { refused: 1 } }, { scope: 'channel', id: 'T1/C1', delta: { refused: 1 } }]));
     expect((await listAudit(records)).find((record) => record.request_id === refused.request_id)).toMatchObject({ outcome: 'refused-budget', budget: { scope: 'channel', limit: 10, used: 12 } });
   });

@@ -104,14 +104,16 @@ describe('usage reaches the settlement', () => {
 
     // Assess
     expect(parts.sentReplies()).toEqual([expect.objectContaining({ kind: 'answer', text: 'a good answer' })]);
-    expect(seen.settled).toEqual([{ task: expect.anything(), settled: { ended: 'answered', agent: 'default' } }]);
+    // Never free: charged the estimate from characters (11 in, 13 out, a token per 4).
+    const estimate = { input_tokens: 3, output_tokens: 4, model: 'estimate' };
+    expect(seen.settled).toEqual([{ task: expect.anything(), settled: { ended: 'answered', agent: 'default', usage: estimate, estimated: true } }]);
     const dropped = seen.lines.find((line) => line.level === 'warn' && line.message.includes('usage'));
     expect(dropped?.fields.usage_problem).toMatch(/input_tokens: input_tokens must not be negative; output_tokens: output_tokens must be an integer/);
-    expect(seen.lines.find((line) => line.message === 'task answered')?.fields).not.toHaveProperty('usage');
+    expect(seen.lines.find((line) => line.message === 'task answered')?.fields).toMatchObject({ usage: estimate, usage_estimated: true });
     expect(seen.tokens()).toEqual([]);
   });
 
-  it('is absent, not zero, for an agent that reports none; a failure settles without it', async () => {
+  it('is estimated from characters, never zero, for an agent that reports none; a failure is charged too', async () => {
     // Prepare
     const silent: Executor = { name: 'silent', execute: async (params) => (params.text.includes('#fail') ? Promise.reject(new Error('no')) : { response_text: 'uncounted' }) };
     const parts = followUpParts({ executor: silent });
@@ -122,10 +124,27 @@ describe('usage reaches the settlement', () => {
     await createAgentInvoker(seen.options)(delivery(taskMessage('please #fail')), {});
 
     // Assess
+    // "quiet" → "uncounted": 5 and 9 characters; "please #fail" → nothing: 12 and 0 (a token per 4, rounded up).
     expect(seen.settled.map(({ settled }) => settled)).toEqual([
-      { ended: 'answered', agent: 'default' },
-      { ended: 'failed', agent: 'default' },
+      { ended: 'answered', agent: 'default', usage: { input_tokens: 2, output_tokens: 3, model: 'estimate' }, estimated: true },
+      { ended: 'failed', agent: 'default', usage: { input_tokens: 3, output_tokens: 0, model: 'estimate' }, estimated: true },
     ]);
     expect(seen.tokens()).toEqual([]);
+  });
+
+  it('charges a failed task the usage its agent reported with the failure (echo: the input it read)', async () => {
+    const parts = followUpParts();
+    const seen = observed(parts);
+    await createAgentInvoker(seen.options)(delivery(taskMessage('three words #fail')), {});
+    expect(seen.settled.map(({ settled }) => settled)).toEqual([{ ended: 'failed', agent: 'default', usage: { input_tokens: 3, output_tokens: 0, model: 'echo' } }]);
+  });
+
+  it('never charges more than MAX_TASK_TOKENS, whatever the agent reports, and logs what it reported', async () => {
+    const greedy: Executor = { name: 'greedy', execute: async () => ({ response_text: 'cheap answer', usage: { input_tokens: 9_000_000_000, output_tokens: 1_000_000_000, model: 'greedy' } }) };
+    const parts = followUpParts({ executor: greedy });
+    const seen = observed(parts);
+    await createAgentInvoker({ ...seen.options, maxTaskTokens: 1_000 })(delivery(taskMessage('lock them out')), {});
+    expect(seen.settled.map(({ settled }) => settled)).toEqual([{ ended: 'answered', agent: 'default', usage: { input_tokens: 900, output_tokens: 100, model: 'greedy' } }]);
+    expect(seen.lines.find((line) => line.level === 'warn' && line.message.includes('more tokens than one task'))?.fields).toMatchObject({ reported_tokens: 10_000_000_000, max_task_tokens: 1_000 });
   });
 });

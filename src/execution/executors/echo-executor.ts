@@ -35,7 +35,8 @@ import { InputRequired } from './input-required';
  * Its `usage` (docs/contract.md, "Usage") counts one token per whitespace-separated word: of its
  * input, the text and the thread's earlier messages (what a model would read; attachments are not
  * counted), and of its output, `response_text`; the model is `echo`. Counts a person can check by
- * eye, so budgets and usage reports can be tried locally without a model.
+ * eye, so budgets and usage reports can be tried locally without a model. A task that fails
+ * (`#fail`) or is stopped while it streams reports what it used until then (ExecutorContext.used).
  */
 export class EchoExecutor implements Executor {
   readonly name = 'echo';
@@ -52,7 +53,11 @@ export class EchoExecutor implements Executor {
     const sleepDirective = directives ? /#sleep=(\d+)/.exec(params.text) : null;
     const delayMs = sleepDirective ? Number(sleepDirective[1]) : this.delayMs;
     if (delayMs > 0) await sleep(delayMs, undefined, { signal: context.signal });
-    if (directives && params.text.includes('#fail')) throw new RpcError(-32000, 'The echo executor was asked to fail');
+    if (directives && params.text.includes('#fail')) {
+      // A model that failed had read its input: the failure is charged for it.
+      context.used?.({ input_tokens: inputWords(params), output_tokens: 0, model: 'echo' });
+      throw new RpcError(-32000, 'The echo executor was asked to fail');
+    }
     if (directives && params.text.includes('#crash')) throw new Error('echo executor crashed on purpose');
     const echo = `echo: ${params.text}`;
     const lines: string[] = [];
@@ -77,8 +82,13 @@ export class EchoExecutor implements Executor {
       const streamDirective = directives ? /#stream=(\d+)/.exec(params.text) : null;
       const streamMs = streamDirective ? Number(streamDirective[1]) : this.streamMs;
       if (streamMs > 0) {
+        // Word by word, what it has cost so far goes with each word: a task stopped midway is charged for what it wrote.
+        const input = inputWords(params);
+        let output = 0;
         for (const word of words(echo)) {
           onText(word);
+          output += countWords(word);
+          context.used?.({ input_tokens: input, output_tokens: output, model: 'echo' });
           await sleep(streamMs, undefined, { signal: context.signal });
         }
       } else {

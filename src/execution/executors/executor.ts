@@ -34,6 +34,12 @@ export type ExecutorContext = {
    * (src/execution/executors/input-required.ts), and runs again once it is answered.
    */
   answers?: readonly Answer[];
+  /**
+   * What the task has cost so far (cumulative: each call replaces the last). A task that fails or
+   * is cancelled before it returns is charged this (docs/contract.md, "Usage"): an executor that
+   * spends tokens before it can fail or be stopped should report them as it goes.
+   */
+  used?: (usage: Usage) => void;
 };
 
 /** Runs one task. Throw an RpcError for a failure the caller should see by code. */

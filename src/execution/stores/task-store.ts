@@ -9,7 +9,7 @@ export type TaskRecord = {
   status: TaskStatus;
   /** Set when status is `success`. */
   result?: SuccessResult;
-  /** Set when status is `failed`. */
+  /** Set when status is `failed`; on a `cancelled` one, -32003 with what it cost (`data.usage`) when that is known. */
   error?: JsonRpcErrorObject;
   /**
    * SHA-256 (hex) of the canonical params of the `execute_task` that started the task: enough to

@@ -1,5 +1,5 @@
 import type { Clock } from '../../clock';
-import type { Usage } from '../../contract';
+import { DEFAULT_MAX_TASK_TOKENS, type Usage } from '../../contract';
 import type { Log } from '../../observability/logger';
 import type { PipelineMetrics } from '../../observability/metrics';
 import type { TaskMessage } from '../queues/tasks-queue';
@@ -53,6 +53,11 @@ export type UsageLedgerOptions = {
   auditTtlSeconds: number;
   /** AUDIT_MESSAGE_TEXT: the audit record keeps the user's message. */
   auditText: boolean;
+  /**
+   * MAX_TASK_TOKENS: what each task reserves on a budget — no task is charged more
+   * (src/verification/budgets/task-charge.ts), so a burst overshoots a limit by at most this.
+   */
+  maxTaskTokens?: number;
   messages: UserMessages;
   clock: Clock;
   log: Log;
@@ -64,6 +69,8 @@ const AUDIT = 'audit#';
 const RESERVED = 'budget#';
 /** Set once a task's usage is counted: a settlement seen twice counts once. */
 const COUNTED = 'usage-counted#';
+/** Set once a user was told of a budget's refusal in a thread that day: later refusals there are silent. */
+const REFUSAL_NOTICE = 'budget-notice#';
 /** Reservations outlive the longest a task can run (poll deadline, retries) by far. */
 const RESERVATION_TTL_SECONDS = 2 * 24 * 60 * 60;
 
@@ -90,6 +97,7 @@ export function untilMidnightUtc(now: number): string {
 export function createUsageLedger(options: UsageLedgerOptions) {
   const { usage, records, clock } = options;
   const limited = (['user', 'channel', 'team'] as const).filter((scope) => options.budgets[scope] !== undefined);
+  const maxTaskTokens = options.maxTaskTokens ?? DEFAULT_MAX_TASK_TOKENS;
 
   async function audit(requestId: string, change: (current: AuditRecord | undefined) => AuditRecord | undefined): Promise<void> {
     const next = change(await records.get<AuditRecord>(AUDIT + requestId));
@@ -135,7 +143,7 @@ export function createUsageLedger(options: UsageLedgerOptions) {
         const id = counters.find((counter) => counter.scope === scope)?.id;
         if (id === undefined) continue;
         const limit = options.budgets[scope]!;
-        const answer = await usage.reserve({ day, scope, id }, limit, options.usageTtlSeconds);
+        const answer = await usage.reserve({ day, scope, id }, limit, options.usageTtlSeconds, maxTaskTokens);
         if (answer.admitted) {
           reserved.push({ scope, id, estimate: answer.estimate });
           continue;
@@ -154,6 +162,16 @@ export function createUsageLedger(options: UsageLedgerOptions) {
       }
       await records.put(RESERVED + task.request_id, { request_id: task.request_id, day, reserved }, RESERVATION_TTL_SECONDS);
       return { admitted: true };
+    },
+
+    /**
+     * Whether this refusal is the first of its user, scope and day in its thread: only that one is
+     * told (quiet refusals, docs/operations.md). Claimed once, conditionally, so a redelivered task
+     * or two refused at once tell the user once.
+     */
+    async firstRefusalNotice(task: TaskMessage, scope: BudgetScope): Promise<boolean> {
+      const key = `${REFUSAL_NOTICE}${task.team_id}#${task.user_id}#${scope}#${utcDay(task.received_at)}#${task.channel}#${task.thread_ts ?? task.ts}`;
+      return records.putIf(key, { request_id: task.request_id }, RESERVATION_TTL_SECONDS, { field: 'request_id', expected: undefined });
     },
 
     /**
@@ -203,13 +221,27 @@ export function createUsageLedger(options: UsageLedgerOptions) {
 
 export type UsageLedger = ReturnType<typeof createUsageLedger>;
 
-/** The audit records' side of feedback (agent-surface.ts): the last rating joins the task's record, when it has one. */
+/**
+ * The audit records' side of feedback (assistant-surface.ts). A click's request id must belong to
+ * the click's channel and team (`belongs`: true when the task's record says so, or when there is
+ * no record to say otherwise — audit off, expired); and the record keeps the rating of the one who
+ * asked (`rated`), not of whoever clicked last: others' ratings stay in their feedback records.
+ */
 export function createAuditFeedback(records: Records, ttlSeconds: number) {
-  return async (requestId: string, value: 'positive' | 'negative'): Promise<void> => {
-    const current = await records.get<AuditRecord>(AUDIT + requestId);
-    if (current && current.feedback !== value) await records.put(AUDIT + requestId, { ...current, feedback: value }, ttlSeconds);
+  return {
+    async belongs(requestId: string, where: { team_id: string; channel: string }): Promise<boolean> {
+      const current = await records.get<AuditRecord>(AUDIT + requestId);
+      return !current || (current.team_id === where.team_id && current.channel === where.channel);
+    },
+    async rated(requestId: string, value: 'positive' | 'negative', user: string): Promise<void> {
+      const current = await records.get<AuditRecord>(AUDIT + requestId);
+      if (!current || (current.user !== undefined && current.user !== user)) return;
+      if (current.feedback !== value) await records.put(AUDIT + requestId, { ...current, feedback: value }, ttlSeconds);
+    },
   };
 }
+
+export type AuditFeedback = ReturnType<typeof createAuditFeedback>;
 
 /** Every audit record the local stack holds, newest first. */
 export async function listAudit(records: ListableRecords): Promise<AuditRecord[]> {

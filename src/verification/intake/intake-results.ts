@@ -144,6 +144,33 @@ async function refusalFor(to: IntakeDestinations, asker: Asker, { at, eventId }:
   return undefined;
 }
 
+/**
+ * Whether a Stop, a click, a form or a context comes from within the team, user and channel
+ * allow-lists. Tasks are checked with their notice in `refusalFor`; Slack calls the intake makes
+ * itself (prompts) follow the event that asked for them.
+ */
+export function withinAllowLists(to: Pick<IntakeDestinations, 'allowed'>, result: IntakeResult): boolean {
+  const who = whoOf(result);
+  if (!who) return true;
+  const { team, user, channel } = to.allowed;
+  return !((team && !team.has(who.team)) || (user && !user.has(who.user)) || (channel && who.channel !== undefined && !channel.has(who.channel)));
+}
+
+/** Who a result acts for, and where: what the allow-lists are checked against (undefined: checked elsewhere). */
+function whoOf(result: IntakeResult): { team: string; user: string; channel?: string } | undefined {
+  switch (result.kind) {
+    case 'stop':
+      return { team: result.thread.team_id, user: result.user, channel: result.thread.channel };
+    case 'feedback':
+      return { team: result.feedback.team_id, user: result.feedback.user, channel: result.feedback.channel };
+    case 'context':
+      return { team: result.context.team_id, user: result.context.user };
+    case 'task':
+    case 'slack':
+      return undefined;
+  }
+}
+
 /** What the invoker needs of a shared file to fetch it; a deleted or hidden file has no URL. */
 function taskFileOf(file: SlackFile): TaskFile {
   const url = file.mode === 'tombstone' || file.mode === 'hidden_by_limit' ? undefined : (file.url_private_download ?? file.url_private);

@@ -18,7 +18,7 @@ import type { UserMessages } from '../messages/user-messages';
 import { EVENT_HANDLERS, INTERACTION_HANDLERS } from './intake-table';
 import { ignore, type IntakeContext, type IntakeDecision, type TaskDraft } from './intake';
 import type { PromptSettings } from '../surface/suggested-prompts';
-import { deliverIntakeResult, type IntakeDestinations } from './intake-results';
+import { deliverIntakeResult, withinAllowLists, type IntakeDestinations } from './intake-results';
 import type { RateLimiter } from './rate-limiter';
 import { createSignatureCheck } from './signature-check';
 import { header, readSlackRequest, type IngressRequest, type IngressResponse, type SlackRequest } from './slack-request';
@@ -119,6 +119,14 @@ export function createSlackIngress(options: SlackIngressOptions): (request: Ingr
     if (decision.kind === 'ignore') {
       log.debug('ignored event', { reason: decision.reason, type: read.kind === 'event' ? read.envelope.event.type : read.payload.type });
       return OK();
+    }
+    // The allow-lists hold for Stops, clicks, forms and contexts as for messages: from outside them, nothing changes.
+    const outside = decision.results.filter((result) => !withinAllowLists(destinations, result));
+    if (outside.length) {
+      for (const result of outside) options.metrics?.refused(`not-allowed-${result.kind}`);
+      log.info('ignored a request from outside the allow-lists', { type: read.kind === 'event' ? read.envelope.event.type : read.payload.type, results: outside.map((result) => result.kind) });
+      decision = { ...decision, results: decision.results.filter((result) => withinAllowLists(destinations, result)) };
+      if (decision.results.length === 0) return OK();
     }
     return claimAndDeliver(decision, { eventId: read.kind === 'event' ? read.envelope.event_id : decision.claimKey, started, log, retry: { retry_num: header(request, 'x-slack-retry-num'), retry_reason: header(request, 'x-slack-retry-reason') } });
   };

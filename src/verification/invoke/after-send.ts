@@ -3,7 +3,8 @@ import { delayAfterHold } from '../live/stream-hold';
 import { pollDelaySeconds } from '../poll-schedule';
 import { conversationKey } from '../queues/slack-thread';
 import type { Ready } from './before-send';
-import { RetryableTaskError, type InvokerParts, type TaskRun } from './invoker-parts';
+import { RetryableTaskError, type ChargedTask, type InvokerParts, type TaskRun } from './invoker-parts';
+import { requeueForSession, waitsForSession } from './session-busy';
 import type { Sent } from './send-task';
 import type { TaskInputs } from './task-inputs';
 
@@ -11,7 +12,7 @@ import type { TaskInputs } from './task-inputs';
  * agent-invoker's last step (src/verification/invoke/agent-invoker.ts): an answer is settled, an
  * accepted task gets its first poll, a failure is retried or told.
  */
-type Outcome_ = Extract<Sent, { kind: 'outcome' }> & { inputs: TaskInputs };
+type Outcome_ = Extract<Sent, { kind: 'outcome' }> & { inputs: TaskInputs; charged: ChargedTask };
 
 export async function afterOutcome(p: InvokerParts, run: TaskRun, ready: Ready, sent: Outcome_): Promise<void> {
   const { options, clock, trace, settlement } = p;
@@ -19,10 +20,17 @@ export async function afterOutcome(p: InvokerParts, run: TaskRun, ready: Ready, 
   const { outcome } = sent;
   switch (outcome.kind) {
     case 'success':
-      return settlement.settle(task, outcome, { log, notes: sent.inputs.notes, details: { duration_ms: clock.now() - sent.sentAt } });
+      return settlement.settle(sent.charged, outcome, { log, notes: sent.inputs.notes, details: { duration_ms: clock.now() - sent.sentAt } });
     case 'pending':
       return firstPoll(p, run, ready, { ...sent, outcome });
     case 'failure':
+      // Its session serves another call of the thread: it waits its turn, spending no receive, telling no one.
+      if (options.tasks && waitsForSession(outcome, task)) {
+        const requeued = await requeueForSession(options.tasks, task);
+        log.info('the AgentCore session is busy with another call; the task waits its turn', { requeued });
+        trace({ requestId: task.request_id, hop: 'retry', at: clock.now(), detail: { code: outcome.code, requeued } });
+        return;
+      }
       if (outcome.retryable && delivery.receiveCount < options.maxReceiveCount) {
         log.warn('transient failure; the task will be retried', { category: outcome.category, code: outcome.code, error_message: outcome.message, receive_count: delivery.receiveCount });
         trace({ requestId: task.request_id, hop: 'retry', at: clock.now(), detail: { code: outcome.code, receive_count: delivery.receiveCount } });
@@ -30,7 +38,7 @@ export async function afterOutcome(p: InvokerParts, run: TaskRun, ready: Ready, 
       }
       // A permanent failure, or a transient one on the last receive: the user is told the specific
       // reason now. A transient one still fails the record, so the DLQ keeps it.
-      await settlement.settle(task, outcome, { log, details: { receive_count: delivery.receiveCount } });
+      await settlement.settle(sent.charged, outcome, { log, details: { receive_count: delivery.receiveCount }, shown: sent.held?.received ?? 0 });
       if (outcome.retryable) throw new RetryableTaskError(`giving up after ${delivery.receiveCount} attempts: ${outcome.code}`, true);
   }
 }
@@ -47,7 +55,7 @@ async function firstPoll(p: InvokerParts, run: TaskRun, ready: Ready, sent: Outc
     if (await options.work.isStopped(task.request_id)) {
       const failure = await agent.cancel(outcome.handle, call);
       log.info('the task was stopped while it was being sent; cancelled it', { task_id: outcome.handle.taskId, cancelled: failure === undefined });
-      return settlement.stopped(task, { log, agent: agent.name });
+      return settlement.stopped(sent.charged, { log, agent: agent.name, reached: true, shown: outcome.partial?.length ?? 0 });
     }
     if (!held) await options.work.accepted({ request_id: task.request_id, user_id: task.user_id, thread, agent: agent.name, handle: outcome.handle });
   }
@@ -76,6 +84,7 @@ async function firstPoll(p: InvokerParts, run: TaskRun, ready: Ready, sent: Outc
       agent: agent.name,
       ...(sent.inputs.notes.length ? { notes: sent.inputs.notes } : {}),
       ...(streamed > 0 ? { streamed, since_text: held && !held.texted ? 1 : 0 } : {}),
+      input_chars: sent.charged.input_chars,
     },
     { delaySeconds, attributes: { request_id: task.request_id } },
   );

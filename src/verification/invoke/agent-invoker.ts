@@ -11,7 +11,7 @@ import { afterOutcome } from './after-send';
 import { readyToSend } from './before-send';
 import { guardedTask } from './guard-input';
 import { RetryableTaskError, type AgentInvokerOptions, type InvokerParts, type TaskRun } from './invoker-parts';
-import { sendTask, taskParams } from './send-task';
+import { inputCharsOf, sendTask, taskParams } from './send-task';
 
 /**
  * The agent-invoker function's steps (docs/architecture.md §2.2), one file each: before-send.ts
@@ -40,13 +40,15 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
     const ready = await readyToSend(p, run);
     if (!ready) return;
     // Read afresh on every receive: the execution zone keys a task by its request id, not by its context.
-    const read = await taskParams(p, run);
+    const read = await taskParams(p, run, ready);
     const guarded = options.guardrail ? await guardedTask(p, run, options.guardrail, read) : read;
     if (!guarded) return;
     const { params, inputs } = guarded;
-    const sent = await sendTask(p, run, ready, params);
+    // What the agent is sent, in characters: the charge's estimate when it reports no usage (src/verification/budgets/task-charge.ts).
+    const charged = { ...task, input_chars: inputCharsOf(params) };
+    const sent = await sendTask(p, run, ready, params, charged);
     if (sent.kind === 'stopped') return;
-    await afterOutcome(p, run, ready, { ...sent, inputs });
+    await afterOutcome(p, run, ready, { ...sent, inputs, charged });
   };
 
   // The tasks queue's table: tasks, and Stops (docs/architecture.md §2.6: this function holds the

@@ -3,6 +3,7 @@ import type { ExecutionAgent } from '../../protocols/execution-agent';
 import type { Admission, UsageLedger } from '../budgets/usage-ledger';
 import { liveTargetOf, type LiveTarget } from '../live/live-parts';
 import { agentNamed, personaFor } from '../routing/agent-directory';
+import type { TaskMessage } from '../queues/tasks-queue';
 import { RetryableTaskError, type InvokerParts, type TaskRun } from './invoker-parts';
 
 /**
@@ -45,14 +46,26 @@ export async function readyToSend(p: InvokerParts, run: TaskRun): Promise<Ready 
     const admission = await admitted(p, options.budget, run, agent.name, delivery.receiveCount >= options.maxReceiveCount);
     if (admission.admitted === false) {
       trace({ requestId: task.request_id, hop: 'budget-refused', at: clock.now(), detail: { scope: admission.scope, limit: admission.limit, used: admission.used } });
-      await settlement.reply(task, 'notice', admission.notice);
+      await refuseQuietly(p, options.budget, task, admission);
       return undefined;
     }
     if (admission.admitted === 'later') throw new RetryableTaskError('near a daily token budget with a task in flight; retried');
   }
   await options.work?.started({ request_id: task.request_id, user_id: task.user_id, thread, agent: agent.name });
-  if (delivery.receiveCount === 1) await signOfLife(p, run, agent, target);
+  if (delivery.receiveCount === 1 && !task.requeued) await signOfLife(p, run, agent, target);
   return { agent, target };
+}
+
+/**
+ * A budget's refusal, quietly (docs/operations.md, "Usage, budgets and the audit trail"): the
+ * first message of a new thread is answered in it — that thread has nothing else — while in a
+ * thread under way only the user is told, by an ephemeral, once per scope and day there; the
+ * rest go unanswered rather than fill the channel with notices.
+ */
+async function refuseQuietly(p: InvokerParts, budget: Pick<UsageLedger, 'firstRefusalNotice'>, task: TaskMessage, refused: Extract<Admission, { admitted: false }>): Promise<void> {
+  if (!(await budget.firstRefusalNotice(task, refused.scope))) return;
+  if (!task.thread_ts) return p.settlement.reply(task, 'notice', refused.notice);
+  await p.options.replies.send({ kind: 'action', id: task.request_id, action: { type: 'ephemeral', channel: task.channel, user: task.user_id, text: refused.notice, thread_ts: task.thread_ts } });
 }
 
 /** Asks the budget, and while a task in flight holds the room near a limit, asks again as it settles (bounded by the function's time). */

@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock';
 import type { Guardrail } from '../../guardrail/guardrail';
 import type { Log } from '../../observability/logger';
-import type { Delivery, DeliveryContext } from '../../queue/queue';
+import type { Delivery, DeliveryContext, Queue } from '../../queue/queue';
 import type { SecretSource } from '../../secrets/secret-source';
 import type { SlackAssistant } from '../../slack/slack-assistant';
 import type { UsageLedger } from '../budgets/usage-ledger';
@@ -18,20 +18,29 @@ import type { TaskInputs } from './task-inputs';
 export type AgentInvokerOptions = FollowUpOptions & {
   /** Called once a task is about to be sent (e.g. the 👀 reaction). Failures are logged, never fatal. */
   onTaskStarted?: (thread: SlackThread) => Promise<void>;
-  /** Only when the operator opts in: the bot token travels to the execution zone in `bot_token`. */
+  /** The bot token, for the agents configured to get it in `bot_token` (ExecutionAgent.sendsBotToken); never sent to others. */
   botTokenForExecution?: SecretSource;
+  /** EXECUTION_SEND_BOT_TOKEN with one agent configured: that agent gets the token whatever its own setting. */
+  botTokenToTheOneAgent?: boolean;
   /** Reads the thread's earlier messages and the shared files (src/verification/invoke/task-inputs.ts); never throws. */
   readInputs?: (task: TaskMessage, call: { signal?: AbortSignal; deadline?: number }) => Promise<TaskInputs>;
   /** What users look at (app_context_changed): sent with their tasks in the agent's DM. */
   contexts?: UserContexts;
   /** Moves a session with nothing running out of `processing` after a Stop. */
-  session?: Pick<SlackAssistant, 'setSessionStatus'>;
+  session?: Pick<SlackAssistant, 'setSessionStatus'> & Partial<Pick<SlackAssistant, 'postEphemeral'>>;
+  /** STOP_ADMIN_USERS: who may stop anyone's task (src/verification/stop/stop-task.ts). */
+  stopAdmins?: ReadonlySet<string>;
   /**
    * Daily token budgets (usage-ledger.ts): asked before a task reaches its agent. A refused task
    * gets the notice as its one reply and is consumed; one near a limit while another of the same
    * user, channel or team is in flight waits for it.
    */
-  budget?: Pick<UsageLedger, 'admit'>;
+  budget?: Pick<UsageLedger, 'admit' | 'firstRefusalNotice'>;
+  /**
+   * The tasks queue: a task whose AgentCore session is busy with another call goes back on it
+   * (session-busy.ts). Without it, a busy session is retried like any passing failure.
+   */
+  tasks?: Pick<Queue<TaskMessage>, 'send'>;
   /** GUARDRAIL: the task's text, thread and text files checked before they cross (guard-input.ts). */
   guardrail?: Guardrail;
 };
@@ -53,4 +62,7 @@ export type InvokerParts = { options: AgentInvokerOptions; clock: Clock; trace: 
 
 /** One task on one delivery: the message, its thread and log, and the delivery's time. */
 export type TaskRun = { task: TaskMessage; thread: SlackThread; log: Log; delivery: Delivery; context: DeliveryContext };
+
+/** The task as it is charged: with the characters its agent was sent, the estimate when it reports no usage (src/verification/budgets/task-charge.ts). */
+export type ChargedTask = TaskMessage & { input_chars: number };
 

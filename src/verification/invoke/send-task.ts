@@ -3,7 +3,7 @@ import type { Outcome } from '../../protocols/outcome';
 import { FLUSH_RULES, holdMsFor, holdStream, type HoldEnd } from '../live/stream-hold';
 import { conversationKey, replyThreadTs } from '../queues/slack-thread';
 import type { Ready } from './before-send';
-import type { InvokerParts, TaskRun } from './invoker-parts';
+import type { ChargedTask, InvokerParts, TaskRun } from './invoker-parts';
 import type { TaskInputs } from './task-inputs';
 
 /**
@@ -12,13 +12,18 @@ import type { TaskInputs } from './task-inputs';
  * answer is shown live (docs/architecture.md §2.5).
  */
 
+/** The characters a task sends its agent: its text and the thread's earlier messages. */
+export function inputCharsOf(params: ExecuteTaskParams): number {
+  return params.text.length + (params.messages ?? []).reduce((sum, message) => sum + message.text.length, 0);
+}
+
 /** A DM's channel id starts with D: the agent's own messages tab, where the user's context applies. */
 function isDirectMessage(channel: string): boolean {
   return channel.startsWith('D');
 }
 
 /** The execute_task params: the text, where it was asked, the thread and files read for it, what the user looks at. */
-export async function taskParams(p: InvokerParts, run: TaskRun): Promise<{ params: ExecuteTaskParams; inputs: TaskInputs }> {
+export async function taskParams(p: InvokerParts, run: TaskRun, ready: Ready): Promise<{ params: ExecuteTaskParams; inputs: TaskInputs }> {
   const { options } = p;
   const { task } = run;
   const { signal, deadline } = run.context;
@@ -40,14 +45,15 @@ export async function taskParams(p: InvokerParts, run: TaskRun): Promise<{ param
   // What the user is looking at, in the agent's DM (app_context_changed): what "this" means.
   const context = options.contexts && isDirectMessage(task.channel) ? await options.contexts.current(task.team_id, task.user_id).catch(() => undefined) : undefined;
   if (context) params.context = { entities: context.entities };
-  if (options.botTokenForExecution) params.bot_token = await options.botTokenForExecution.get();
+  // Only to an agent configured to get it (`"sendBotToken": true`): never to another party's agent.
+  if (options.botTokenForExecution && (ready.agent.sendsBotToken || options.botTokenToTheOneAgent)) params.bot_token = await options.botTokenForExecution.get();
   return { params, inputs };
 }
 
 /** What came of sending: the outcome (with the held stream's end, if held), or the user stopped the task meanwhile. */
 export type Sent = { kind: 'outcome'; outcome: Outcome; sentAt: number; held?: HoldEnd; holdMs: number; acceptedTraced: boolean } | { kind: 'stopped' };
 
-export async function sendTask(p: InvokerParts, run: TaskRun, ready: Ready, params: ExecuteTaskParams): Promise<Sent> {
+export async function sendTask(p: InvokerParts, run: TaskRun, ready: Ready, params: ExecuteTaskParams, charged: ChargedTask): Promise<Sent> {
   const { options, clock, trace, settlement } = p;
   const { task, log, delivery } = run;
   const { agent } = ready;
@@ -73,7 +79,7 @@ export async function sendTask(p: InvokerParts, run: TaskRun, ready: Ready, para
     // Stopped by the user while the stream was held: the Stop sent the one final message; cancel in case it had no handle.
     if (held.end.handle) await agent.cancel(held.end.handle, call);
     log.info('the task was stopped while its stream was held; cancelled it', { task_id: held.end.handle?.taskId });
-    await settlement.stopped(task, { log, agent: agent.name });
+    await settlement.stopped(charged, { log, agent: agent.name, reached: true, shown: held.end.received });
     return { kind: 'stopped' };
   }
   settlement.counted('execute', held.end.outcome, sentAt, agent);

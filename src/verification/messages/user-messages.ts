@@ -37,6 +37,8 @@ export const DEFAULT_USER_MESSAGES = {
   filesSkipped: "I couldn't read {files}.",
   /** Under what was shown when the user pressed Stop (docs/architecture.md §2.6). */
   stopped: '_Stopped._',
+  /** Ephemeral, to someone who pressed Stop on another person's answer (not on STOP_ADMIN_USERS): nothing was stopped. */
+  stopNotYours: 'Only the person who asked can stop this answer, so it goes on.',
   /** Ephemeral, to the one who clicked 👍 or 👎 under an answer. */
   feedbackThanks: 'Thanks for the feedback!',
   /** Ephemeral, after the "what went wrong" form was sent. */

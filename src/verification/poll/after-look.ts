@@ -17,7 +17,7 @@ export async function afterLook(p: PollerParts, run: PollRun, look: Extract<Look
   trace({ requestId: message.request_id, hop: 'poll', at: clock.now(), detail: { attempt, outcome: outcome.kind, ...(outcome.kind === 'pending' && outcome.state ? { state: outcome.state } : {}), ...(held ? { held_ms: Math.round(held.heldMs) } : {}) } });
 
   if (outcome.kind === 'success' || (outcome.kind === 'failure' && !outcome.retryable)) {
-    return settlement.settle(message, outcome, { log, notes: message.notes, details: { polls: attempt, since_accepted_ms: clock.now() - message.accepted_at } });
+    return settlement.settle(message, outcome, { log, notes: message.notes, details: { polls: attempt, since_accepted_ms: clock.now() - message.accepted_at }, shown: held ? held.received : (message.streamed ?? 0) + partial.length });
   }
   if (outcome.kind === 'failure') log.warn('transient failure while polling; polling on', { category: outcome.category, code: outcome.code, error_message: outcome.message });
 

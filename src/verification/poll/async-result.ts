@@ -38,14 +38,14 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
     // Stopped by the user: the Stop cancelled the task and sent its one final message; polling ends here.
     if (options.work && (await options.work.isStopped(message.request_id))) {
       log.info('the task was stopped; polling ends');
-      return settlement.stopped(message, { log, agent: agent.name });
+      return settlement.stopped(message, { log, agent: agent.name, reached: true, shown: message.streamed ?? 0 });
     }
     const run: PollRun = { message, agent, log, context, call: { requestId: message.request_id, sessionKey: conversationKey(message), correlationId: message.request_id, signal: context.signal } };
     const started = clock.now();
     const look = await lookAtTask(p, run);
     if (look.kind === 'stopped') {
       log.info('the task was stopped while its stream was held; polling ends');
-      return settlement.stopped(message, { log, agent: agent.name });
+      return settlement.stopped(message, { log, agent: agent.name, reached: true, shown: look.shown });
     }
     settlement.counted('poll', look.outcome, started, agent);
     await afterLook(p, run, look);

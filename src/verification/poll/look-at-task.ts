@@ -12,7 +12,7 @@ import type { PollerParts, PollRun } from './poller-parts';
 export type Look =
   | { kind: 'looked'; outcome: Outcome; held?: HoldEnd; holdMs: number; /** Text a plain poll brought. */ partial: string }
   /** The user stopped the task while its stream was held. */
-  | { kind: 'stopped' };
+  | { kind: 'stopped'; /** Characters shown before the Stop. */ shown: number };
 
 export async function lookAtTask(p: PollerParts, run: PollRun): Promise<Look> {
   const { options, clock, trace } = p;
@@ -26,7 +26,7 @@ export async function lookAtTask(p: PollerParts, run: PollRun): Promise<Look> {
   const flowing = streamedBefore > 0 && quietPolls === 0;
   if (flowing && (holdMs = holdMsOf(p, run)) > 0) {
     held = await hold(message.handle, streamedBefore, holdMs);
-    return held.outcome ? { kind: 'looked', outcome: held.outcome, held, holdMs, partial: '' } : { kind: 'stopped' };
+    return held.outcome ? { kind: 'looked', outcome: held.outcome, held, holdMs, partial: '' } : { kind: 'stopped', shown: held.received };
   }
   const polled = await agent.poll(message.handle, run.call);
   const partial = polled.kind === 'pending' ? (polled.partial ?? '') : '';
@@ -39,7 +39,7 @@ export async function lookAtTask(p: PollerParts, run: PollRun): Promise<Look> {
   // Text is flowing now: hold the stream from here instead of polling again in a moment.
   if (partial && polled.kind === 'pending' && (holdMs = holdMsOf(p, run)) > 0) {
     held = await hold(polled.handle, streamedBefore + partial.length, holdMs);
-    if (!held.outcome) return { kind: 'stopped' };
+    if (!held.outcome) return { kind: 'stopped', shown: held.received };
     return { kind: 'looked', outcome: held.outcome, held, holdMs, partial };
   }
   return { kind: 'looked', outcome: polled, holdMs, partial };

@@ -159,7 +159,8 @@ async function postReply(p: PosterParts, message: ReplyMessage, delivery: Delive
   for (const [index, text] of chunks.entries()) {
     // The feedback buttons go under the last message of an answer (docs/architecture.md §2.6, "Feedback").
     const blocks = p.options.feedbackButtons && message.kind === 'answer' && index === chunks.length - 1 ? feedbackBlocks({ requestId: message.request_id, ...(message.agent ? { agent: message.agent } : {}) }) : undefined;
-    const piece: Piece = { key: `reply#${message.request_id}#${index}`, marker: { requestId: message.request_id, chunk: index }, text, label: `chunk ${index}`, ...(blocks ? { blocks } : {}) };
+    // The Stop's note has claims of its own: it never takes (or is taken by) a chunk of the answer.
+    const piece: Piece = { key: `${message.kind === 'stopped' ? 'stop-note' : 'reply'}#${message.request_id}#${index}`, marker: { requestId: message.request_id, chunk: index }, text, label: `chunk ${index}`, ...(blocks ? { blocks } : {}) };
     try {
       // The first chunk of a task whose answer was shown live goes into that message (it replaces
       // the previews, exactly once: finishing again rewrites it the same).

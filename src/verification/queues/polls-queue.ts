@@ -26,6 +26,8 @@ export const PollMessageSchema = z.extend(SlackThreadSchema, {
   since_text: z.optional(z.int().check(z.nonnegative())),
   /** The agent that accepted the task: every poll and the cancel go to it. Absent (an older version's poll): the default agent. */
   agent: z.optional(z.string().check(z.minLength(1))),
+  /** Characters the agent was sent (text and thread): the charge's estimate when it reports no usage. */
+  input_chars: z.optional(z.int().check(z.nonnegative())),
 });
 export type PollMessage = z.infer<typeof PollMessageSchema>;
 

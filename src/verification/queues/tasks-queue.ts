@@ -27,6 +27,11 @@ export const TaskMessageSchema = z.extend(SlackThreadSchema, {
    * polls and its reply carry it on. Absent in messages of a version before routing: the default agent.
    */
   agent: z.optional(z.string().check(z.minLength(1))),
+  /**
+   * Times the task was put back on the tasks queue because its AgentCore session was busy with
+   * another call (409, src/verification/invoke/session-busy.ts); absent: never.
+   */
+  requeued: z.optional(z.int().check(z.nonnegative())),
 });
 export type TaskMessage = z.infer<typeof TaskMessageSchema>;
 

@@ -9,6 +9,8 @@ import type { ExecutionAgent } from '../../protocols/execution-agent';
 
 /** Every configured execution agent by name (ExecutionAgents), and who each posts as. */
 export type AgentDirectory = {
+  /** Every agent's name (ExecutionAgents has them; a test's directory may not). */
+  readonly names?: readonly string[];
   get(name: string): ExecutionAgent | undefined;
   persona(name: string): AgentPersona | undefined;
 };
@@ -29,4 +31,14 @@ export function agentNamed(options: AgentChoice, name: string | undefined): Exec
 export function personaFor(options: Pick<AgentChoice, 'agents'>, agent: ExecutionAgent): { persona?: { username?: string; iconEmoji?: string } } {
   const persona = options.agents?.persona(agent.name);
   return persona && (persona.username || persona.iconEmoji) ? { persona: { ...persona } } : {};
+}
+
+/** Whether any configured agent gets the bot token (`"sendBotToken": true`): then the function needs it. */
+export function anyAgentSendsBotToken(options: AgentChoice): boolean {
+  return options.agent.sendsBotToken || (options.agents?.names ?? []).some((name) => options.agents?.get(name)?.sendsBotToken === true);
+}
+
+/** True when one agent is configured: the global EXECUTION_SEND_BOT_TOKEN may stand for it (never for several). */
+export function onlyOneAgent(options: AgentChoice): boolean {
+  return (options.agents?.names?.length ?? 1) <= 1;
 }

@@ -18,6 +18,13 @@ import { type ReplyMessage } from '../queues/replies-queue';
 import type { Tracer } from '../trace';
 import { handOverFiles, textWithFiles } from '../files-out/hand-over-files';
 import type { OutgoingFiles } from '../files-out/outgoing-files';
+import { DEFAULT_MAX_TASK_TOKENS } from '../../contract';
+import { chargedUsage } from '../budgets/task-charge';
+
+/** Characters the agent was sent: what the invoker counted, else the task's own text. */
+function inputCharsOf(task: SettledTask): number {
+  return task.input_chars ?? task.text?.length ?? 0;
+}
 
 /**
  * How a task ends, the same whether agent-invoker or async-result sees it end
@@ -53,6 +60,8 @@ export type SettlementOptions = {
    * usage. A failure here is logged, never the task's: the reply has gone, and a retry would send it twice.
    */
   onSettled?: (task: SettledTask, settled: Settled) => void | Promise<void>;
+  /** MAX_TASK_TOKENS: the most one task is charged, whatever its agent reports (src/contract/usage.ts). */
+  maxTaskTokens?: number;
 };
 
 export type Settlement = {
@@ -64,12 +73,13 @@ export type Settlement = {
    * with its code. `details` go into the log line, with the answer's `usage`; the usage is also
    * counted (InputTokens, OutputTokens by agent), and one the agent sent malformed is logged and dropped.
    */
-  settle(task: SettledTask, outcome: FinalOutcome, how: { log: Log; notes?: readonly string[]; details?: LogExtra }): Promise<void>;
+  settle(task: SettledTask, outcome: FinalOutcome, how: { log: Log; notes?: readonly string[]; details?: LogExtra; /** Characters of its answer shown before it failed. */ shown?: number }): Promise<void>;
   /**
    * A task that ends with no reply of its own, stopped by the user (the Stop sent its one final
    * message): `onSettled` is told, so its reservation is given back and its audit record written.
+   * `reached`: it reached its agent, so it is charged (`shown`: characters of its answer shown).
    */
-  stopped(task: SettledTask, how: { log: Log; agent?: string }): Promise<void>;
+  stopped(task: SettledTask, how: { log: Log; agent?: string; reached?: boolean; shown?: number }): Promise<void>;
   /** Queues one reply in the task's thread. */
   reply(task: SettledTask, kind: ReplyMessage['kind'], text: string): Promise<void>;
   /**
@@ -82,6 +92,7 @@ export type Settlement = {
 
 export function createSettlement(options: SettlementOptions): Settlement {
   const { trace, clock } = options;
+  const maxTaskTokens = options.maxTaskTokens ?? DEFAULT_MAX_TASK_TOKENS;
 
   async function reply(task: SettledTask, kind: ReplyMessage['kind'], text: string, files?: ReplyMessage['files']): Promise<void> {
     const agent = task.agent ?? options.agent?.name;
@@ -120,15 +131,16 @@ export function createSettlement(options: SettlementOptions): Settlement {
 
     async settle(task, outcome, how) {
       const agent = task.agent ?? options.agent?.name;
-      const usage = outcome.kind === 'success' ? outcome.usage : undefined;
-      if (outcome.kind === 'success') {
-        if (outcome.usageDropped) how.log.warn('the agent sent a usage that is not one; the answer stands, its usage is dropped', { usage_problem: outcome.usageDropped.slice(0, 500) });
-        if (usage) options.metrics?.tokens(agent ?? 'default', usage);
-      }
-      const usageField = usage ? { usage } : {};
-      const settled = (ended: Settled['ended']): Promise<void> => told(task, { ended, ...(agent !== undefined ? { agent } : {}), ...usageField }, how.log);
-      // A task the user stopped has had its one final message (the Stop's): nothing more.
-      if (options.work && (await options.work.isStopped(task.request_id))) {
+      if (outcome.kind === 'success' && outcome.usageDropped) how.log.warn('the agent sent a usage that is not one; the answer stands, its usage is dropped', { usage_problem: outcome.usageDropped.slice(0, 500) });
+      // Every task pays: a failure too, and an estimate where the agent said nothing.
+      const output = outcome.kind === 'success' ? outcome.text.length : (how.shown ?? 0);
+      const usage = chargedUsage(outcome.usage, { input: inputCharsOf(task), output }, maxTaskTokens, how.log);
+      if (outcome.usage) options.metrics?.tokens(agent ?? 'default', usage);
+      const usageField = outcome.usage ? { usage } : { usage, usage_estimated: true };
+      const settled = (ended: Settled['ended']): Promise<void> => told(task, { ended, ...(agent !== undefined ? { agent } : {}), usage, ...(outcome.usage ? {} : { estimated: true }) }, how.log);
+      // A task the user stopped has had its one final message (the Stop's): nothing more. The end is
+      // claimed once: a Stop that comes after this finds the task settled and leaves the answer whole.
+      if (options.work && ((await options.work.isStopped(task.request_id)) || (await options.work.end(task.request_id, 'settled')) === 'stopped')) {
         how.log.info('the task ended after it was stopped; no reply', { outcome: outcome.kind, ...usageField });
         return settled('stopped');
       }
@@ -147,7 +159,9 @@ export function createSettlement(options: SettlementOptions): Settlement {
 
     stopped(task, how) {
       const agent = how.agent ?? task.agent ?? options.agent?.name;
-      return told(task, { ended: 'stopped', ...(agent !== undefined ? { agent } : {}) }, how.log);
+      // Stopped after it reached its agent: charged the estimate of what it was sent and showed (the cancel's own count is not read back).
+      const charge = how.reached ? { usage: chargedUsage(undefined, { input: inputCharsOf(task), output: how.shown ?? 0 }, maxTaskTokens, how.log), estimated: true } : {};
+      return told(task, { ended: 'stopped', ...(agent !== undefined ? { agent } : {}), ...charge }, how.log);
     },
 
     reply,

@@ -18,13 +18,16 @@ export type StopTaskOptions = FunctionServices & {
   work: ThreadWork;
   replies: Queue<ReplyMessage>;
   messages: UserMessages;
-  /** Moves a session with nothing running out of `processing` (its Stop button goes). */
-  session?: Pick<SlackAssistant, 'setSessionStatus'>;
+  /** Moves a session with nothing running out of `processing` (its Stop button goes); tells a refused Stop's user why. */
+  session?: Pick<SlackAssistant, 'setSessionStatus'> & Partial<Pick<SlackAssistant, 'postEphemeral'>>;
+  /** STOP_ADMIN_USERS: who may stop anyone's task; everyone else, only their own. */
+  stopAdmins?: ReadonlySet<string>;
 };
 
 /**
  * A Stop pressed on a thread's agent session (docs/architecture.md §2.6, "Stop"), in agent-invoker,
- * which holds the execution agent:
+ * which holds the execution agent. Taken only from the user who asked the thread's latest task, or
+ * one on STOP_ADMIN_USERS; anyone else gets a short ephemeral and nothing changes. Then:
  * - the Stop is recorded on the thread, so a task asked before it and not picked up yet is dropped
  *   when it is (with the note);
  * - the thread's working task is marked stopped — agent-invoker and async-result then neither show
@@ -42,6 +45,17 @@ export function createStopTask(options: StopTaskOptions) {
   const clock = options.clock ?? systemClock;
   return async (stop: StopMessage, call: { signal?: AbortSignal; deadline?: number }): Promise<void> => {
     const thread = threadOf(stop);
+    // Only the one who asked (or an admin) stops a task: anyone else is told, and nothing changes.
+    const latest = await options.work.latest(thread);
+    if (latest && latest.user_id !== stop.user_id && !options.stopAdmins?.has(stop.user_id)) {
+      options.log.info('Stop refused: pressed by someone other than the one who asked', { request_id: latest.request_id, user: stop.user_id });
+      options.metrics?.stopped('refused');
+      trace({ requestId: latest.request_id, hop: 'stop-refused', at: clock.now(), detail: { user: stop.user_id } });
+      await options.session
+        ?.postEphemeral?.({ channel: stop.channel, user: stop.user_id, text: options.messages.stopNotYours, threadTs: replyThreadTs(stop) }, call)
+        .catch((error: unknown) => options.log.warn('could not tell the user their Stop was refused', { error: error as Error }));
+      return;
+    }
     await options.work.stopRequested(thread, stop.stopped_at);
     const task = await options.work.working(thread);
     if (!task) {
@@ -51,6 +65,12 @@ export function createStopTask(options: StopTaskOptions) {
       return;
     }
     const log = options.log;
+    // A task whose final outcome is already queued as its reply has ended: the answer goes out whole, once.
+    if ((await options.work.end(task.request_id, 'stopped')) === 'settled') {
+      log.info('Stop acknowledged: the task had already ended; its answer is posted whole', { request_id: task.request_id });
+      options.metrics?.stopped('idle');
+      return;
+    }
     await options.work.markStopped(task.request_id);
     trace({ requestId: task.request_id, hop: 'stop', at: clock.now(), detail: { user: stop.user_id, cancels: task.handle ? 'cancel_task' : 'when the call returns' } });
     const agent = agentNamed(options, task.agent);

@@ -1,7 +1,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { isConditionCheckFailure, itemMetBy, type Item } from '../../aws/dynamodb';
 import { StateTable, type StateTableOptions } from './state-table';
-import { emptyTotals, reservationEstimate, tokensOf, USAGE_SCOPES, type Reservation, type UsageDelta, type UsageKey, type UsageRow, type UsageScope, type UsageStore } from './usage-store';
+import { emptyTotals, tokensOf, USAGE_SCOPES, type Reservation, type UsageDelta, type UsageKey, type UsageRow, type UsageScope, type UsageStore } from './usage-store';
 
 /** Counters read at once by `day` (zone usage --table): the operator's credentials, a modest fan-out. */
 const READ_CONCURRENCY = 8;
@@ -14,8 +14,7 @@ const num = (item: Item | undefined, name: string): number => Number(item?.[name
  * changed only by `ADD`, and one index item per day, `usage#<day>`, whose string set names every
  * counter of the day (so a day is read without a Scan). Besides the totals each counter keeps what
  * budgets need: `reserved` tokens and `inflight` tasks (reservations not yet settled), `committed`
- * = `tokens` + `reserved` (a condition cannot add two attributes), and `largest` (the day's
- * largest task, the next reservation's estimate).
+ * = `tokens` + `reserved` (a condition cannot add two attributes).
  */
 export class DynamoDbUsageStore implements UsageStore {
   private readonly table: StateTable;
@@ -24,9 +23,7 @@ export class DynamoDbUsageStore implements UsageStore {
     this.table = new StateTable({ ...options, keyPrefix: `${options.keyPrefix ?? ''}usage#` });
   }
 
-  async reserve(key: UsageKey, limit: number, ttlSeconds: number): Promise<Reservation> {
-    const current = await this.table.get(this.name(key), { projection: 'largest, tokens' });
-    const estimate = reservationEstimate(limit, num(current, 'largest'));
+  async reserve(key: UsageKey, limit: number, ttlSeconds: number, estimate: number): Promise<Reservation> {
     try {
       await this.table.update({
         Key: this.table.key(this.name(key)),
@@ -101,17 +98,6 @@ export class DynamoDbUsageStore implements UsageStore {
       ExpressionAttributeNames: this.identityNames,
       ExpressionAttributeValues: values,
     });
-    // The day's largest task on a counter that reserves: the next reservation's estimate. Rarely met, so a refused condition is the usual answer.
-    if (delta.release !== undefined && tokens > 0) {
-      await this.table.ifMet(
-        this.table.update({
-          Key: this.table.key(this.name(key)),
-          UpdateExpression: 'SET largest = :tokens',
-          ConditionExpression: 'attribute_not_exists(largest) OR largest < :tokens',
-          ExpressionAttributeValues: { ':tokens': n(tokens) },
-        }),
-      );
-    }
   }
 
   private name(key: UsageKey): string {

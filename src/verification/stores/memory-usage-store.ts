@@ -1,7 +1,7 @@
 import { systemClock, type Clock } from '../../clock';
-import { emptyTotals, reservationEstimate, tokensOf, type Reservation, type UsageDelta, type UsageKey, type UsageRow, type UsageScope, type UsageStore } from './usage-store';
+import { emptyTotals, tokensOf, type Reservation, type UsageDelta, type UsageKey, type UsageRow, type UsageScope, type UsageStore } from './usage-store';
 
-type Counter = UsageRow & { reserved: number; inflight: number; largest: number; expiresAt: number };
+type Counter = UsageRow & { reserved: number; inflight: number; expiresAt: number };
 
 /** Counters kept at most; the oldest goes first when full. */
 const MAX_COUNTERS = 50_000;
@@ -16,9 +16,8 @@ export class MemoryUsageStore implements UsageStore {
 
   constructor(private readonly clock: Clock = systemClock) {}
 
-  async reserve(key: UsageKey, limit: number, ttlSeconds: number): Promise<Reservation> {
+  async reserve(key: UsageKey, limit: number, ttlSeconds: number, estimate: number): Promise<Reservation> {
     const counter = this.counter(key, ttlSeconds);
-    const estimate = reservationEstimate(limit, counter.largest);
     const room = counter.tokens + counter.reserved + estimate <= limit;
     const alone = counter.inflight <= 0 && counter.tokens < limit;
     if (!room && !alone) return { admitted: false, over: counter.tokens >= limit, used: counter.tokens };
@@ -45,7 +44,6 @@ export class MemoryUsageStore implements UsageStore {
     if (delta.release !== undefined) {
       counter.reserved -= delta.release;
       counter.inflight -= 1;
-      counter.largest = Math.max(counter.largest, tokens);
     }
   }
 
@@ -62,7 +60,7 @@ export class MemoryUsageStore implements UsageStore {
     const current = this.counters.get(name);
     if (current && current.expiresAt > now) return current;
     if (this.counters.size >= MAX_COUNTERS) this.counters.delete(this.counters.keys().next().value!);
-    const created: Counter = { ...key, ...emptyTotals(), reserved: 0, inflight: 0, largest: 0, expiresAt: now + ttlSeconds * 1000 };
+    const created: Counter = { ...key, ...emptyTotals(), reserved: 0, inflight: 0, expiresAt: now + ttlSeconds * 1000 };
     this.counters.set(name, created);
     return created;
   }

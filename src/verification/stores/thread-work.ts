@@ -22,6 +22,9 @@ export type ThreadTask = {
   agent?: string;
 };
 
+/** How a task ended, claimed once (ThreadWork.end): its reply queued, or stopped by a Stop. */
+export type TaskEnd = 'settled' | 'stopped';
+
 /** Longer than any task may run (POLL_DEADLINE_S is at most a few hours). */
 const WORK_TTL_SECONDS = 24 * 60 * 60;
 
@@ -29,6 +32,7 @@ export function createThreadWork(records: Records, clock: Clock) {
   const workKey = (thread: SlackThread) => `work#${conversationKey(thread)}`;
   const stopKey = (thread: SlackThread) => `stop#${conversationKey(thread)}`;
   const stoppedKey = (requestId: string) => `stopped#${requestId}`;
+  const endedKey = (requestId: string) => `ended#${requestId}`;
 
   return {
     /** The task picked up in its thread (the newest task of a thread is the one a Stop stops). */
@@ -66,6 +70,15 @@ export function createThreadWork(records: Records, clock: Clock) {
     async stoppedSince(thread: SlackThread, receivedAt: number): Promise<boolean> {
       const stop = await records.get<{ at: number }>(stopKey(thread));
       return stop !== undefined && stop.at >= receivedAt;
+    },
+    /**
+     * Claims how a task ends, once: `settled` (its final outcome is queued as its reply) or
+     * `stopped` (a Stop took it first). The first claim wins; a repeat of the same claim (a
+     * redelivery) wins again. Resolves with the end that holds (docs/architecture.md §2.6, "Stop races").
+     */
+    async end(requestId: string, how: TaskEnd): Promise<TaskEnd> {
+      if (await records.putIf(endedKey(requestId), { request_id: requestId, how, at: clock.now() }, WORK_TTL_SECONDS, { field: 'request_id', expected: undefined })) return how;
+      return (await records.get<{ how: TaskEnd }>(endedKey(requestId)))?.how ?? how;
     },
     async markStopped(requestId: string): Promise<void> {
       await records.put(stoppedKey(requestId), { at: clock.now() }, WORK_TTL_SECONDS);

@@ -44,12 +44,13 @@ export type Reservation = { admitted: true; estimate: number } | { admitted: fal
 
 export interface UsageStore {
   /**
-   * Reserves tokens for one task against a daily `limit`, atomically: admitted when what is used
-   * and reserved leaves room for the estimate (the day's largest task on this counter, at least a
-   * twentieth of the limit), or when nothing is in flight and less than the limit is used — so
-   * concurrent tasks overshoot the limit by at most one task (docs/architecture.md §2.7).
+   * Reserves `estimate` tokens for one task against a daily `limit`, atomically: admitted when what
+   * is used and reserved leaves room for it, or when nothing is in flight and less than the limit is
+   * used. The estimate is the per-task ceiling (MAX_TASK_TOKENS: no task is charged more), so
+   * however many tasks arrive at once the day goes over the limit by at most one task's ceiling
+   * (docs/architecture.md §2.7).
    */
-  reserve(key: UsageKey, limit: number, ttlSeconds: number): Promise<Reservation>;
+  reserve(key: UsageKey, limit: number, ttlSeconds: number, estimate: number): Promise<Reservation>;
   /**
    * Adds a task's usage to each of its counters of `day` (and gives back what it reserved on them),
    * each atomically; a counter is created with the TTL when new.
@@ -67,11 +68,6 @@ export function utcDay(epochMs: number): string {
 /** The last `count` UTC days, newest first, today included. */
 export function lastDays(now: number, count: number): string[] {
   return Array.from({ length: count }, (_, back) => utcDay(now - back * 24 * 60 * 60 * 1000));
-}
-
-/** A reservation's estimate: the day's largest task on the counter, at least a twentieth of the limit (and one token). */
-export function reservationEstimate(limit: number, largest: number): number {
-  return Math.max(1, Math.ceil(limit / 20), largest);
 }
 
 /** Every token of a usage: input, output and both cache counts. */

@@ -9,12 +9,19 @@ import type { ActionMessage, FeedbackMessage } from '../queues/replies-queue';
 import type { FeedbackRecords } from './feedback-records';
 import { noTrace } from '../trace';
 import type { UserMessages } from '../messages/user-messages';
+import type { AuditFeedback } from '../budgets/usage-ledger';
 
 export type AssistantSurfaceOptions = FunctionServices & {
   slack: SlackAssistant;
   feedback: FeedbackRecords;
-  /** The task's audit record takes the last rating (usage-ledger.ts); a failure there is logged, never the click's. */
-  audit?: (requestId: string, value: 'positive' | 'negative') => Promise<void>;
+  /** The task's audit record takes the asker's last rating (usage-ledger.ts); a failure there is logged, never the click's. */
+  audit?: AuditFeedback;
+  /**
+   * Claims a key once (ClaimStore.mark): a thank-you is claimed before it is sent, so one that
+   * landed but was answered 5xx — its click then redelivered — is not sent twice. Without it, a
+   * redelivered click thanks again.
+   */
+  once?: (key: string) => Promise<boolean>;
   messages: UserMessages;
 };
 
@@ -59,10 +66,15 @@ export function createAssistantSurface(options: AssistantSurfaceOptions) {
 
     async feedback(message: FeedbackMessage, call: SlackCallOptions = {}): Promise<void> {
       const log = options.log;
+      // A click names its answer by request id: one that belongs to another channel or team is forged or misrouted.
+      if (options.audit && !(await options.audit.belongs(message.request_id, { team_id: message.team_id, channel: message.channel }))) {
+        log.warn('ignored feedback whose request id belongs to another channel or team', { request_id: message.request_id, channel: message.channel, team_id: message.team_id, user: message.user });
+        return;
+      }
       const { record, changedValue } = await options.feedback.record(message);
       const agent = record.agent ?? 'unknown';
       if (changedValue && record.value) options.metrics?.feedback(agent, record.value);
-      if (changedValue && record.value && options.audit) await options.audit(record.request_id, record.value).catch((error: unknown) => log.warn('the audit record could not take the feedback', { error: error as Error }));
+      if (changedValue && record.value && options.audit) await options.audit.rated(record.request_id, record.value, record.user).catch((error: unknown) => log.warn('the audit record could not take the feedback', { error: error as Error }));
       // The line the Logs Insights query in docs/operations.md reads.
       log.info('feedback recorded', { request_id: record.request_id, agent, value: record.value, user: record.user, channel: record.channel, thread_ts: record.thread_ts, has_comment: record.comment !== undefined });
       trace({ requestId: record.request_id, hop: 'feedback', at: clock.now(), detail: { value: record.value ?? '', comment: message.comment !== undefined } });
@@ -74,6 +86,8 @@ export function createAssistantSurface(options: AssistantSurfaceOptions) {
         if (await decorate('the feedback form (its trigger lasts 3 s)', () => options.slack.openView({ triggerId: message.trigger_id!, view }, call), log)) return;
       }
       const thanks = message.comment !== undefined ? options.messages.feedbackDetailsThanks : options.messages.feedbackThanks;
+      // At most once per click or form: a thank-you lost is better than two.
+      if (options.once && !(await options.once(`thanks#${record.request_id}#${record.user}#${message.comment !== undefined ? 'form' : message.clicked_at}`))) return;
       await decorate('the thank-you', () => options.slack.postEphemeral({ channel: record.channel, user: record.user, text: thanks, ...(record.thread_ts ? { threadTs: record.thread_ts } : {}) }, call), log);
     },
   };

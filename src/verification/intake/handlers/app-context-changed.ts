@@ -14,6 +14,15 @@ const ENTITY_TYPES: Readonly<Record<string, ContextEntity['type']>> = {
 const MAX_ENTITIES = 10;
 
 /**
+ * What a Slack id looks like (a channel's `C…`, `G…` or `D…`, a canvas's or list's `F…`): upper-case
+ * letters and digits, at most 32. A message's id is its ts, `<seconds>.<6 digits>`. Anything else —
+ * text, markup, a prompt smuggled into an id — is dropped before it can reach an agent.
+ */
+const SLACK_ID = /^[A-Z][A-Z0-9]{1,31}$/;
+const CHANNEL_ID = /^[CGD][A-Z0-9]{1,31}$/;
+const MESSAGE_TS = /^\d{1,12}\.\d{6}$/;
+
+/**
  * `app_context_changed`: what the user is looking at while the agent's window is open. It is
  * remembered for the user's next task (so "this channel" means something to the agent), and the
  * suggested prompts follow it: a channel in view offers the channel prompts.
@@ -41,8 +50,8 @@ function entitiesOf(raw: unknown): ContextEntity[] {
     if (!type) continue;
     if (type === 'message') {
       const value = entity.value as { channel_id?: unknown; message_ts?: unknown } | undefined;
-      if (typeof value?.channel_id === 'string' && typeof value.message_ts === 'string') entities.push({ type, id: value.message_ts, channel: value.channel_id });
-    } else if (typeof entity.value === 'string' && entity.value) {
+      if (typeof value?.channel_id === 'string' && typeof value.message_ts === 'string' && CHANNEL_ID.test(value.channel_id) && MESSAGE_TS.test(value.message_ts)) entities.push({ type, id: value.message_ts, channel: value.channel_id });
+    } else if (typeof entity.value === 'string' && (type === 'channel' ? CHANNEL_ID : SLACK_ID).test(entity.value)) {
       entities.push({ type, id: entity.value });
     }
     if (entities.length >= MAX_ENTITIES) break;
