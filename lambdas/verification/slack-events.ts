@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { agentRoutesFromEnv } from '../../src/protocols/agent-routes';
 import { secretFromEnv } from '../../src/secrets/secret-source';
-import { wireSlackEvents } from '../../src/verification/wiring';
+import { wireSlackEvents } from '../../src/verification/slack-events-wiring';
 import { botThreads, claimStore, counterStore, records, sqsQueue } from './shared/clients';
 import { functionContext, powertools } from './shared/function-context';
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_MAX_TASK_TOKENS } from './task-ceiling';
 
 /**
  * What a task cost in model tokens (docs/contract.md, "Usage"): optional on a final `success`
@@ -64,12 +65,7 @@ export function usageOf(fields: z.infer<typeof UsageSchema>): Usage {
   return usage;
 }
 
-/**
- * The most one task may be charged, in tokens (input, output and both cache counts together),
- * unless `MAX_TASK_TOKENS` says otherwise: a 200,000-token context read whole plus 50,000 written,
- * more than any one answer of the models this product runs costs.
- */
-export const DEFAULT_MAX_TASK_TOKENS = 250_000;
+export { DEFAULT_MAX_TASK_TOKENS };
 
 /** All the tokens a usage counts: input, output and both cache counts. */
 export function totalTokens(usage: Usage): number {

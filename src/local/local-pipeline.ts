@@ -26,7 +26,9 @@ import type { SlackUploads } from '../slack/slack-uploads';
 import { MemoryFileUploadStates } from '../verification/files-out/memory-upload-states';
 import { MemoryOutgoingFiles } from '../verification/files-out/memory-outgoing-files';
 import { noTrace, type Tracer } from '../verification/trace';
-import { wireAgentInvoker, wireAsyncResult, wireSlackEvents, wireSlackPoster, type FunctionContext } from '../verification/wiring';
+import { wireAgentInvoker, wireAsyncResult, wireSlackPoster } from '../verification/wiring';
+import { wireSlackEvents } from '../verification/slack-events-wiring';
+import type { FunctionContext } from '../verification/function-services';
 
 export type LocalPipelineOptions = {
   /** The default execution agent the invoker and poller call (any protocol, any transport). */

@@ -10,7 +10,7 @@ import { agentPromptsOf } from './surface/suggested-prompts';
 import type { PromptSettings } from './surface/suggested-prompts';
 import type { Budgets } from './budgets/usage-ledger';
 import { GUARDRAIL_SETTINGS, guardrailSettingsOf, type GuardrailSettings } from '../guardrail/guardrail-config';
-import { DEFAULT_MAX_TASK_TOKENS } from '../contract/usage';
+import { DEFAULT_MAX_TASK_TOKENS } from '../contract/task-ceiling';
 
 /**
  * Slack retries an event three times — at once, after 1 minute, after 5 more — so its last

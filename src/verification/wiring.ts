@@ -1,6 +1,3 @@
-import type { Clock } from '../clock';
-import type { Log } from '../observability/logger';
-import type { PipelineMetrics } from '../observability/metrics';
 import type { ExecutionAgent } from '../protocols/execution-agent';
 import type { DeliveryHandler, Queue } from '../queue/queue';
 import type { SecretSource } from '../secrets/secret-source';
@@ -11,13 +8,12 @@ import { createAgentInvoker } from './invoke/agent-invoker';
 import { guardrailFromSettings } from '../guardrail/guardrail-from-settings';
 import type { Guardrail } from '../guardrail/guardrail';
 import { createAsyncResult } from './poll/async-result';
-import { attachmentLimitsOf, type VerificationConfig } from './config';
+import { attachmentLimitsOf } from './config';
 import { anyAgentSendsBotToken, onlyOneAgent, type AgentDirectory } from './routing/agent-directory';
 import type { FollowUpOptions } from './follow-up-options';
 import type { PollMessage } from './queues/polls-queue';
 import type { ReplyMessage } from './queues/replies-queue';
 import type { TaskMessage } from './queues/tasks-queue';
-import { RateLimiter } from './intake/rate-limiter';
 import { acknowledgeReceipt } from './post/reactions';
 import { createSlackPoster, type SlackPoster } from './post/slack-poster';
 import type { SlackUploads } from '../slack/slack-uploads';
@@ -25,21 +21,18 @@ import { fetchAllowedFile, parseHostAllowlist } from '../net/safe-file-fetch';
 import { FileUploader } from './files-out/file-uploader';
 import type { FileUploadStates } from './files-out/upload-states';
 import type { OutgoingFiles } from './files-out/outgoing-files';
-import { createSlackIngress, type IngressRequest, type IngressResponse } from './intake/slack-ingress';
 import { createLiveReply, type LiveReplyService } from './live/live-reply';
 import type { BotThreads } from './stores/bot-threads';
 import type { LiveReplies } from './stores/live-replies';
 import type { ClaimStore } from './stores/claim-store';
 import { readTaskInputs } from './invoke/task-inputs';
-import type { CounterStore } from './stores/counter-store';
-import type { Tracer } from './trace';
+import { servicesOf, type FunctionContext } from './function-services';
 import { createAssistantSurface, type AssistantSurface } from './surface/assistant-surface';
 import { createFeedbackRecords } from './surface/feedback-records';
 import type { Records } from './stores/records';
 import { createThreadWork } from './stores/thread-work';
 import { createUserContexts } from './surface/user-context';
 import type { SlackAssistant } from '../slack/slack-assistant';
-import type { AgentRoutes } from '../protocols/agent-routes';
 import type { UsageStore } from './stores/usage-store';
 import { createAgentCoreSessionStop, type AgentCoreSessionStop } from './stop/agentcore-session-stop';
 import { createAuditFeedback, createUsageLedger, type UsageLedger } from './budgets/usage-ledger';
@@ -54,52 +47,7 @@ import { createAuditFeedback, createUsageLedger, type UsageLedger } from './budg
  * Optional ports are functions: a Lambda builds a Slack client or reads the bot token only when
  * the configuration asks for it.
  */
-export type FunctionContext = {
-  config: VerificationConfig;
-  log: Log;
-  metrics?: PipelineMetrics;
-  trace?: Tracer;
-  /** What the functions read the time on: `systemClock` in Lambda; the local pipeline's choice is explained there. */
-  clock: Clock;
-};
 
-export type SlackEventsPorts = {
-  signingSecret: SecretSource;
-  claims: ClaimStore;
-  counters: CounterStore;
-  tasks: Queue<TaskMessage>;
-  replies: Queue<ReplyMessage>;
-  /** The threads the bot answered in; read only with THREAD_FOLLOW_UPS (on by default). */
-  threads: BotThreads;
-  /** The state table's records: what each user is looking at (app_context_changed), and each thread's agent. */
-  records?: Records;
-  /** Where each execution agent answers (EXECUTION_AGENTS): tasks are routed by it. */
-  routes?: AgentRoutes;
-};
-
-export function wireSlackEvents(context: FunctionContext, ports: SlackEventsPorts): (request: IngressRequest) => Promise<IngressResponse> {
-  const { config } = context;
-  return createSlackIngress({
-    signingSecret: ports.signingSecret,
-    claims: ports.claims,
-    rateLimiter: new RateLimiter({ counters: ports.counters, perMinute: config.RATE_LIMIT_PER_MINUTE }),
-    tasks: ports.tasks,
-    replies: ports.replies,
-    messages: config.messages,
-    allowedTeamIds: config.ALLOWED_TEAM_IDS,
-    allowedUserIds: config.ALLOWED_USER_IDS,
-    allowedChannelIds: config.ALLOWED_CHANNEL_IDS,
-    maxTextLength: config.MAX_TEXT_LENGTH,
-    claimTtlSeconds: config.EVENT_CLAIM_TTL_SECONDS,
-    botUserId: config.SLACK_BOT_USER_ID,
-    ...(config.THREAD_FOLLOW_UPS ? { threads: ports.threads } : {}),
-    prompts: config.prompts,
-    ...(ports.records ? { contexts: createUserContexts(ports.records) } : {}),
-    ...(ports.routes ? { routes: ports.routes } : {}),
-    ...(ports.routes && ports.records ? { threadAgents: createThreadWork(ports.records, context.clock) } : {}),
-    ...common(context),
-  });
-}
 
 /**
  * Live answers (STREAM_REPLIES, docs/architecture.md §2.5): Slack's status, stream and update
@@ -215,7 +163,7 @@ export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPort
     ...(ports.records && ports.agent ? { surface: assistantSurfaceOf(context, ports.agent(), ports.records, ports.claims), feedbackButtons: config.FEEDBACK_BUTTONS } : {}),
     ...(ports.files ? { files: { uploader: fileUploaderOf(context, ports.files, ports.claims), outgoing: ports.files.outgoing } } : {}),
     ...(guardrail ? { guardrail: { guardrail, blockedText: config.messages.guardrailBlockedAnswer } } : {}),
-    ...common(context),
+    ...servicesOf(context),
   });
 }
 
@@ -240,7 +188,7 @@ function guardrailOf(context: FunctionContext): Guardrail | undefined {
 function assistantSurfaceOf(context: FunctionContext, slack: SlackAssistant, records: Records, claims: ClaimStore): AssistantSurface {
   const feedback = createFeedbackRecords(records, { clock: context.clock, ttlSeconds: context.config.FEEDBACK_RETENTION_DAYS * 24 * 60 * 60 });
   const audit = createAuditFeedback(records, context.config.AUDIT_RETENTION_DAYS * DAY_SECONDS);
-  return createAssistantSurface({ slack, feedback, audit, once: (key) => claims.mark(key, THANKS_CLAIM_SECONDS), messages: context.config.messages, ...common(context) });
+  return createAssistantSurface({ slack, feedback, audit, once: (key) => claims.mark(key, THANKS_CLAIM_SECONDS), messages: context.config.messages, ...servicesOf(context) });
 }
 
 const DAY_SECONDS = 24 * 60 * 60;
@@ -281,7 +229,7 @@ function followUp(context: FunctionContext, ports: AsyncResultPorts, maxReceiveC
     ...(ports.records ? { work: createThreadWork(ports.records, context.clock) } : {}),
     ...(ports.outgoingFiles ? { outgoingFiles: ports.outgoingFiles } : {}),
     ...afterSettled(ledgerOf(context, ports), agentCoreSessionStopOf(context, ports)),
-    ...common(context),
+    ...servicesOf(context),
   };
 }
 
@@ -321,14 +269,6 @@ function liveReplyOf(context: FunctionContext, ports: LivePorts): LiveReplyServi
   return createLiveReply({ slack: ports.slack(), store: ports.store, workingText: messages.working, placeholderText: messages.workingPlaceholder, log: context.log, sessions: context.config.AGENT_SESSIONS });
 }
 
-function common(context: FunctionContext): { log: Log; metrics?: PipelineMetrics; trace?: Tracer; clock: Clock } {
-  return {
-    log: context.log,
-    clock: context.clock,
-    ...(context.metrics ? { metrics: context.metrics } : {}),
-    ...(context.trace ? { trace: context.trace } : {}),
-  };
-}
 
 function required<T>(port: (() => T) | undefined, message: string): () => T {
   if (!port) throw new Error(message);

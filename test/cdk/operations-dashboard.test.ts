@@ -44,6 +44,9 @@ function emitted(): Map<string, { dimensions: string[]; method: string }> {
     budgetRefused: () => metrics.budgetRefused('user'),
     sessionEnded: () => metrics.sessionEnded('default', 'quiet'),
     refused: () => metrics.refused('x'),
+    guardrailFindings: () => metrics.guardrailFindings('input', 'masked', { EMAIL: 1 }),
+    guardrailTextUnits: () => metrics.guardrailTextUnits('input', 1),
+    guardrailFailed: () => metrics.guardrailFailed('output'),
   };
   const methods = Object.getOwnPropertyNames(PipelineMetrics.prototype).filter((name) => name !== 'constructor' && name !== 'single' && typeof (PipelineMetrics.prototype as unknown as Record<string, unknown>)[name] === 'function');
   expect(methods.sort()).toEqual(Object.keys(calls).sort());

@@ -1,6 +1,7 @@
 import { secretFromEnv, type SecretSource } from '../../../src/secrets/secret-source';
 import { slackRepliesFromSecret } from '../../../src/slack/slack-replies';
-import type { FunctionContext, LivePorts } from '../../../src/verification/wiring';
+import type { FunctionContext } from '../../../src/verification/function-services';
+import type { LivePorts } from '../../../src/verification/wiring';
 import { liveReplies } from './clients';
 
 /**
