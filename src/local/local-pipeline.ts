@@ -28,7 +28,7 @@ import { MemoryOutgoingFiles } from '../verification/files-out/memory-outgoing-f
 import { noTrace, type Tracer } from '../verification/trace';
 import { wireAgentInvoker, wireAsyncResult, wireSlackPoster } from '../verification/wiring';
 import { wireSlackEvents } from '../verification/slack-events-wiring';
-import type { FunctionContext } from '../verification/function-services';
+import type { FunctionContext } from '../verification/function-context';
 
 export type LocalPipelineOptions = {
   /** The default execution agent the invoker and poller call (any protocol, any transport). */

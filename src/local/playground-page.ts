@@ -311,7 +311,7 @@ function surfaceHtml(r) {
 function sharedFilesHtml(r) {
   const files = (r.trace && r.trace.shared_files) || [];
   return files.map((f) => '<div class="shared-file">📎 <a href="' + escapeHtml(f.url) + '" download="' + escapeHtml(f.name) + '">' + escapeHtml(f.name) + '</a> · ' + f.size + ' bytes' +
-    (/^image\//.test(f.mimetype) ? '<br><img class="preview" alt="' + escapeHtml(f.name) + '" src="' + escapeHtml(f.url) + '">' : '') + '</div>').join('');
+    (String(f.mimetype).startsWith('image/') ? '<br><img class="preview" alt="' + escapeHtml(f.name) + '" src="' + escapeHtml(f.url) + '">' : '') + '</div>').join('');
 }
 
 function render() {

@@ -61,7 +61,7 @@ export type FollowUpOptions = {
    * Without it, files are not shared: each is named as left out.
    */
   outgoingFiles?: OutgoingFiles;
-  /** MAX_TASK_TOKENS: the most one task is charged (src/verification/budgets/task-charge.ts). */
+  /** MAX_TASK_TOKENS: the most one task is charged (src/verification/settle/task-charge.ts). */
   maxTaskTokens?: number;
   trace?: Tracer;
   clock?: Clock;

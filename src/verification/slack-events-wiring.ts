@@ -1,7 +1,7 @@
 import type { AgentRoutes } from '../protocols/agent-routes';
 import type { Queue } from '../queue/queue';
 import type { SecretSource } from '../secrets/secret-source';
-import { servicesOf, type FunctionContext } from './function-services';
+import { servicesOf, type FunctionContext } from './function-context';
 import { RateLimiter } from './intake/rate-limiter';
 import { createSlackIngress, type IngressRequest, type IngressResponse } from './intake/slack-ingress';
 import type { RepliesQueueMessage } from './queues/replies-queue';

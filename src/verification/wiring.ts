@@ -26,7 +26,7 @@ import type { BotThreads } from './stores/bot-threads';
 import type { LiveReplies } from './stores/live-replies';
 import type { ClaimStore } from './stores/claim-store';
 import { readTaskInputs } from './invoke/task-inputs';
-import { servicesOf, type FunctionContext } from './function-services';
+import { servicesOf, type FunctionContext } from './function-context';
 import { createAssistantSurface, type AssistantSurface } from './surface/assistant-surface';
 import { createFeedbackRecords } from './surface/feedback-records';
 import type { Records } from './stores/records';

@@ -6,7 +6,7 @@ import { systemClock } from '../../../src/clock';
 import { createLogger } from '../../../src/observability/logger';
 import { PipelineMetrics } from '../../../src/observability/metrics';
 import { loadVerificationConfig } from '../../../src/verification/config';
-import type { FunctionContext } from '../../../src/verification/function-services';
+import type { FunctionContext } from '../../../src/verification/function-context';
 
 /** What every verification function starts from: its parsed configuration, logger and metrics. */
 export type LambdaFunctionContext = FunctionContext & { log: Logger; metrics: PipelineMetrics };

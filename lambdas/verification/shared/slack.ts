@@ -1,6 +1,6 @@
 import { secretFromEnv, type SecretSource } from '../../../src/secrets/secret-source';
 import { slackRepliesFromSecret } from '../../../src/slack/slack-replies';
-import type { FunctionContext } from '../../../src/verification/function-services';
+import type { FunctionContext } from '../../../src/verification/function-context';
 import type { LivePorts } from '../../../src/verification/wiring';
 import { liveReplies } from './clients';
 

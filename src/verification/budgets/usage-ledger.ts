@@ -55,7 +55,7 @@ export type UsageLedgerOptions = {
   auditText: boolean;
   /**
    * MAX_TASK_TOKENS: what each task reserves on a budget — no task is charged more
-   * (src/verification/budgets/task-charge.ts), so a burst overshoots a limit by at most this.
+   * (src/verification/settle/task-charge.ts), so a burst overshoots a limit by at most this.
    */
   maxTaskTokens?: number;
   messages: UserMessages;

@@ -1,7 +1,6 @@
 import type { AgentFile } from '../../contract';
 import type { SuccessOutcome } from '../../protocols/outcome';
-import { OUTGOING_FILES_TTL_SECONDS, type OutgoingFiles } from './outgoing-files';
-import type { ReplyFiles } from './share-answer-files';
+import { OUTGOING_FILES_TTL_SECONDS, type OutgoingFiles, type ReplyFiles } from './outgoing-files';
 
 /**
  * The settlement's part of an answer's files (docs/architecture.md, "Files the agent makes"): they

@@ -1,3 +1,4 @@
+import type { RefusedFile } from '../../contract';
 import type { AgentFile } from '../../contract';
 
 /**
@@ -14,3 +15,6 @@ export interface OutgoingFiles {
 
 /** How long an answer's files wait for the poster: longer than any redelivery of its reply (SQS keeps a message 14 days at most). */
 export const OUTGOING_FILES_TTL_SECONDS = 14 * 24 * 60 * 60;
+
+/** What a reply message says of its answer's files (they wait in OutgoingFiles): how many, and those refused. */
+export type ReplyFiles = { count: number; refused?: RefusedFile[] | undefined };

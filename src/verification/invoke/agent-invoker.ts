@@ -44,7 +44,7 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
     const guarded = options.guardrail ? await guardedTask(p, run, options.guardrail, read) : read;
     if (!guarded) return;
     const { params, inputs } = guarded;
-    // What the agent is sent, in characters: the charge's estimate when it reports no usage (src/verification/budgets/task-charge.ts).
+    // What the agent is sent, in characters: the charge's estimate when it reports no usage (src/verification/settle/task-charge.ts).
     const charged = { ...task, input_chars: inputCharsOf(params) };
     const sent = await sendTask(p, run, ready, params, charged);
     if (sent.kind === 'stopped') return;

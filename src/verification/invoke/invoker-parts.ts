@@ -63,6 +63,6 @@ export type InvokerParts = { options: AgentInvokerOptions; clock: Clock; trace: 
 /** One task on one delivery: the message, its thread and log, and the delivery's time. */
 export type TaskRun = { task: TaskMessage; thread: SlackThread; log: Log; delivery: Delivery; context: DeliveryContext };
 
-/** The task as it is charged: with the characters its agent was sent, the estimate when it reports no usage (src/verification/budgets/task-charge.ts). */
+/** The task as it is charged: with the characters its agent was sent, the estimate when it reports no usage (src/verification/settle/task-charge.ts). */
 export type ChargedTask = TaskMessage & { input_chars: number };
 

@@ -23,7 +23,8 @@ import { markDone } from './reactions';
 import { FileUploader } from '../files-out/file-uploader';
 import { MemoryFileUploadStates } from '../files-out/memory-upload-states';
 import type { OutgoingFiles } from '../files-out/outgoing-files';
-import { shareAnswerFiles, type ReplyFiles } from '../files-out/share-answer-files';
+import { shareAnswerFiles } from './share-answer-files';
+import type { ReplyFiles } from '../files-out/outgoing-files';
 import { NO_OUTGOING_FILES, NO_UPLOADS } from '../files-out/no-uploads';
 
 /**

@@ -19,7 +19,7 @@ import type { Tracer } from '../trace';
 import { handOverFiles, textWithFiles } from '../files-out/hand-over-files';
 import type { OutgoingFiles } from '../files-out/outgoing-files';
 import { DEFAULT_MAX_TASK_TOKENS } from '../../contract';
-import { chargedUsage } from '../budgets/task-charge';
+import { chargedUsage } from './task-charge';
 
 /** Characters the agent was sent: what the invoker counted, else the task's own text. */
 function inputCharsOf(task: SettledTask): number {

@@ -29,7 +29,7 @@ export type SettledTask = SlackThread & {
 export type Settled = {
   ended: 'answered' | 'failed' | 'stopped';
   agent?: string;
-  /** What it is charged (src/verification/budgets/task-charge.ts); absent only for a task that never reached its agent. */
+  /** What it is charged (src/verification/settle/task-charge.ts); absent only for a task that never reached its agent. */
   usage?: Usage;
   /** True when `usage` is an estimate from characters: the agent reported none. */
   estimated?: boolean;

@@ -2,11 +2,11 @@ import type { RefusedFile } from '../../contract';
 import type { Log } from '../../observability/logger';
 import type { DeliveryContext } from '../../queue/queue';
 import type { SlackReplies } from '../../slack/slack-port';
-import { postPiece, type PostTarget } from '../post/post-piece';
+import { postPiece, type PostTarget } from './post-piece';
 import type { ClaimStore } from '../stores/claim-store';
-import type { FileUploader } from './file-uploader';
-import { refusedFileLine } from './file-refusals';
-import type { OutgoingFiles } from './outgoing-files';
+import type { FileUploader } from '../files-out/file-uploader';
+import { refusedFileLine } from '../files-out/file-refusals';
+import type { OutgoingFiles, ReplyFiles } from '../files-out/outgoing-files';
 
 /** The chunk number the refused-files line carries in its metadata (real chunks count from 0, the fallback is -1). */
 export const FILES_REFUSED_CHUNK = -2;
@@ -14,7 +14,6 @@ export const FILES_REFUSED_CHUNK = -2;
 export type AnswerFilesOptions = { uploader: FileUploader; outgoing: OutgoingFiles; claims: ClaimStore; slack: SlackReplies; ttlSeconds: number };
 
 /** What a reply says of its answer's files: how many wait in OutgoingFiles, and those the settlement refused already. */
-export type ReplyFiles = { count: number; refused?: RefusedFile[] | undefined };
 
 /**
  * slack-poster's step after an answer's text (docs/architecture.md, "Files the agent makes"): each
