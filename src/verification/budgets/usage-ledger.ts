@@ -94,32 +94,32 @@ export function untilMidnightUtc(now: number): string {
   return minutes >= 60 ? `${Math.floor(minutes / 60)} h ${minutes % 60} min` : `${minutes} min`;
 }
 
+/** Changes a task's audit record: `change` gets it as it is and returns what to keep (undefined: leave it). */
+async function auditChange(options: Pick<UsageLedgerOptions, 'records' | 'auditTtlSeconds'>, requestId: string, change: (current: AuditRecord | undefined) => AuditRecord | undefined): Promise<void> {
+  const next = change(await options.records.get<AuditRecord>(AUDIT + requestId));
+  if (next) await options.records.put(AUDIT + requestId, next, options.auditTtlSeconds);
+}
+
+/** A task's audit record as it starts: where it was asked, by whom, for which agent; running. */
+function base(task: SettledTask | TaskMessage, agent: string | undefined): AuditRecord {
+  return {
+    request_id: task.request_id,
+    team_id: task.team_id,
+    channel: task.channel,
+    ...(task.thread_ts ? { thread_ts: task.thread_ts } : {}),
+    ...(task.user_id ? { user: task.user_id } : {}),
+    ...(agent ? { agent } : {}),
+    received_at: task.received_at,
+    outcome: 'running',
+  };
+}
+
 export function createUsageLedger(options: UsageLedgerOptions) {
   const { usage, records, clock } = options;
   const limited = (['user', 'channel', 'team'] as const).filter((scope) => options.budgets[scope] !== undefined);
   const maxTaskTokens = options.maxTaskTokens ?? DEFAULT_MAX_TASK_TOKENS;
-
-  async function audit(requestId: string, change: (current: AuditRecord | undefined) => AuditRecord | undefined): Promise<void> {
-    const next = change(await records.get<AuditRecord>(AUDIT + requestId));
-    if (next) await records.put(AUDIT + requestId, next, options.auditTtlSeconds);
-  }
-
-  function base(task: SettledTask | TaskMessage, agent: string | undefined): AuditRecord {
-    return {
-      request_id: task.request_id,
-      team_id: task.team_id,
-      channel: task.channel,
-      ...(task.thread_ts ? { thread_ts: task.thread_ts } : {}),
-      ...(task.user_id ? { user: task.user_id } : {}),
-      ...(agent ? { agent } : {}),
-      received_at: task.received_at,
-      outcome: 'running',
-    };
-  }
-
-  async function giveBack(reserved: Reserved['reserved'], day: string): Promise<void> {
-    await usage.add(day, reserved.map(({ scope, id, estimate }) => ({ scope, id, delta: { release: estimate } })), options.usageTtlSeconds);
-  }
+  const audit = (requestId: string, change: (current: AuditRecord | undefined) => AuditRecord | undefined) => auditChange(options, requestId, change);
+  const giveBack = (reserved: Reserved['reserved'], day: string) => usage.add(day, reserved.map(({ scope, id, estimate }) => ({ scope, id, delta: { release: estimate } })), options.usageTtlSeconds);
 
   return {
     /** True when a budget is set: the invoker asks `admit` before each task. */
