@@ -1,3 +1,4 @@
+import { seededRandom, type Random } from '../../tools/session-model';
 /**
  * A seeded corpus for the guardrail's tests and bench (docs/operations.md, "Guardrails"): English
  * and Japanese messages, each holding an entity of every type in turn — written the ways people
@@ -9,18 +10,9 @@ export type CorpusMessage = { language: 'en' | 'ja'; text: string; entities: Arr
 
 export const CORPUS_ENTITY_TYPES = ['EMAIL', 'PHONE', 'CREDIT_DEBIT_CARD_NUMBER', 'INTERNATIONAL_BANK_ACCOUNT_NUMBER', 'AWS_ACCESS_KEY', 'AWS_SECRET_KEY', 'SLACK_TOKEN', 'PRIVATE_KEY'] as const;
 
-type Random = () => number;
-/** mulberry32: small, seeded, the same on every machine. */
-export function seededRandom(seed: number): Random {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// The one seeded generator of the repository's models and corpora (tools/session-model.ts).
+export { seededRandom };
+
 
 const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
 const digits = (random: Random, count: number) => Array.from({ length: count }, () => Math.floor(random() * 10)).join('');
