@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { localStackBase } from '../local/local-ports';
 import { AGENT_CARD_PATH } from '../contract/http-paths';
 import { newRequestId } from '../contract/request-id';
 import { CASES } from '../conformance/cases';
@@ -43,7 +44,7 @@ Prints one row per agent; exit code 0 only if every agent passes.
       options: { json: { type: 'boolean', default: false }, env: { type: 'boolean', default: false }, 'verification-port': { type: 'string' }, url: { type: 'string' }, 'slow-ms': { type: 'string' }, 'timeout-ms': { type: 'string' } },
     });
     if (positionals.length === 0) {
-      const base = values.url ?? `http://127.0.0.1:${values['verification-port'] ?? process.env.VERIFICATION_PORT ?? 3000}`;
+      const base = localStackBase(values, process.env);
       const running = values.env ? undefined : await runningStackAgents(base);
       const described = running ?? describeAgents(environmentSettings());
       const source = running ? `the local stack at ${base} (zone start)` : `this shell's environment${values.env ? '' : ` (no local stack answers at ${base})`}`;

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { localStackBase } from '../local/local-ports';
 import type { FeedbackRecord } from '../verification/surface/feedback-records';
 import type { Command } from './command';
 
@@ -14,7 +15,7 @@ user, the rating (the last click counts), what went wrong, and when. Served to t
   --json   the records as JSON, one array`,
   async run(args) {
     const { values } = parseArgs({ args, options: { 'verification-port': { type: 'string' }, url: { type: 'string' }, json: { type: 'boolean' } } });
-    const base = values.url ?? `http://127.0.0.1:${values['verification-port'] ?? process.env.VERIFICATION_PORT ?? 3000}`;
+    const base = localStackBase(values, process.env);
     const url = new URL('/api/feedback', base);
     let records: FeedbackRecord[];
     try {

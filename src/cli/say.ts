@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { localStackBase } from '../local/local-ports';
 import { basename, extname } from 'node:path';
 import { systemClock } from '../clock';
 import { ATTACHMENT_TYPES } from '../contract';
@@ -57,7 +58,7 @@ record (replies printed by \`zone start\` when no SLACK_BOT_TOKEN is set).
     if (!surface && !text && filePaths.length === 0) throw new Error('say what? e.g. zone say "hello"');
     if (values.channel !== undefined && !/^[CDG][A-Z0-9]{1,20}$/.test(values.channel)) throw new Error(`--channel takes a Slack channel id (C…), not ${JSON.stringify(values.channel)}`);
     if (values['follow-up'] && !values.thread) throw new Error('--follow-up needs --thread <ts>: a follow-up is a reply in a thread');
-    const url = values.url ?? `http://127.0.0.1:${process.env.VERIFICATION_PORT ?? 3000}/slack/events`;
+    const url = values.url ?? `${localStackBase({}, process.env)}/slack/events`;
     const secretFile = localSecretFile(new URL(url).port || '80');
     const secret = values.secret ?? process.env.SLACK_SIGNING_SECRET ?? (existsSync(secretFile) ? readFileSync(secretFile, 'utf8').trim() : undefined);
     if (!secret) throw new Error('no signing secret: set SLACK_SIGNING_SECRET to the one `zone start` uses');

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { executionPortOf } from '../local/local-ports';
 import { runtimeFromEnv } from '../execution/runtime-from-env';
 import { createExecutionHttpServer } from '../execution/hosts/http-host';
 import type { Command } from './command';
@@ -16,7 +17,7 @@ Defaults: --host $EXECUTION_HOST or 127.0.0.1, --port $EXECUTION_PORT or 8080.`,
   async run(args) {
     const { values } = parseArgs({ args, options: { host: { type: 'string' }, port: { type: 'string' } } });
     const host = values.host ?? process.env.EXECUTION_HOST ?? '127.0.0.1';
-    const port = Number(values.port ?? process.env.EXECUTION_PORT ?? 8080);
+    const port = values.port !== undefined ? Number(values.port) : executionPortOf(process.env);
     const runtime = runtimeFromEnv();
     const server = createExecutionHttpServer(runtime);
     const address = await listen(server, port, host);

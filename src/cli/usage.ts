@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { localStackBase } from '../local/local-ports';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { systemClock } from '../clock';
 import { DynamoDb } from '../aws/dynamodb';
@@ -60,7 +61,7 @@ dynamodb:GetItem on the table).
     const { values } = parseArgs({ args, options: { days: { type: 'string' }, 'verification-port': { type: 'string' }, url: { type: 'string' }, table: { type: 'string' }, region: { type: 'string' }, json: { type: 'boolean' } } });
     const count = Number(values.days ?? 7);
     if (!Number.isInteger(count) || count < 1 || count > 400) throw new Error(`--days must be a whole number from 1 to 400, not ${JSON.stringify(values.days)}`);
-    const days = values.table ? await fromTable(values.table, values.region, count) : await fromLocalStack(values.url ?? `http://127.0.0.1:${values['verification-port'] ?? process.env.VERIFICATION_PORT ?? 3000}`, count);
+    const days = values.table ? await fromTable(values.table, values.region, count) : await fromLocalStack(localStackBase(values, process.env), count);
     if (values.json) {
       process.stdout.write(`${JSON.stringify(days, null, 2)}\n`);
       return 0;

@@ -19,6 +19,7 @@ import { lastDays } from '../verification/stores/usage-store';
 import { createLocalPipeline, type LocalPipeline } from './local-pipeline';
 import { PLAYGROUND_HTML } from './playground-page';
 import { close, listen, sendJson } from './server-lifecycle';
+import { executionPortOf, verificationPortOf } from './local-ports';
 import { postSignedEvent, slackEventEnvelope } from './slack-event-builder';
 import { SlackEnvelopeSchema } from '../verification/intake/slack-event';
 import { TraceRecorder } from './trace-recorder';
@@ -98,7 +99,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const host = options.host ?? '127.0.0.1';
   const log = options.log ?? createLogger('local');
   // Parsed once, here: which agent the pipeline calls. Unset, it is the runtime started below.
-  const executionPort = options.executionPort ?? Number(env.EXECUTION_PORT ?? 8080);
+  const executionPort = options.executionPort ?? executionPortOf(env);
   const plannedUrl = `http://${host}:${executionPort}/invocations`;
   const settings = agentSettingsFrom({ env, transportDefaults: { kind: 'https', https: { url: plannedUrl }, agentcore: { runtimeArn: LOCAL_RUNTIME_ARN } } });
   const transport = settings.agents.find((agent) => agent.name === settings.defaultAgent)!.transport;
@@ -173,7 +174,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
       });
     });
-    verificationBase = `http://${await listen(verification, options.verificationPort ?? Number(env.VERIFICATION_PORT ?? 3000), host)}`;
+    verificationBase = `http://${await listen(verification, options.verificationPort ?? verificationPortOf(env), host)}`;
     closers.push(() => close(verification));
     ingressUrl = `${verificationBase}/slack/events`;
 
