@@ -14,7 +14,8 @@ import type { ListableRecords } from '../../src/verification/stores/records';
 import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-messages';
 import { FAKE_BOT_USER_ID, slackAppEnv, startFakeSlackApi, type FakeSlackApi, type FakeStopEvent } from '../support/fake-slack-api';
 import { eventually } from '../support/http';
-import { utcDay } from '../../src/verification/stores/usage-store';
+import { tokensOf, utcDay } from '../../src/verification/stores/usage-store';
+import type { Usage } from '../../src/contract';
 import { capturingLog } from '../support/slack-surface';
 
 /**
@@ -68,7 +69,13 @@ describe.each(['in-process', 'https', 'agentcore'])('Stop mid-stream over %s', (
     const received: string[] = [];
     const service = stack.runtime!.service;
     const cancelTask = service.cancelTask.bind(service);
-    jest.spyOn(service, 'cancelTask').mockImplementation(async (taskId) => (received.push(taskId), cancelTask(taskId)));
+    const answers: Array<Awaited<ReturnType<typeof cancelTask>>> = [];
+    jest.spyOn(service, 'cancelTask').mockImplementation(async (taskId) => {
+      received.push(taskId);
+      const answer = await cancelTask(taskId);
+      answers.push(answer);
+      return answer;
+    });
     const channel = 'C0STOP';
     const ts = slack.addMessage({ channel, user: ALICE, text: LONG_QUESTION });
     const { body, eventId } = slackEventEnvelope('mention', { text: LONG_QUESTION, ts, channel, teamId: TEAM, userId: ALICE, botUserId: FAKE_BOT_USER_ID });
@@ -111,10 +118,13 @@ describe.each(['in-process', 'https', 'agentcore'])('Stop mid-stream over %s', (
     expect(slack.sessionOf(channel, ts)).toMatchObject({ status: 'active', history: ['processing', 'active'], initiator_user_id: ALICE });
 
     // A stopped task pays (docs/architecture.md §2.7): the echo's own count of what it read (the 200
-    // words of the question) and wrote until the cancel (the words shown), never nothing.
+    // words of the question) and wrote until the cancel (the words shown), never nothing — what the
+    // cancel reported, not an estimate from characters.
+    const reported = (answers[0] as { usage?: Usage }).usage;
+    expect(reported).toBeDefined();
     const rows = await stack.pipeline.usage.day(utcDay(Date.now()));
     const alice = rows.find((candidate) => candidate.scope === 'user' && candidate.id === `${TEAM}/${ALICE}`);
-    expect(alice).toMatchObject({ tasks: 1 });
+    expect(alice).toMatchObject({ tasks: 1, tokens: tokensOf(reported) });
     expect(alice!.tokens).toBeGreaterThan(200);
   });
 
@@ -146,6 +156,8 @@ describe('Stop before the task starts, and after it ended', () => {
   /** The task ids of the cancel_task calls that reached the execution runtime, and how many get_task_result calls did. */
   let cancelled: string[] = [];
   let pollCalls = 0;
+  /** The usage each cancel_task answer reported. */
+  let cancelUsage: Array<Usage | undefined> = [];
   /** The task ids execute_task answered with. */
   let accepted: Array<string | undefined> = [];
   /** While set, the task's read of its thread's Stop waits for it: the task has not been picked up yet. */
@@ -162,6 +174,7 @@ describe('Stop before the task starts, and after it ended', () => {
       if (request.method === 'cancel_task') cancelled.push(String(request.params?.task_id));
       const answer = await runtime.dispatch(bytes);
       if (request.method === 'execute_task' && answer !== undefined) accepted.push((JSON.parse(answer) as { result?: { task_id?: string } }).result?.task_id);
+      if (request.method === 'cancel_task' && answer !== undefined) cancelUsage.push((JSON.parse(answer) as { result?: { usage?: Usage } }).result?.usage);
       return answer;
     });
     pipeline = createLocalPipeline({
@@ -182,6 +195,7 @@ describe('Stop before the task starts, and after it ended', () => {
     slack.reset();
     executeCalls = 0;
     cancelled = [];
+    cancelUsage = [];
     pollCalls = 0;
     accepted = [];
   });
@@ -252,6 +266,12 @@ describe('Stop before the task starts, and after it ended', () => {
     expect(cancelled).toEqual([taskId]);
     expect((await runtime.store.get(taskId!))?.status).toBe('cancelled');
     expect(slack.posts.map((post) => post.text)).toEqual([DEFAULT_USER_MESSAGES.stopped]);
+    // The task is charged what the cancel reported it used, not an estimate from characters (the
+    // poll that found the Stop settled it with the usage the Stop kept).
+    const [reported] = cancelUsage;
+    expect(reported).toBeDefined();
+    const [user] = (await pipeline.usage.day(utcDay(Date.now()))).filter((row) => row.scope === 'channel' && row.id === `${TEAM}/C0POLLED`);
+    expect(user).toMatchObject({ tasks: 1, tokens: tokensOf(reported), input_tokens: reported!.input_tokens });
   });
 
   it('a Stop after the answer was queued (its first post refused, ratelimited) is acknowledged: the answer is posted whole, once, with no stopped note', async () => {

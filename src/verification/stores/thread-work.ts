@@ -1,4 +1,5 @@
 import type { Clock } from '../../clock';
+import type { Usage } from '../../contract';
 import type { PendingHandle } from '../../protocols/outcome';
 import { conversationKey, type SlackThread } from '../queues/slack-thread';
 import type { Records } from './records';
@@ -85,6 +86,14 @@ export function createThreadWork(records: Records, clock: Clock) {
     },
     async isStopped(requestId: string): Promise<boolean> {
       return (await records.get(stoppedKey(requestId))) !== undefined;
+    },
+    /** The usage the stopped task reported with its cancel (stop-task.ts): what its settlement charges. */
+    async cancelReported(requestId: string, usage: Usage): Promise<void> {
+      await records.put(stoppedKey(requestId), { at: clock.now(), usage }, WORK_TTL_SECONDS);
+    },
+    /** What cancelReported kept, if the cancel reported a usage. */
+    async reportedUsage(requestId: string): Promise<Usage | undefined> {
+      return (await records.get<{ usage?: Usage }>(stoppedKey(requestId)))?.usage;
     },
   };
 }
