@@ -303,6 +303,35 @@ describe('Stop before the task starts, and after it ended', () => {
     expect(slack.sessionOf('C0LATE', ts)?.status).toBe('active');
     expect(log.lines).toContainEqual(expect.objectContaining({ message: 'Stop acknowledged: nothing is working in this thread' }));
   });
+
+  it('40 Stops on an idle thread make one session-status call; the thread\'s next task still sets its own', async () => {
+    const { ts, body } = mention('C0MANY', 'first question');
+    expect(await send(body)).toBe(200);
+    await pipeline.whenIdle({ timeoutMs: 20_000 });
+    const statusCalls = () => slack.requests.filter((request) => request.method === 'agents.sessions.setStatus' && (request.body as { thread_ts?: string }).thread_ts === ts);
+    const before = statusCalls().length;
+
+    // The user presses Stop 40 times, all at once, on a thread with nothing working.
+    const statuses = await Promise.all(Array.from({ length: 40 }, () => send(stopEvent('C0MANY', ts))));
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    await pipeline.whenIdle({ timeoutMs: 30_000 });
+    expect(log.lines.filter((line) => line.message === 'Stop acknowledged: nothing is working in this thread').length).toBeGreaterThanOrEqual(40);
+    expect(statusCalls().length - before).toBeLessThanOrEqual(2);
+    expect(slack.sessionOf('C0MANY', ts)?.status).toBe('active');
+
+    // A follow-up in the thread: its task moves the session to processing and back, as any task does.
+    const followUp = slack.addMessage({ channel: 'C0MANY', user: ALICE, text: 'and another', thread_ts: ts });
+    const afterStops = statusCalls().length;
+    expect(await send(slackEventEnvelope('mention', { text: 'and another', ts: followUp, threadTs: ts, channel: 'C0MANY', teamId: TEAM, userId: ALICE, botUserId: FAKE_BOT_USER_ID }).body)).toBe(200);
+    await pipeline.whenIdle({ timeoutMs: 20_000 });
+    expect(statusCalls().slice(afterStops).map((request) => (request.body as { status?: string }).status)).toEqual(expect.arrayContaining(['processing']));
+    expect(slack.sessionOf('C0MANY', ts)?.status).toBe('active');
+    // And a Stop after that task is the first since it: its own call.
+    const afterTask = statusCalls().length;
+    expect(await send(stopEvent('C0MANY', ts))).toBe(200);
+    await pipeline.whenIdle({ timeoutMs: 20_000 });
+    expect(statusCalls().length - afterTask).toBe(1);
+  }, 60_000);
 });
 
 /**

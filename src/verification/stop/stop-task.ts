@@ -61,7 +61,13 @@ export function createStopTask(options: StopTaskOptions) {
     if (!task) {
       options.log.info('Stop acknowledged: nothing is working in this thread', { channel: stop.channel, thread_ts: replyThreadTs(stop) });
       options.metrics?.stopped('idle');
-      await options.session?.setSessionStatus({ channel: stop.channel, threadTs: replyThreadTs(stop), status: 'active' }, call).catch((error: unknown) => options.log.warn('could not move the session out of processing', { error: error as Error }));
+      // Once per thread and task: many Stops on an idle thread make one session-status call.
+      const claim = options.session && (await options.work.sessionEndClaim(thread, latest?.request_id));
+      if (!claim) return;
+      await options.session!.setSessionStatus({ channel: stop.channel, threadTs: replyThreadTs(stop), status: 'active' }, call).catch(async (error: unknown) => {
+        options.log.warn('could not move the session out of processing', { error: error as Error });
+        await claim.release();
+      });
       return;
     }
     const log = options.log;
