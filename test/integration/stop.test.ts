@@ -1,6 +1,8 @@
 import type { ExecutionRuntime } from '../../src/execution/runtime';
 import { createExecutionRuntime } from '../../src/execution/runtime';
 import { loadExecutionConfig } from '../../src/execution/config';
+import { EchoExecutor } from '../../src/execution/executors/echo-executor';
+import type { Executor } from '../../src/execution/executors/executor';
 import { createLocalPipeline, type LocalPipeline } from '../../src/local/local-pipeline';
 import { startLocalStack, type LocalStack } from '../../src/local/local-stack';
 import { agentSessionStoppedEnvelope, postSignedEvent, slackEventEnvelope } from '../../src/local/slack-event-builder';
@@ -166,7 +168,17 @@ describe('Stop before the task starts, and after it ended', () => {
 
   beforeAll(async () => {
     slack = await startFakeSlackApi();
-    runtime = createExecutionRuntime({ config: loadExecutionConfig({ SYNC_BUDGET_MS: '300' }), log });
+    // The echo, reporting what it read as soon as it starts (as a model that thinks has read its
+    // input): a task stopped while it thinks has a usage to report with its cancel.
+    const echo = new EchoExecutor();
+    const reading: Executor = {
+      name: 'echo',
+      execute: (params, context) => {
+        context.used?.({ input_tokens: params.text.split(/\s+/).length, output_tokens: 0, model: 'echo' });
+        return echo.execute(params, context);
+      },
+    };
+    runtime = createExecutionRuntime({ config: loadExecutionConfig({ SYNC_BUDGET_MS: '300' }), log, executor: reading });
     const transport = new InProcessTransport(async (bytes) => {
       const request = JSON.parse(Buffer.from(bytes).toString()) as { method?: string; params?: { task_id?: string } };
       if (request.method === 'execute_task') executeCalls += 1;

@@ -36,7 +36,7 @@ import { InputRequired } from './input-required';
  * input, the text and the thread's earlier messages (what a model would read; attachments are not
  * counted), and of its output, `response_text`; the model is `echo`. Counts a person can check by
  * eye, so budgets and usage reports can be tried locally without a model. A task that fails
- * (`#fail`) or is stopped while it sleeps or streams reports what it used until then (ExecutorContext.used).
+ * (`#fail`) or is stopped while it streams reports what it used until then (ExecutorContext.used).
  */
 export class EchoExecutor implements Executor {
   readonly name = 'echo';
@@ -52,11 +52,7 @@ export class EchoExecutor implements Executor {
     const directives = params.text.includes('#');
     const sleepDirective = directives ? /#sleep=(\d+)/.exec(params.text) : null;
     const delayMs = sleepDirective ? Number(sleepDirective[1]) : this.delayMs;
-    if (delayMs > 0) {
-      // A model that thinks has read its input: a task stopped meanwhile reports it with the cancel.
-      context.used?.({ input_tokens: inputWords(params), output_tokens: 0, model: 'echo' });
-      await sleep(delayMs, undefined, { signal: context.signal });
-    }
+    if (delayMs > 0) await sleep(delayMs, undefined, { signal: context.signal });
     if (directives && params.text.includes('#fail')) {
       // A model that failed had read its input: the failure is charged for it.
       context.used?.({ input_tokens: inputWords(params), output_tokens: 0, model: 'echo' });
