@@ -189,7 +189,8 @@ export class A2aProtocol implements ExecutionProtocol {
     return outcomeOf(dialect, sent.method, await callJsonRpc(call, sent, dialect.headers), { stream: false, transport: call.transport.kind });
   }
 
-  async cancel(handle: PendingHandle, call: CallContext): Promise<void> {
+  /** A2A's cancel reports no usage the contract reads: resolves with none. */
+  async cancel(handle: PendingHandle, call: CallContext): Promise<undefined> {
     const { dialect, unknown } = await this.dialect(handle.a2aVersion, call.signal);
     if (!dialect) throw new CancelError(unknown.message);
     const sent = request(dialect.methods.cancel, { id: handle.taskId }, newRequestId());
@@ -199,6 +200,7 @@ export class A2aProtocol implements ExecutionProtocol {
     if (answer.kind === 'error' && answer.error.code !== -32001 && answer.error.code !== -32002) {
       throw new CancelError(`${sent.method} answered ${answer.error.code}: ${answer.error.message}`);
     }
+    return undefined;
   }
 
   private async dialect(fromHandle: string | undefined, signal?: AbortSignal): Promise<{ dialect: A2aDialect; unknown?: never } | { dialect?: never; unknown: Failure }> {

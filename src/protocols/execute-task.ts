@@ -15,6 +15,7 @@ import {
   resumeTaskRequest,
   type Answer,
   type JsonRpcRequest,
+  type Usage,
 } from '../contract';
 import { TransportError } from '../transport/transport';
 import { CancelError, ProtocolFailure, answerFailure, callJsonRpc, streamJsonRpc, type RpcAnswer, type StreamReadOptions } from './json-rpc-exchange';
@@ -75,18 +76,26 @@ export class ExecuteTaskProtocol implements ExecutionProtocol {
     return outcomeOf(request, await callJsonRpc(call, request), GetTaskResultResultSchema, handle.cursor);
   }
 
-  async cancel(handle: PendingHandle, call: CallContext): Promise<void> {
+  /** `cancel_task`: the usage the task reports with it (checked as every usage is: a malformed one is dropped). */
+  async cancel(handle: PendingHandle, call: CallContext): Promise<Usage | undefined> {
     const request = cancelTaskRequest(handle.taskId);
     const answer = await callJsonRpc(call, request);
     if (answer.kind === 'unusable') throw new CancelError(answer.outcome.message);
     if (answer.kind === 'error') {
       // Unknown, expired or already cancelled: nothing runs on, which is all cancel is for.
-      if (answer.error.code === ErrorCode.TaskNotFound || answer.error.code === ErrorCode.TaskCancelled) return;
+      if (answer.error.code === ErrorCode.TaskNotFound || answer.error.code === ErrorCode.TaskCancelled) return usageIn((answer.error.data as { usage?: unknown } | undefined)?.usage);
       throw new CancelError(`cancel_task answered ${answer.error.code}: ${answer.error.message}`);
     }
     const parsed = CancelTaskResultSchema.safeParse(answer.result);
     if (!parsed.success) throw new CancelError(`cancel_task result breaks the contract: ${issuesOf(parsed.error)}`);
+    return usageIn(parsed.data.usage);
   }
+}
+
+/** A usage value read as the contract says (non-negative integers), undefined when none or malformed. */
+function usageIn(value: unknown): Usage | undefined {
+  const reading = readUsage(value);
+  return 'usage' in reading ? reading.usage : undefined;
 }
 
 /** `cursor`: the one the request sent, kept in the handle when the answer gives no newer one. */

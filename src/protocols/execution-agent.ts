@@ -1,4 +1,7 @@
-import type { Answer, ExecuteTaskParams } from '../contract';
+import type { Answer, ExecuteTaskParams, Usage } from '../contract';
+
+/** What a cancel came to: it failed (`failure`), or the task was cancelled, reporting its usage or not. */
+export type CancelAnswer = { failure: Outcome; usage?: never } | { failure?: never; usage?: Usage };
 import { DEFAULT_STREAM_HOLD_S, DEFAULT_STREAM_QUIET_S } from '../transport/config';
 import type { Transport, TransportKind } from '../transport/transport';
 import { failure, pending, textStep, type AgentOutcome, type AgentStreamStep, type Outcome, type PendingHandle, type StreamStep } from './outcome';
@@ -147,13 +150,16 @@ export class ExecutionAgent {
     ) as AsyncIterable<AnsweredStep<O>>;
   }
 
-  /** Best effort: a failure to cancel is reported, never thrown. */
-  async cancel(handle: PendingHandle, options: AgentCallOptions): Promise<Outcome | undefined> {
+  /**
+   * Best effort: a failure to cancel is reported (`failure`), never thrown; a cancelled task's
+   * reported usage comes back with it (`usage`, checked as the contract says).
+   */
+  async cancel(handle: PendingHandle, options: AgentCallOptions): Promise<CancelAnswer> {
     try {
-      await this.protocolImpl.cancel(handle, this.call(options));
-      return undefined;
+      const usage = await this.protocolImpl.cancel(handle, this.call(options));
+      return usage ? { usage } : {};
     } catch (error) {
-      return transportFailure(error);
+      return { failure: transportFailure(error) };
     }
   }
 

@@ -1,6 +1,6 @@
 import type { ExecuteTaskParams } from '../contract';
 import type { Transport } from '../transport/transport';
-import type { Answer } from '../contract';
+import type { Answer, Usage } from '../contract';
 import type { AgentOutcome, AgentStreamStep, PendingHandle } from './outcome';
 
 /** One task as the verification zone hands it over. */
@@ -46,8 +46,11 @@ export interface ExecutionProtocol {
   stream?(task: TaskInput, call: CallContext, hold: StreamHold): AsyncIterable<AgentStreamStep>;
   /** `poll`, read as a stream from the handle, as `stream` reads `start`. */
   streamPoll?(handle: PendingHandle, call: CallContext, hold: StreamHold): AsyncIterable<AgentStreamStep>;
-  /** Best effort: stop a task the verification zone has given up on. */
-  cancel(handle: PendingHandle, call: CallContext): Promise<void>;
+  /**
+   * Best effort: stop a task the verification zone has given up on. Resolves with the usage the
+   * cancelled task reports (docs/contract.md, "Usage"), when it reports one.
+   */
+  cancel(handle: PendingHandle, call: CallContext): Promise<Usage | undefined>;
 }
 
 export type ProtocolName = 'execute-task' | 'a2a' | 'simple-a2a';

@@ -55,7 +55,9 @@ export class SimpleA2aProtocol implements ExecutionProtocol {
   }
 
   /** Nothing to stop: every simple-a2a exchange is over when its answer arrives. */
-  async cancel(_handle: PendingHandle, _call: CallContext): Promise<void> {}
+  async cancel(_handle: PendingHandle, _call: CallContext): Promise<undefined> {
+    return undefined;
+  }
 }
 
 /**

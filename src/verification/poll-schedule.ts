@@ -33,3 +33,15 @@ export function pollTimeline(schedule: PollSchedule): number[] {
   }
   return times;
 }
+
+/** The longest one function may run (Lambda's 15 minutes): a task's last poll may still be working that long after its deadline. */
+const LONGEST_FUNCTION_SECONDS = 900;
+
+/**
+ * How long a task's budget reservation holds (usage-ledger.ts): past the longest a task can live —
+ * the poll deadline, plus one function's run after it — no settle can be on its way, so a task
+ * that holds still has died (its function killed) and its reservation stops counting.
+ */
+export function reservationLeaseSeconds(schedule: PollSchedule): number {
+  return schedule.deadlineSeconds + LONGEST_FUNCTION_SECONDS;
+}

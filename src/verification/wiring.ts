@@ -35,6 +35,7 @@ import { createUserContexts } from './surface/user-context';
 import type { SlackAssistant } from '../slack/slack-assistant';
 import type { UsageStore } from './stores/usage-store';
 import { createAgentCoreSessionStop, type AgentCoreSessionStop } from './stop/agentcore-session-stop';
+import { reservationLeaseSeconds } from './poll-schedule';
 import { createAuditFeedback, createUsageLedger, type UsageLedger } from './budgets/usage-ledger';
 
 /**
@@ -207,6 +208,7 @@ function ledgerOf(context: FunctionContext, ports: AsyncResultPorts): UsageLedge
     auditTtlSeconds: config.AUDIT_RETENTION_DAYS * DAY_SECONDS,
     auditText: config.AUDIT_MESSAGE_TEXT,
     maxTaskTokens: config.MAX_TASK_TOKENS,
+    reservationLeaseSeconds: reservationLeaseSeconds(config.pollSchedule),
     messages: config.messages,
     clock: context.clock,
     log: context.log,

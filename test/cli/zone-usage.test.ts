@@ -57,8 +57,8 @@ describe('zone usage (real processes)', () => {
       const store = new DynamoDbUsageStore({ dynamodb: db.dynamodb, tableName: 'VerificationZone-StateTable' });
       const today = utcDay(Date.now());
       const usage = { input_tokens: 1200, output_tokens: 300 };
-      await store.add(today, [{ scope: 'user', id: 'T1/U1', delta: { usage, tasks: 1 } }, { scope: 'agent', id: 'bedrock', delta: { usage, tasks: 1 } }], 3600);
-      await store.add(utcDay(Date.now() - 86_400_000), [{ scope: 'user', id: 'T1/U1', delta: { usage, tasks: 1 } }], 3600);
+      await store.charge(today, 'r1', [{ scope: 'user', id: 'T1/U1', delta: { usage, tasks: 1 } }, { scope: 'agent', id: 'bedrock', delta: { usage, tasks: 1 } }], 3600);
+      await store.charge(utcDay(Date.now() - 86_400_000), 'r2', [{ scope: 'user', id: 'T1/U1', delta: { usage, tasks: 1 } }], 3600);
 
       const result = await runZone(['usage', '--table', 'VerificationZone-StateTable', '--region', 'us-east-1', '--days', '2'], {
         AWS_ENDPOINT_URL_DYNAMODB: db.endpoint,

@@ -142,4 +142,18 @@ describe('live answers', () => {
     expect(await botMessages('C0LANDED', ts)).toEqual([ANSWER]);
     expect(slack.posts).toEqual([]);
   });
+
+  it('carries on with a stream whose start landed but was answered 503: no orphan "streaming" message, no second message', async () => {
+    // Slack (or a proxy before it) starts the stream, then answers 503: the client is not told its ts.
+    slack.failNext('chat.startStream', { status: 503, afterEffect: true });
+    const { ts } = await ask({ channel: 'C0STARTLOST' });
+
+    expect(slack.requests.filter((request) => request.method === 'chat.startStream').map((request) => request.answer?.status)).toEqual([503]);
+    // The stream was found in the thread and carried on: appended to, and stopped with the answer.
+    expect(slack.streams).toHaveLength(1);
+    expect(slack.streams[0]).toMatchObject({ thread_ts: ts, state: 'stopped' });
+    expect(slack.streams[0]!.appends.length).toBeGreaterThan(0);
+    expect(await botMessages('C0STARTLOST', ts)).toEqual([ANSWER]);
+    expect(slack.posts).toEqual([]);
+  });
 });

@@ -1,6 +1,8 @@
 import type { ExecutionRuntime } from '../../src/execution/runtime';
 import { createExecutionRuntime } from '../../src/execution/runtime';
 import { loadExecutionConfig } from '../../src/execution/config';
+import { EchoExecutor } from '../../src/execution/executors/echo-executor';
+import type { Executor } from '../../src/execution/executors/executor';
 import { createLocalPipeline, type LocalPipeline } from '../../src/local/local-pipeline';
 import { startLocalStack, type LocalStack } from '../../src/local/local-stack';
 import { agentSessionStoppedEnvelope, postSignedEvent, slackEventEnvelope } from '../../src/local/slack-event-builder';
@@ -14,7 +16,8 @@ import type { ListableRecords } from '../../src/verification/stores/records';
 import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-messages';
 import { FAKE_BOT_USER_ID, slackAppEnv, startFakeSlackApi, type FakeSlackApi, type FakeStopEvent } from '../support/fake-slack-api';
 import { eventually } from '../support/http';
-import { utcDay } from '../../src/verification/stores/usage-store';
+import { tokensOf, utcDay } from '../../src/verification/stores/usage-store';
+import type { Usage } from '../../src/contract';
 import { capturingLog } from '../support/slack-surface';
 
 /**
@@ -68,7 +71,13 @@ describe.each(['in-process', 'https', 'agentcore'])('Stop mid-stream over %s', (
     const received: string[] = [];
     const service = stack.runtime!.service;
     const cancelTask = service.cancelTask.bind(service);
-    jest.spyOn(service, 'cancelTask').mockImplementation(async (taskId) => (received.push(taskId), cancelTask(taskId)));
+    const answers: Array<Awaited<ReturnType<typeof cancelTask>>> = [];
+    jest.spyOn(service, 'cancelTask').mockImplementation(async (taskId) => {
+      received.push(taskId);
+      const answer = await cancelTask(taskId);
+      answers.push(answer);
+      return answer;
+    });
     const channel = 'C0STOP';
     const ts = slack.addMessage({ channel, user: ALICE, text: LONG_QUESTION });
     const { body, eventId } = slackEventEnvelope('mention', { text: LONG_QUESTION, ts, channel, teamId: TEAM, userId: ALICE, botUserId: FAKE_BOT_USER_ID });
@@ -111,10 +120,13 @@ describe.each(['in-process', 'https', 'agentcore'])('Stop mid-stream over %s', (
     expect(slack.sessionOf(channel, ts)).toMatchObject({ status: 'active', history: ['processing', 'active'], initiator_user_id: ALICE });
 
     // A stopped task pays (docs/architecture.md §2.7): the echo's own count of what it read (the 200
-    // words of the question) and wrote until the cancel (the words shown), never nothing.
+    // words of the question) and wrote until the cancel (the words shown), never nothing — what the
+    // cancel reported, not an estimate from characters.
+    const reported = (answers[0] as { usage?: Usage }).usage;
+    expect(reported).toBeDefined();
     const rows = await stack.pipeline.usage.day(utcDay(Date.now()));
     const alice = rows.find((candidate) => candidate.scope === 'user' && candidate.id === `${TEAM}/${ALICE}`);
-    expect(alice).toMatchObject({ tasks: 1 });
+    expect(alice).toMatchObject({ tasks: 1, tokens: tokensOf(reported) });
     expect(alice!.tokens).toBeGreaterThan(200);
   });
 
@@ -146,6 +158,8 @@ describe('Stop before the task starts, and after it ended', () => {
   /** The task ids of the cancel_task calls that reached the execution runtime, and how many get_task_result calls did. */
   let cancelled: string[] = [];
   let pollCalls = 0;
+  /** The usage each cancel_task answer reported. */
+  let cancelUsage: Array<Usage | undefined> = [];
   /** The task ids execute_task answered with. */
   let accepted: Array<string | undefined> = [];
   /** While set, the task's read of its thread's Stop waits for it: the task has not been picked up yet. */
@@ -154,7 +168,17 @@ describe('Stop before the task starts, and after it ended', () => {
 
   beforeAll(async () => {
     slack = await startFakeSlackApi();
-    runtime = createExecutionRuntime({ config: loadExecutionConfig({ SYNC_BUDGET_MS: '300' }), log });
+    // The echo, reporting what it read as soon as it starts (as a model that thinks has read its
+    // input): a task stopped while it thinks has a usage to report with its cancel.
+    const echo = new EchoExecutor();
+    const reading: Executor = {
+      name: 'echo',
+      execute: (params, context) => {
+        context.used?.({ input_tokens: params.text.split(/\s+/).length, output_tokens: 0, model: 'echo' });
+        return echo.execute(params, context);
+      },
+    };
+    runtime = createExecutionRuntime({ config: loadExecutionConfig({ SYNC_BUDGET_MS: '300' }), log, executor: reading });
     const transport = new InProcessTransport(async (bytes) => {
       const request = JSON.parse(Buffer.from(bytes).toString()) as { method?: string; params?: { task_id?: string } };
       if (request.method === 'execute_task') executeCalls += 1;
@@ -162,6 +186,7 @@ describe('Stop before the task starts, and after it ended', () => {
       if (request.method === 'cancel_task') cancelled.push(String(request.params?.task_id));
       const answer = await runtime.dispatch(bytes);
       if (request.method === 'execute_task' && answer !== undefined) accepted.push((JSON.parse(answer) as { result?: { task_id?: string } }).result?.task_id);
+      if (request.method === 'cancel_task' && answer !== undefined) cancelUsage.push((JSON.parse(answer) as { result?: { usage?: Usage } }).result?.usage);
       return answer;
     });
     pipeline = createLocalPipeline({
@@ -182,6 +207,7 @@ describe('Stop before the task starts, and after it ended', () => {
     slack.reset();
     executeCalls = 0;
     cancelled = [];
+    cancelUsage = [];
     pollCalls = 0;
     accepted = [];
   });
@@ -252,6 +278,12 @@ describe('Stop before the task starts, and after it ended', () => {
     expect(cancelled).toEqual([taskId]);
     expect((await runtime.store.get(taskId!))?.status).toBe('cancelled');
     expect(slack.posts.map((post) => post.text)).toEqual([DEFAULT_USER_MESSAGES.stopped]);
+    // The task is charged what the cancel reported it used, not an estimate from characters (the
+    // poll that found the Stop settled it with the usage the Stop kept).
+    const [reported] = cancelUsage;
+    expect(reported).toBeDefined();
+    const [user] = (await pipeline.usage.day(utcDay(Date.now()))).filter((row) => row.scope === 'channel' && row.id === `${TEAM}/C0POLLED`);
+    expect(user).toMatchObject({ tasks: 1, tokens: tokensOf(reported), input_tokens: reported!.input_tokens });
   });
 
   it('a Stop after the answer was queued (its first post refused, ratelimited) is acknowledged: the answer is posted whole, once, with no stopped note', async () => {
@@ -283,6 +315,35 @@ describe('Stop before the task starts, and after it ended', () => {
     expect(slack.sessionOf('C0LATE', ts)?.status).toBe('active');
     expect(log.lines).toContainEqual(expect.objectContaining({ message: 'Stop acknowledged: nothing is working in this thread' }));
   });
+
+  it('40 Stops on an idle thread make one session-status call; the thread\'s next task still sets its own', async () => {
+    const { ts, body } = mention('C0MANY', 'first question');
+    expect(await send(body)).toBe(200);
+    await pipeline.whenIdle({ timeoutMs: 20_000 });
+    const statusCalls = () => slack.requests.filter((request) => request.method === 'agents.sessions.setStatus' && (request.body as { thread_ts?: string }).thread_ts === ts);
+    const before = statusCalls().length;
+
+    // The user presses Stop 40 times, all at once, on a thread with nothing working.
+    const statuses = await Promise.all(Array.from({ length: 40 }, () => send(stopEvent('C0MANY', ts))));
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    await pipeline.whenIdle({ timeoutMs: 30_000 });
+    expect(log.lines.filter((line) => line.message === 'Stop acknowledged: nothing is working in this thread').length).toBeGreaterThanOrEqual(40);
+    expect(statusCalls().length - before).toBeLessThanOrEqual(2);
+    expect(slack.sessionOf('C0MANY', ts)?.status).toBe('active');
+
+    // A follow-up in the thread: its task moves the session to processing and back, as any task does.
+    const followUp = slack.addMessage({ channel: 'C0MANY', user: ALICE, text: 'and another', thread_ts: ts });
+    const afterStops = statusCalls().length;
+    expect(await send(slackEventEnvelope('mention', { text: 'and another', ts: followUp, threadTs: ts, channel: 'C0MANY', teamId: TEAM, userId: ALICE, botUserId: FAKE_BOT_USER_ID }).body)).toBe(200);
+    await pipeline.whenIdle({ timeoutMs: 20_000 });
+    expect(statusCalls().slice(afterStops).map((request) => (request.body as { status?: string }).status)).toEqual(expect.arrayContaining(['processing']));
+    expect(slack.sessionOf('C0MANY', ts)?.status).toBe('active');
+    // And a Stop after that task is the first since it: its own call.
+    const afterTask = statusCalls().length;
+    expect(await send(stopEvent('C0MANY', ts))).toBe(200);
+    await pipeline.whenIdle({ timeoutMs: 20_000 });
+    expect(statusCalls().length - afterTask).toBe(1);
+  }, 60_000);
 });
 
 /**

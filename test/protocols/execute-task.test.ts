@@ -231,6 +231,18 @@ describe('ExecuteTaskProtocol with answers our runtime never gives', () => {
     expect(outcome).toMatchObject({ kind: 'failure', category, code, retryable });
   });
 
+  it('reads the usage a cancelled task reports with its cancel, checked as every usage is: a malformed one is dropped', async () => {
+    const usage = { input_tokens: 120, output_tokens: 7, model: 'm' };
+    const cancelled = (reported: unknown) => answering((request) => JSON.stringify(successResponse(request.id as string, { status: 'cancelled', task_id: 'task-1', usage: reported })));
+    expect(await protocol.cancel({ taskId: 'task-1' }, callContext(cancelled(usage), requestId))).toEqual(usage);
+    for (const bad of [{ input_tokens: -1, output_tokens: 0 }, { input_tokens: 1.5, output_tokens: 0 }, 'lots']) {
+      expect(await protocol.cancel({ taskId: 'task-1' }, callContext(cancelled(bad), requestId))).toBeUndefined();
+    }
+    // A task cancelled before (a repeated cancel_task): -32003 with what it used in `data.usage`.
+    const again = answering((request) => JSON.stringify(errorResponse(request.id as string, ErrorCode.TaskCancelled, undefined, { usage })));
+    expect(await protocol.cancel({ taskId: 'task-1' }, callContext(again, requestId))).toEqual(usage);
+  });
+
   it('rejects a cancel answer it cannot read, so the caller can log it', async () => {
     const transport = answering(() => 'not json');
 

@@ -131,24 +131,48 @@ describe('SlackLive over the real WebClient', () => {
       expect(slack.requests).toHaveLength(0);
     });
 
-    it('is never tried again after no answer (a stream may have started)', async () => {
-      slack.failNext('chat.startStream', { stallMs: 500 });
-      const error = await failureOf(liveFor({ timeoutMs: 150 }).startStream(DM_THREAD));
-      expect(error).toMatchObject({ code: 'request_error', outcome: 'unknown', retryable: true });
+    it('is never tried again after no answer: the stream it started is found in the thread and carried on', async () => {
+      // It lands at once; its answer comes after the client stopped waiting.
+      slack.failNext('chat.startStream', { stallMs: 500, afterEffect: true });
+      const { ts } = await liveFor({ timeoutMs: 150 }).startStream(DM_THREAD);
       expect(calls('chat.startStream')).toHaveLength(1);
-      await slack.waitForStreams(1, { timeoutMs: 2_000 });
+      expect(calls('conversations.replies')).toHaveLength(1);
+      expect(slack.streams.map((stream) => stream.ts)).toEqual([ts]);
     });
 
-    it('is never tried again after a server error answer (the stream may have started: a second would be a second message)', async () => {
-      const errors: unknown[] = [];
-      for (const failure of [{ status: 500 }, { error: 'internal_error' }]) {
+    it('is never tried again after a server error answer (a second would be a second message): a start that landed is found and carried on', async () => {
+      const threads = [
+        { ...DM_THREAD, threadTs: '1700000000.000301' },
+        { ...DM_THREAD, threadTs: '1700000000.000302' },
+      ];
+      const started: string[] = [];
+      for (const [index, failure] of [{ status: 500 }, { status: 503 }].entries()) {
         slack.failNext('chat.startStream', { ...failure, afterEffect: true });
-        errors.push(await failureOf(liveFor().startStream({ ...DM_THREAD, markdownText: 'The answer' })));
+        started.push((await liveFor().startStream({ ...threads[index]!, markdownText: 'The answer' })).ts);
       }
-
-      for (const error of errors) expect(error).toMatchObject({ retryable: true, outcome: 'unknown' });
       expect(calls('chat.startStream')).toHaveLength(2);
-      expect(slack.streams.map((stream) => stream.text)).toEqual(['The answer', 'The answer']);
+      expect(slack.streams.map((stream) => stream.ts)).toEqual(started);
+      // Carried on: the stream takes appends as any other.
+      const live = liveFor();
+      await live.appendStream({ channel: 'D1', ts: started[0]! }, ' is 42.');
+      expect(slack.messageText(started[0]!)).toBe('The answer is 42.');
+    });
+
+    it('takes no stream it cannot tell is its own: a start answered 500 in a thread where another of ours is streaming fails as unknown', async () => {
+      const live = liveFor();
+      await live.startStream({ ...DM_THREAD, markdownText: 'another task' });
+      slack.failNext('chat.startStream', { status: 500, afterEffect: true });
+      const error = await failureOf(live.startStream({ ...DM_THREAD, markdownText: 'The answer' }));
+      expect(error).toMatchObject({ retryable: true, outcome: 'unknown' });
+      // Answered messages (with reply metadata) and the thread's root are never candidates; two streams are.
+      expect(slack.streams).toHaveLength(2);
+    });
+
+    it('a start refused before it did anything (a 500 that landed nothing) finds no stream and fails as unknown', async () => {
+      slack.failNext('chat.startStream', { status: 500 });
+      const error = await failureOf(liveFor().startStream({ ...DM_THREAD, threadTs: '1700000000.000303', markdownText: 'The answer' }));
+      expect(error).toMatchObject({ retryable: true, outcome: 'unknown' });
+      expect(slack.streams).toEqual([]);
     });
   });
 

@@ -31,7 +31,13 @@ describe('usage ledger', () => {
   it('gives back what it reserved on the user when the channel refuses, and audits the refusal with the channel\'s budget', async () => {
     const adds: unknown[] = [];
     const memory = new MemoryUsageStore();
-    const usage: UsageStore = { reserve: (...args) => memory.reserve(...args), day: (day) => memory.day(day), add: (day, counters, ttl) => (adds.push(counters), memory.add(day, counters, ttl)) };
+    const usage: UsageStore = {
+      reserve: (...args) => memory.reserve(...args),
+      day: (day) => memory.day(day),
+      release: (key, requestId, ttl) => (adds.push([{ scope: key.scope, id: key.id, release: requestId }]), memory.release(key, requestId, ttl)),
+      charge: (day, requestId, charges, ttl) => (adds.push(charges), memory.charge(day, requestId, charges, ttl)),
+      forget: (...args) => memory.forget(...args),
+    };
     const { ledger, records } = ledgerWith({ user: 1000, channel: 10 }, usage);
     const first = task();
     expect(await ledger.admit(first, 'default')).toEqual({ admitted: true });
@@ -43,7 +49,8 @@ describe('usage ledger', () => {
     expect(answer).toMatchObject({ admitted: false, scope: 'channel', limit: 10, used: 12 });
     expect((answer as { notice: string }).notice).toBe(`This channel has used its daily allowance of 10 tokens, so I didn't send this one. It resets at midnight UTC (in 12 h 0 min).`);
     // The user's reservation (the per-task ceiling, MAX_TASK_TOKENS) was given back, then the refusal counted on every counter.
-    expect(adds[0]).toEqual([{ scope: 'user', id: 'T1/U1', delta: { release: DEFAULT_MAX_TASK_TOKENS } }]);
+    expect(adds[0]).toEqual([{ scope: 'user', id: 'T1/U1', release: refused.request_id }]);
+    expect(await usage.reserve({ day: '2026-11-25', scope: 'user', id: 'T1/U1' }, 1000, 3600, { request_id: 'another', estimate: DEFAULT_MAX_TASK_TOKENS, leaseUntil: DAY + 1 })).toMatchObject({ admitted: true });
     expect(adds[1]).toEqual(expect.arrayContaining([{ scope: 'user', id: 'T1/U1', delta: { refused: 1 } }, { scope: 'channel', id: 'T1/C1', delta: { refused: 1 } }]));
     expect((await listAudit(records)).find((record) => record.request_id === refused.request_id)).toMatchObject({ outcome: 'refused-budget', budget: { scope: 'channel', limit: 10, used: 12 } });
   });

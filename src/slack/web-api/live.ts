@@ -6,6 +6,16 @@ import type { ReplyMarker, SlackCallOptions, SlackPersona } from '../slack-port'
 import { WebApiPort } from './web-api-port';
 import { personaArguments, replyMetadata, withTextSection } from './replies';
 import { toSlackApiError } from './slack-errors';
+import { systemClock } from '../../clock';
+import { compareTs } from './conversations';
+
+/** How far before a start its stream is looked for: Slack's clock and ours may differ by seconds, never by this. */
+const LANDED_LOOKBACK_MS = 60_000;
+
+/** A Slack `ts` for an epoch-ms time. */
+function slackTsOf(epochMs: number): string {
+  return (epochMs / 1000).toFixed(6);
+}
 
 /** SlackLive over a WebClient: a thread's status, a streamed message, a message edited in place. */
 export class WebApiLive extends WebApiPort implements SlackLive {
@@ -36,9 +46,38 @@ export class WebApiLive extends WebApiPort implements SlackLive {
       throw new SlackApiError(`chat.startStream refused: more than ${STREAM_MARKDOWN_LIMIT} characters of markdown; start with less and append the rest`, 'msg_too_long', false);
     }
     const recipient = { ...(recipientUserId ? { recipient_user_id: recipientUserId } : {}), ...(recipientTeamId ? { recipient_team_id: recipientTeamId } : {}) };
-    // Never repeated after no answer or a server error: a second start would be a second message.
-    const result = await this.call('chat.startStream', () => this.client.chat.startStream({ channel, thread_ts: threadTs, ...recipient, ...streamContent(markdownText, task), ...personaArguments(persona) }), options);
-    return { ts: result.ts ?? '' };
+    const since = slackTsOf(systemClock.now() - LANDED_LOOKBACK_MS);
+    try {
+      // Never repeated after no answer or a server error: a second start would be a second message.
+      const result = await this.call('chat.startStream', () => this.client.chat.startStream({ channel, thread_ts: threadTs, ...recipient, ...streamContent(markdownText, task), ...personaArguments(persona) }), options);
+      return { ts: result.ts ?? '' };
+    } catch (error) {
+      if (!(error instanceof SlackApiError) || error.outcome !== 'unknown') throw error;
+      // It may have landed (a 5xx after the start, an answer lost): the stream is looked for, and carried on when found.
+      const ts = await this.findStarted({ channel, threadTs }, since, options).catch(() => undefined);
+      if (!ts) throw error;
+      this.log?.warn('chat.startStream landed though its answer did not say so; carrying on with the stream it started', { code: error.code });
+      return { ts };
+    }
+  }
+
+  /**
+   * The stream a start whose answer was lost made, if it landed: the one message this token posted
+   * in the thread since just before the start that carries no reply metadata (answers and stopped
+   * streams carry theirs). Two such messages (another task's stream in the thread) and it cannot
+   * tell which: none is taken.
+   */
+  private async findStarted(thread: LiveThread, since: string, options: SlackCallOptions): Promise<string | undefined> {
+    const ours = await this.oursTest(options);
+    const result = await this.call(
+      'conversations.replies',
+      () => this.client.conversations.replies({ channel: thread.channel, ts: thread.threadTs, oldest: since, include_all_metadata: true, limit: 200 }),
+      options,
+      // A read: safe to repeat after a server error.
+      { afterServerError: true },
+    );
+    const started = (result.messages ?? []).filter((message) => message.ts !== undefined && message.ts !== thread.threadTs && compareTs(message.ts, since) > 0 && ours(message) && !(message as { metadata?: unknown }).metadata);
+    return started.length === 1 ? started[0]!.ts : undefined;
   }
 
   async appendStream(message: LiveMessage, markdownText: string, options: SlackCallOptions = {}): Promise<void> {

@@ -34,25 +34,10 @@ export class WebApiReplies extends WebApiPort implements SlackReplies {
     return { ts: result.ts ?? '' };
   }
 
-  /** Who this token posts as (`auth.test`), asked once: only its own messages count as posted. */
-  private self: Promise<{ userId?: string; botId?: string }> | undefined;
-
-  private whoAmI(options: SlackCallOptions): Promise<{ userId?: string; botId?: string }> {
-    this.self ??= this.call('auth.test', () => this.client.auth.test(), options, { afterServerError: true }).then(
-      (answer) => ({ ...(answer.user_id ? { userId: answer.user_id } : {}), ...(answer.bot_id ? { botId: answer.bot_id } : {}) }),
-      (error: unknown) => {
-        this.self = undefined;
-        throw error;
-      },
-    );
-    return this.self;
-  }
-
   async findPosted(thread: { channel: string; threadTs: string }, marker: ReplyMarker, options: SlackCallOptions = {}): Promise<string | undefined> {
     // Another app in the channel can read our reply metadata and copy it onto a message of its own:
     // only a message this token posted is ours (else a look-alike would keep the real chunk from being posted).
-    const self = await this.whoAmI(options);
-    const ours = (message: { user?: string; bot_id?: string }) => (self.userId !== undefined && message.user === self.userId) || (self.botId !== undefined && message.bot_id === self.botId);
+    const ours = await this.oursTest(options);
     let cursor: string | undefined;
     for (let page = 0; page < FIND_POSTED_MAX_PAGES; page += 1) {
       const result = await this.call(

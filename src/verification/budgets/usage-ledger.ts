@@ -7,6 +7,8 @@ import type { Settled, SettledTask } from '../settle/settled';
 import type { ListableRecords, Records } from '../stores/records';
 import { tokensOf, utcDay, type UsageScope, type UsageStore } from '../stores/usage-store';
 import { fill, type UserMessageKey, type UserMessages } from '../messages/user-messages';
+import { DEFAULT_POLL_SCHEDULE, reservationLeaseSeconds } from '../poll-schedule';
+import { countOnce } from './count-once';
 
 /**
  * What the verification zone keeps of each task's cost (docs/architecture.md §2.7): the day's
@@ -58,6 +60,11 @@ export type UsageLedgerOptions = {
    * (src/verification/settle/task-charge.ts), so a burst overshoots a limit by at most this.
    */
   maxTaskTokens?: number;
+  /**
+   * How long a reservation holds (poll-schedule.ts `reservationLeaseSeconds`: the poll deadline plus
+   * one function's run): a task that died without settling stops counting against a budget then.
+   */
+  reservationLeaseSeconds?: number;
   messages: UserMessages;
   clock: Clock;
   log: Log;
@@ -67,14 +74,15 @@ export type UsageLedgerOptions = {
 const AUDIT = 'audit#';
 /** A task's reservations, so whichever function settles it gives them back, and a redelivered task reserves once. */
 const RESERVED = 'budget#';
-/** Set once a task's usage is counted: a settlement seen twice counts once. */
-const COUNTED = 'usage-counted#';
 /** Set once a user was told of a budget's refusal in a thread that day: later refusals there are silent. */
 const REFUSAL_NOTICE = 'budget-notice#';
 /** Reservations outlive the longest a task can run (poll deadline, retries) by far. */
 const RESERVATION_TTL_SECONDS = 2 * 24 * 60 * 60;
 
 type Reserved = { request_id: string; day: string; reserved: Array<{ scope: BudgetScope; id: string; estimate: number }> };
+
+/** The default lease of a reservation: the default poll schedule's (30 min deadline + 15 min). */
+const DEFAULT_LEASE_SECONDS = reservationLeaseSeconds(DEFAULT_POLL_SCHEDULE);
 
 /** The counters a task counts on: its team, channel, user and agent (users and channels are per team). */
 function countersOf(task: { team_id: string; channel: string; user_id?: string }, agent: string | undefined): Array<{ scope: UsageScope; id: string }> {
@@ -119,7 +127,9 @@ export function createUsageLedger(options: UsageLedgerOptions) {
   const limited = (['user', 'channel', 'team'] as const).filter((scope) => options.budgets[scope] !== undefined);
   const maxTaskTokens = options.maxTaskTokens ?? DEFAULT_MAX_TASK_TOKENS;
   const audit = (requestId: string, change: (current: AuditRecord | undefined) => AuditRecord | undefined) => auditChange(options, requestId, change);
-  const giveBack = (reserved: Reserved['reserved'], day: string) => usage.add(day, reserved.map(({ scope, id, estimate }) => ({ scope, id, delta: { release: estimate } })), options.usageTtlSeconds);
+  const leaseMs = (options.reservationLeaseSeconds ?? DEFAULT_LEASE_SECONDS) * 1000;
+  const giveBack = (reserved: Reserved['reserved'], day: string, requestId: string) => Promise.all(reserved.map(({ scope, id }) => usage.release({ day, scope, id }, requestId, options.usageTtlSeconds)));
+  const counting = { usage, records, usageTtlSeconds: options.usageTtlSeconds, recordTtlSeconds: RESERVATION_TTL_SECONDS };
 
   return {
     /** True when a budget is set: the invoker asks `admit` before each task. */
@@ -143,14 +153,14 @@ export function createUsageLedger(options: UsageLedgerOptions) {
         const id = counters.find((counter) => counter.scope === scope)?.id;
         if (id === undefined) continue;
         const limit = options.budgets[scope]!;
-        const answer = await usage.reserve({ day, scope, id }, limit, options.usageTtlSeconds, maxTaskTokens);
+        const answer = await usage.reserve({ day, scope, id }, limit, options.usageTtlSeconds, { request_id: task.request_id, estimate: maxTaskTokens, leaseUntil: clock.now() + leaseMs });
         if (answer.admitted) {
           reserved.push({ scope, id, estimate: answer.estimate });
           continue;
         }
-        if (reserved.length) await giveBack(reserved, day);
+        if (reserved.length) await giveBack(reserved, day, task.request_id);
         if (!answer.over && !lastChance) return { admitted: 'later' };
-        await usage.add(day, counters.map((counter) => ({ ...counter, delta: { refused: 1 } })), options.usageTtlSeconds);
+        await countOnce(counting, 'refusal', task.request_id, day, counters.map((counter) => ({ ...counter, delta: { refused: 1 } })));
         const now = clock.now();
         await audit(task.request_id, (current) => ({ ...(current ?? base(task, agent)), outcome: 'refused-budget', ended_at: now, latency_ms: now - task.received_at, budget: { scope, limit, used: answer.used } }));
         options.metrics?.budgetRefused(scope);
@@ -179,19 +189,11 @@ export function createUsageLedger(options: UsageLedgerOptions) {
      * reservations) and writes its audit record — once per task, however often it is settled.
      */
     async settled(task: SettledTask, settled: Settled): Promise<void> {
-      const first = await records.putIf(COUNTED + task.request_id, { request_id: task.request_id }, RESERVATION_TTL_SECONDS, { field: 'request_id', expected: undefined });
-      if (!first) return;
       const reservation = limited.length ? await records.get<Reserved>(RESERVED + task.request_id) : undefined;
       const day = reservation?.day ?? utcDay(task.received_at);
-      const released = new Map((reservation?.reserved ?? []).map((entry) => [`${entry.scope}#${entry.id}`, entry.estimate]));
-      await usage.add(
-        day,
-        countersOf(task, settled.agent).map((counter) => {
-          const release = released.get(`${counter.scope}#${counter.id}`);
-          return { ...counter, delta: { ...(settled.usage ? { usage: settled.usage } : {}), tasks: 1, ...(release !== undefined ? { release } : {}) } };
-        }),
-        options.usageTtlSeconds,
-      );
+      const charges = countersOf(task, settled.agent).map((counter) => ({ ...counter, delta: { ...(settled.usage ? { usage: settled.usage } : {}), tasks: 1 } }));
+      // The store gives back whatever the task still holds on each counter, keyed by the task: a hold its lease let go is not given back twice.
+      if (!(await countOnce(counting, 'usage', task.request_id, day, charges))) return;
       const now = clock.now();
       // One line per task: what the Logs Insights queries of docs/operations.md sum (flat numbers, so `stats sum()` reads them).
       options.log.info('task usage recorded', {

@@ -53,9 +53,9 @@ async function firstPoll(p: InvokerParts, run: TaskRun, ready: Ready, sent: Outc
   if (options.work) {
     // A Stop that came while execute_task was on its way had no handle to cancel with: cancel now.
     if (await options.work.isStopped(task.request_id)) {
-      const failure = await agent.cancel(outcome.handle, call);
-      log.info('the task was stopped while it was being sent; cancelled it', { task_id: outcome.handle.taskId, cancelled: failure === undefined });
-      return settlement.stopped(sent.charged, { log, agent: agent.name, reached: true, shown: outcome.partial?.length ?? 0 });
+      const cancelled = await agent.cancel(outcome.handle, call);
+      log.info('the task was stopped while it was being sent; cancelled it', { task_id: outcome.handle.taskId, cancelled: cancelled.failure === undefined });
+      return settlement.stopped(sent.charged, { log, agent: agent.name, reached: true, shown: outcome.partial?.length ?? 0, ...(cancelled.usage ? { reported: cancelled.usage } : {}) });
     }
     if (!held) await options.work.accepted({ request_id: task.request_id, user_id: task.user_id, thread, agent: agent.name, handle: outcome.handle });
   }

@@ -77,9 +77,9 @@ export async function sendTask(p: InvokerParts, run: TaskRun, ready: Ready, para
   const held = await holdTaskStream(p, run, ready, params, { call, holdMs });
   if (!held.end.outcome) {
     // Stopped by the user while the stream was held: the Stop sent the one final message; cancel in case it had no handle.
-    if (held.end.handle) await agent.cancel(held.end.handle, call);
+    const reported = held.end.handle ? (await agent.cancel(held.end.handle, call)).usage : undefined;
     log.info('the task was stopped while its stream was held; cancelled it', { task_id: held.end.handle?.taskId });
-    await settlement.stopped(charged, { log, agent: agent.name, reached: true, shown: held.end.received });
+    await settlement.stopped(charged, { log, agent: agent.name, reached: true, shown: held.end.received, ...(reported ? { reported } : {}) });
     return { kind: 'stopped' };
   }
   settlement.counted('execute', held.end.outcome, sentAt, agent);

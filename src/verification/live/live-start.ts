@@ -93,7 +93,7 @@ export async function startLive(p: LiveParts, target: LiveTarget, text: string, 
     started = { mode: 'stream', channel: target.channel, ts, shown: shownText.raw.length, ...(shownText.safe ? { text: shownText.safe } : {}) };
   } catch (error) {
     if (!(error instanceof SlackApiError)) throw error;
-    // No answer: Slack may have started it, and nobody knows its ts. No second one: the answer is posted when it is done.
+    // No answer, and the port found no stream it started (src/slack/web-api/live.ts): nobody knows its ts. No second one: the answer is posted when it is done.
     if (isUnknownOutcome(error)) {
       p.log.warn('no answer to starting a stream; the answer comes when it is done', { code: codeOf(error) });
       started = none;

@@ -24,7 +24,7 @@ export async function afterLook(p: PollerParts, run: PollRun, look: Extract<Look
   const elapsed = clock.now() - message.accepted_at;
   if (elapsed >= deadlineMs) {
     log.warn('task passed the poll deadline: cancelling it', { deadline_s: options.schedule.deadlineSeconds, polls: attempt });
-    const cancelFailure = await agent.cancel(message.handle, run.call);
+    const { failure: cancelFailure } = await agent.cancel(message.handle, run.call);
     if (cancelFailure) log.warn('cancel_task failed; the execution zone will expire the task', { code: cancelFailure.kind === 'failure' ? cancelFailure.code : undefined });
     return settlement.reply(message, 'error', options.messages.timedOut);
   }

@@ -18,7 +18,7 @@ import { type ReplyMessage } from '../queues/replies-queue';
 import type { Tracer } from '../trace';
 import { handOverFiles, textWithFiles } from '../files-out/hand-over-files';
 import type { OutgoingFiles } from '../files-out/outgoing-files';
-import { DEFAULT_MAX_TASK_TOKENS } from '../../contract';
+import { DEFAULT_MAX_TASK_TOKENS, type Usage } from '../../contract';
 import { chargedUsage } from './task-charge';
 
 /** Characters the agent was sent: what the invoker counted, else the task's own text. */
@@ -79,7 +79,7 @@ export type Settlement = {
    * message): `onSettled` is told, so its reservation is given back and its audit record written.
    * `reached`: it reached its agent, so it is charged (`shown`: characters of its answer shown).
    */
-  stopped(task: SettledTask, how: { log: Log; agent?: string; reached?: boolean; shown?: number }): Promise<void>;
+  stopped(task: SettledTask, how: { log: Log; agent?: string; reached?: boolean; shown?: number; reported?: Usage }): Promise<void>;
   /** Queues one reply in the task's thread. */
   reply(task: SettledTask, kind: ReplyMessage['kind'], text: string): Promise<void>;
   /**
@@ -157,10 +157,11 @@ export function createSettlement(options: SettlementOptions): Settlement {
       return settled('failed');
     },
 
-    stopped(task, how) {
+    async stopped(task, how) {
       const agent = how.agent ?? task.agent ?? options.agent?.name;
-      // Stopped after it reached its agent: charged the estimate of what it was sent and showed (the cancel's own count is not read back).
-      const charge = how.reached ? { usage: chargedUsage(undefined, { input: inputCharsOf(task), output: how.shown ?? 0 }, maxTaskTokens, how.log), estimated: true } : {};
+      // Stopped after it reached its agent: charged what its cancel reported (here, or to the Stop: stop-task.ts), clamped; else the estimate of what it was sent and showed.
+      const reported = how.reached ? (how.reported ?? (await options.work?.reportedUsage(task.request_id))) : undefined;
+      const charge = how.reached ? { usage: chargedUsage(reported, { input: inputCharsOf(task), output: how.shown ?? 0 }, maxTaskTokens, how.log), ...(reported ? {} : { estimated: true }) } : {};
       return told(task, { ended: 'stopped', ...(agent !== undefined ? { agent } : {}), ...charge }, how.log);
     },
 

@@ -61,7 +61,13 @@ export function createStopTask(options: StopTaskOptions) {
     if (!task) {
       options.log.info('Stop acknowledged: nothing is working in this thread', { channel: stop.channel, thread_ts: replyThreadTs(stop) });
       options.metrics?.stopped('idle');
-      await options.session?.setSessionStatus({ channel: stop.channel, threadTs: replyThreadTs(stop), status: 'active' }, call).catch((error: unknown) => options.log.warn('could not move the session out of processing', { error: error as Error }));
+      // Once per thread and task: many Stops on an idle thread make one session-status call.
+      const claim = options.session && (await options.work.sessionEndClaim(thread, latest?.request_id));
+      if (!claim) return;
+      await options.session!.setSessionStatus({ channel: stop.channel, threadTs: replyThreadTs(stop), status: 'active' }, call).catch(async (error: unknown) => {
+        options.log.warn('could not move the session out of processing', { error: error as Error });
+        await claim.release();
+      });
       return;
     }
     const log = options.log;
@@ -76,7 +82,9 @@ export function createStopTask(options: StopTaskOptions) {
     const agent = agentNamed(options, task.agent);
     if (task.handle && !agent) log.warn('the task was accepted by an execution agent that is no longer configured; it is not cancelled', { request_id: task.request_id, agent: task.agent });
     if (task.handle && agent) {
-      const failure = await agent.cancel(task.handle, { requestId: task.request_id, sessionKey: conversationKey(task.thread), correlationId: task.request_id, ...(call.signal ? { signal: call.signal } : {}) });
+      const { failure, usage } = await agent.cancel(task.handle, { requestId: task.request_id, sessionKey: conversationKey(task.thread), correlationId: task.request_id, ...(call.signal ? { signal: call.signal } : {}) });
+      // What the task used until the Stop: its settlement charges it rather than an estimate.
+      if (usage) await options.work.cancelReported(task.request_id, usage);
       if (failure) log.warn('cancel_task failed after a Stop; the execution zone will expire the task', { request_id: task.request_id, code: failure.kind === 'failure' ? failure.code : undefined });
       else log.info('task cancelled after a Stop', { request_id: task.request_id, task_id: task.handle.taskId });
     }

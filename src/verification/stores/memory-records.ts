@@ -11,6 +11,10 @@ export class MemoryRecords implements ListableRecords {
   constructor(private readonly clock: Clock = systemClock) {}
 
   async get<T extends RecordValue>(key: string): Promise<T | undefined> {
+    return this.read<T>(key);
+  }
+
+  private read<T extends RecordValue>(key: string): T | undefined {
     const entry = this.entries.get(key);
     if (!entry || entry.expiresAt <= this.clock.now()) return undefined;
     return JSON.parse(entry.json) as T;
@@ -23,7 +27,8 @@ export class MemoryRecords implements ListableRecords {
   }
 
   async putIf(key: string, value: RecordValue, ttlSeconds: number, when: { field: string; expected: string | undefined }): Promise<boolean> {
-    const current = await this.get(key);
+    // Read and written with no await between: as atomic as DynamoDB's conditional put.
+    const current = this.read(key);
     if (current?.[when.field] !== when.expected) return false;
     await this.put(key, value, ttlSeconds);
     return true;

@@ -1,4 +1,5 @@
 import type { Clock } from '../../clock';
+import type { Usage } from '../../contract';
 import type { PendingHandle } from '../../protocols/outcome';
 import { conversationKey, type SlackThread } from '../queues/slack-thread';
 import type { Records } from './records';
@@ -85,6 +86,26 @@ export function createThreadWork(records: Records, clock: Clock) {
     },
     async isStopped(requestId: string): Promise<boolean> {
       return (await records.get(stoppedKey(requestId))) !== undefined;
+    },
+    /**
+     * Whether this Stop is the first, since the thread's latest task (`latestRequestId`), to move
+     * the thread's idle session out of `processing`: claimed once per thread and task, so 40 Stops
+     * on an idle thread make one session-status call, and a later task's Stop makes its own.
+     * `release` gives the claim back when Slack's call failed, so the next Stop tries again.
+     */
+    async sessionEndClaim(thread: SlackThread, latestRequestId: string | undefined): Promise<{ release(): Promise<void> } | undefined> {
+      const key = `session-ended#${conversationKey(thread)}#${latestRequestId ?? 'none'}`;
+      const claimed = await records.putIf(key, { request_id: latestRequestId ?? 'none' }, WORK_TTL_SECONDS, { field: 'request_id', expected: undefined });
+      // Released: a record that lives one second (an item past its lifetime counts as absent).
+      return claimed ? { release: () => records.put(key, { request_id: 'released' }, 1) } : undefined;
+    },
+    /** The usage the stopped task reported with its cancel (stop-task.ts): what its settlement charges. */
+    async cancelReported(requestId: string, usage: Usage): Promise<void> {
+      await records.put(stoppedKey(requestId), { at: clock.now(), usage }, WORK_TTL_SECONDS);
+    },
+    /** What cancelReported kept, if the cancel reported a usage. */
+    async reportedUsage(requestId: string): Promise<Usage | undefined> {
+      return (await records.get<{ usage?: Usage }>(stoppedKey(requestId)))?.usage;
     },
   };
 }

@@ -31,31 +31,47 @@ export type UsageDelta = {
   usage?: Usage;
   tasks?: number;
   refused?: number;
-  /** The tokens this task reserved on the counter (UsageStore.reserve): given back now that its real usage is known. */
-  release?: number;
 };
 
 /**
- * A reservation's answer: admitted (holding `estimate` tokens until the task settles), over the
- * limit (refused: `used` tokens so far today), or not yet (the counter is near its limit and
- * another task of this scope is in flight: ask again once it settles).
+ * A reservation's answer: admitted (holding `estimate` tokens until the task settles or its lease
+ * ends), over the limit (refused: `used` tokens so far today), or not yet (the counter is near its
+ * limit and another task of this scope is in flight: ask again once it settles).
  */
 export type Reservation = { admitted: true; estimate: number } | { admitted: false; over: true; used: number } | { admitted: false; over: false; used: number };
 
+/** What a task holds on a counter: `estimate` tokens, until `leaseUntil` (epoch ms), when it counts no more. */
+export type Hold = { request_id: string; estimate: number; leaseUntil: number };
+
+/** One counter a task is charged on, and what it adds there; `held`: the ledger reserved on it. */
+export type Charge = { scope: UsageScope; id: string; delta: UsageDelta; held?: boolean };
+
+/**
+ * Every write is keyed by its task (docs/architecture.md §2.7, "Keyed by task"): the counter keeps
+ * each task's hold (`held`, then `lapsed` once its lease is over) and a mark for each task charged,
+ * so a write repeated — a redelivery, or the client sending it again after a lost answer — meets
+ * its own change and adds nothing.
+ */
 export interface UsageStore {
   /**
-   * Reserves `estimate` tokens for one task against a daily `limit`, atomically: admitted when what
-   * is used and reserved leaves room for it, or when nothing is in flight and less than the limit is
-   * used. The estimate is the per-task ceiling (MAX_TASK_TOKENS: no task is charged more), so
-   * however many tasks arrive at once the day goes over the limit by at most one task's ceiling
-   * (docs/architecture.md §2.7).
+   * Holds `hold.estimate` tokens for one task against a daily `limit`, atomically: admitted when
+   * what is used and held leaves room for it, or when nothing is in flight and less than the limit
+   * is used; a task that holds already is admitted again without a second hold. Holds whose lease
+   * is over are let go first (they count no more). The estimate is the per-task ceiling
+   * (MAX_TASK_TOKENS: no task is charged more), so however many tasks arrive at once the day goes
+   * over the limit by at most one task's ceiling.
    */
-  reserve(key: UsageKey, limit: number, ttlSeconds: number, estimate: number): Promise<Reservation>;
+  reserve(key: UsageKey, limit: number, ttlSeconds: number, hold: Hold): Promise<Reservation>;
+  /** Gives back what the task holds on the counter, if it still holds (another budget refused it). */
+  release(key: UsageKey, requestId: string, ttlSeconds: number): Promise<void>;
   /**
-   * Adds a task's usage to each of its counters of `day` (and gives back what it reserved on them),
-   * each atomically; a counter is created with the TTL when new.
+   * Adds a task's usage (or refusal) to each of its counters of `day`, once per task and counter,
+   * giving back its hold there if it still holds one (a hold its lease let go is not given back
+   * twice). Each counter keeps the task's mark until `forget`.
    */
-  add(day: string, counters: ReadonlyArray<{ scope: UsageScope; id: string; delta: UsageDelta }>, ttlSeconds: number): Promise<void>;
+  charge(day: string, requestId: string, charges: readonly Charge[], ttlSeconds: number): Promise<void>;
+  /** Removes the task's marks once every charge is made (so a counter does not grow with each task). */
+  forget(day: string, requestId: string, counters: ReadonlyArray<{ scope: UsageScope; id: string }>): Promise<void>;
   /** Every counter of a day. */
   day(day: string): Promise<UsageRow[]>;
 }
