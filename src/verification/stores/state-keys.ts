@@ -46,7 +46,7 @@ export const STATE_KEYS = {
   usage: { prefix: 'usage#', holds: "a day's usage counters per scope, and the day's index of them", usedBy: FOLLOW_UPS },
   usageCounted: { prefix: 'usage-counted#', holds: "that a task's usage was counted (never twice)", usedBy: FOLLOW_UPS },
   budget: { prefix: 'budget#', holds: "a task's budget reservation", usedBy: FOLLOW_UPS },
-  budgetNotice: { prefix: 'budget-notice#', holds: 'that a user was told of a budget refusal in a thread today', usedBy: FOLLOW_UPS },
+  budgetNotice: { prefix: 'budget-notice#', holds: 'that a user was told of a budget refusal in a thread today (the invoker admits tasks)', usedBy: ['agentInvoker'] },
   audit: { prefix: 'audit#', holds: "a task's audit record (AUDIT_RETENTION_DAYS); slack-poster adds the user's rating", usedBy: FOLLOW_UPS_AND_POSTER },
   // slack-poster: each reply posted once.
   reply: { prefix: 'reply#', holds: "an answer's chunk claims (and its fallback, its refused-files line)", usedBy: POSTER },
