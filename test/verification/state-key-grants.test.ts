@@ -100,14 +100,14 @@ async function day(): Promise<void> {
   await replay.drain();
 
   // A task that outlasts the sync budget, stopped while it works.
-  const slow = pipeline.mention('take your time #sleep=3000');
+  const slow = pipeline.mention('take your time #sleep=8000');
   await deliver(slow.body);
   await replay.deliverVisible();
   await deliver(agentSessionStoppedEnvelope({ threadTs: slow.ts, userId: ALLOWED }).body);
   await replay.drain();
 
   // A streamed answer that outlasts the stream's hold: polled to its end, shown live, with a file.
-  const polled = pipeline.mention('slowly now one word at a time #stream=250 #file=later.txt');
+  const polled = pipeline.mention('slowly now one word at a time #stream=300 #file=later.txt');
   await deliver(polled.body);
   await replay.deliverVisible();
   await replay.drain();
