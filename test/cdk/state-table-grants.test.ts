@@ -1,4 +1,5 @@
 import type { Template } from 'aws-cdk-lib/assertions';
+import { DynamoDb } from '../../src/aws/dynamodb';
 import type { VerificationFunction } from '../../src/verification/pipeline-settings';
 import { STATE_KEYS, statePrefixesOf } from '../../src/verification/stores/state-keys';
 import { functionId, onlyResource, SINGLE_ACCOUNT, statementsOfFunction, synthesize, type Synthesized } from './support/synth';
@@ -69,6 +70,12 @@ describe.each([
       const actions = dynamoStatements(template, description).flatMap((statement) => [statement.Action].flat());
       expect(actions.sort()).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
     }
+  });
+});
+
+describe('what the stores can ask DynamoDB', () => {
+  it('is one item by its key: the actions LeadingKeys bounds (a Query, a Scan or a batch would need the grant thought anew)', () => {
+    expect(Object.getOwnPropertyNames(DynamoDb.prototype).sort()).toEqual(['constructor', 'getItem', 'putItem', 'updateItem']);
   });
 });
 
