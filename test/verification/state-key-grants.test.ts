@@ -30,22 +30,27 @@ const FUNCTIONS: Record<'slackEvents' | 'agentInvoker' | 'asyncResult' | 'slackP
 };
 
 /**
- * Granted for paths this day does not take: slack-events reads a thread's agent only when
- * EXECUTION_AGENTS routes follow-ups; async-result reads the thread's latest task only to end its
- * AgentCore session (AGENTCORE_STOP_SESSION, the agentcore transport).
+ * Granted for a path this day does not take: async-result reads the thread's latest task only to
+ * end its AgentCore session (AGENTCORE_STOP_SESSION, with the agentcore transport).
  */
 const NOT_TAKEN_TODAY: Partial<Record<VerificationFunction, string[]>> = {
-  slackEvents: [STATE_KEYS.work.prefix],
   asyncResult: [STATE_KEYS.work.prefix],
 };
+
+/** Both on the pipeline's runtime (EXECUTION_URL): the default one, and one that answers a channel of its own. */
+const AGENTS = [
+  { name: 'main', protocol: 'execute-task', transport: 'https', default: true },
+  { name: 'other', protocol: 'execute-task', transport: 'https', channels: ['C0OTHER'] },
+];
 
 let pipeline: FaultPipeline;
 /** Every state-table key each function named, with the operation. */
 const touched = new Map<VerificationFunction, Array<{ operation: string; key: string }>>();
 
 beforeAll(async () => {
-  // A small daily budget per user, so the day ends in a refusal; tasks answer in the sync budget unless told to sleep.
-  pipeline = await startFaultPipeline({ syncBudgetMs: 400, env: { ALLOWED_USER_IDS: ALLOWED, USER_DAILY_TOKEN_BUDGET: '60', STREAM_QUIET_S: '1', STREAM_HOLD_S: '1' } });
+  // A small daily budget per user, so the day ends in a refusal; tasks answer in the sync budget
+  // unless told to sleep or stream. Two agents (EXECUTION_AGENTS): a thread's follow-up goes to its agent.
+  pipeline = await startFaultPipeline({ syncBudgetMs: 400, env: { ALLOWED_USER_IDS: ALLOWED, USER_DAILY_TOKEN_BUDGET: '60', STREAM_QUIET_S: '1', STREAM_HOLD_S: '1', EXECUTION_AGENTS: JSON.stringify(AGENTS) } });
   recordEachFunction(pipeline);
 }, 60_000);
 afterAll(() => pipeline?.close());
