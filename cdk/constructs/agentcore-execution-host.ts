@@ -1,7 +1,7 @@
-import { Duration, Stack } from 'aws-cdk-lib';
+import { Duration, Lazy, Stack, type IResolveContext } from 'aws-cdk-lib';
 import { CfnResourcePolicy, ProtocolType, Runtime, RuntimeNetworkConfiguration } from 'aws-cdk-lib/aws-bedrockagentcore';
 import { MathExpression } from 'aws-cdk-lib/aws-cloudwatch';
-import { AccountPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { AccountPrincipal, CfnPolicy, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { A2A_VERSION_HEADER } from '../../src/protocols/a2a-dialects';
 import { agentCoreCodeArtifact } from './agentcore-code-bundle';
@@ -104,6 +104,7 @@ export class AgentCoreExecutionHost extends Construct {
     // The Runtime binds its artifact lazily, at synthesis; binding now (bind is idempotent) makes the
     // S3 read grant (that one object) exist while the construct tree is built, like every other grant.
     artifact.bind(this.runtime, this.runtime);
+    scopeWorkloadIdentityToOwn(this.runtime);
     props.alarms.alarm(this, 'SystemErrorsAlarm', this.runtime.metricSystemErrors({ period: Duration.minutes(5), statistic: 'Sum' }), 'AgentCore runtime: system errors');
     // Before new conversations are refused (ServiceQuotaExceededException): 80 % of the Region's active-session quota.
     const quota = activeSessionQuota(Stack.of(this).region);
@@ -172,13 +173,48 @@ export class AgentCoreExecutionHost extends Construct {
         reason: 'Added by the AgentCore Runtime construct: X-Ray PutTraceSegments/PutTelemetryRecords/GetSampling* and CloudWatch PutMetricData (limited to the bedrock-agentcore namespace by condition) do not support resource-level permissions.',
       },
       {
-        pattern: arn('bedrock-agentcore', String.raw`workload-identity-directory/default(/workload-identity/\*)?`),
-        reason: 'Added by the AgentCore Runtime construct: the runtime obtains access tokens for its own workload identity (named after the runtime) in the default directory.',
-      },
-      {
         pattern: /^Action::bedrock-agentcore:GetWorkloadAccessToken\*$/,
-        reason: 'Added by the AgentCore Runtime construct: GetWorkloadAccessToken, …ForJWT and …ForUserId, on the default workload identity directory only.',
+        reason: "Added by the AgentCore Runtime construct: GetWorkloadAccessToken, …ForJWT and …ForUserId, on the default workload identity directory and the runtime's own workload identity only (scopeWorkloadIdentityToOwn).",
       },
     ]);
   }
+}
+
+/** The Sid of the statement the Runtime construct grants its role the workload access tokens with. */
+const WORKLOAD_TOKEN_STATEMENT_SID = 'GetAgentAccessToken';
+
+/**
+ * The runtime's own workload identity: AgentCore creates one per runtime, named after it, in the
+ * account's default directory (docs/deploy.md, "Least privilege").
+ */
+function ownWorkloadIdentityArn(runtime: Runtime): string {
+  return `${workloadIdentityDirectoryArn(runtime)}/workload-identity/${runtime.agentRuntimeName}`;
+}
+
+function workloadIdentityDirectoryArn(scope: Construct): string {
+  return Stack.of(scope).formatArn({ service: 'bedrock-agentcore', resource: 'workload-identity-directory', resourceName: 'default' });
+}
+
+/**
+ * The Runtime construct lets its role get access tokens for every workload identity of the
+ * directory (`workload-identity/*`): the agent could then act as any other agent of the account
+ * towards AgentCore Identity's token vault. Its statement keeps the directory and names the
+ * runtime's own identity instead. The policy document is replaced, not overridden, so cdk-nag
+ * checks what is deployed; a construct that no longer grants that statement fails the synthesis
+ * rather than pass unscoped.
+ */
+function scopeWorkloadIdentityToOwn(runtime: Runtime): void {
+  const policy = runtime.role.node.tryFindChild('DefaultPolicy')?.node.defaultChild;
+  if (!(policy instanceof CfnPolicy)) throw new Error('The AgentCore runtime role has no default policy to scope its workload identity in');
+  const document: unknown = policy.policyDocument;
+  const resources = [workloadIdentityDirectoryArn(runtime), ownWorkloadIdentityArn(runtime)];
+  policy.policyDocument = Lazy.uncachedAny({
+    produce: (context: IResolveContext) => {
+      const resolved = context.resolve(document) as { Statement: Array<{ Sid?: string }> };
+      if (!resolved.Statement.some((statement) => statement.Sid === WORKLOAD_TOKEN_STATEMENT_SID)) {
+        throw new Error(`The AgentCore Runtime construct no longer grants its role the statement ${WORKLOAD_TOKEN_STATEMENT_SID}: scope its workload identity anew`);
+      }
+      return { ...resolved, Statement: resolved.Statement.map((statement) => (statement.Sid === WORKLOAD_TOKEN_STATEMENT_SID ? { ...statement, Resource: resources } : statement)) };
+    },
+  });
 }

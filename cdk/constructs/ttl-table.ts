@@ -1,6 +1,6 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
-import type { Grant, IGrantable } from 'aws-cdk-lib/aws-iam';
+import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 
@@ -43,5 +43,25 @@ export class TtlTable extends Construct {
     // write through it too (the key actions grantReadWriteData would add).
     this.table.encryptionKey?.grant(grantee, 'kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:ReEncrypt*', 'kms:GenerateDataKey*');
     return this.table.grant(grantee, ...actions);
+  }
+
+  /**
+   * Item actions on the items whose partition key starts with one of `keyPrefixes`, and no other:
+   * IAM's `dynamodb:LeadingKeys` is the partition key of every item a request names, and
+   * `ForAllValues:StringLike` holds only when each is `<prefix>…`. GetItem, PutItem and UpdateItem
+   * name one key each; a Scan names none — and "for all values" of nothing holds — so no Scan (nor
+   * Query on an index) may ever be granted this way (docs/deploy.md, "Who may touch which keys").
+   */
+  grantItemsUnder(grantee: IGrantable, keyPrefixes: readonly string[], ...actions: ItemAction[]): Grant {
+    if (keyPrefixes.length === 0) throw new Error('grantItemsUnder: no key prefix to grant');
+    const wildcard = keyPrefixes.find((prefix) => /[*?]/.test(prefix));
+    if (wildcard !== undefined) throw new Error(`grantItemsUnder: the key prefix ${wildcard} holds an IAM wildcard (* or ?)`);
+    this.table.encryptionKey?.grant(grantee, 'kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:ReEncrypt*', 'kms:GenerateDataKey*');
+    return Grant.addToPrincipal({
+      grantee,
+      actions,
+      resourceArns: [this.table.tableArn],
+      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': keyPrefixes.map((prefix) => `${prefix}*`) } },
+    });
   }
 }

@@ -1,10 +1,11 @@
 import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { FUNCTION_TIMEOUT_SECONDS, QUEUE_SETTINGS, visibilityTimeoutSeconds, type PipelineQueue } from '../../src/verification/pipeline-settings';
+import { FUNCTION_TIMEOUT_SECONDS, QUEUE_SETTINGS, visibilityTimeoutSeconds, type PipelineQueue, type VerificationFunction } from '../../src/verification/pipeline-settings';
+import { statePrefixesOf } from '../../src/verification/stores/state-keys';
 import { DEFAULT_POLL_SCHEDULE } from '../../src/verification/poll-schedule';
 import type { ExecutionTarget, Transport } from '../config';
 import type { ExecutionAgentPlan } from '../execution-agents';
@@ -315,8 +316,8 @@ export class VerificationZoneStack extends Stack {
     // A task whose AgentCore session is busy is put back (src/verification/invoke/session-busy.ts).
     this.tasks.queue.grantSendMessages(this.invoker.role);
     this.replies.queue.grantSendMessages(this.slackEvents.role);
-    // Claims, counters, markers, answered threads, records: written and read, never deleted (TTL removes them).
-    this.stateTable.grantItems(this.slackEvents.role, 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem');
+    // The state table: each function only the key prefixes it uses (src/verification/stores/state-keys.ts).
+    this.grantStateKeys(this.slackEvents.role, 'slackEvents');
 
     // Only when AGENTCORE_STOP_SESSION ends sessions (the default, never, leaves it to the idle timeout).
     const stopsSessions = (props.extraEnvironment?.AGENTCORE_STOP_SESSION ?? 'never') !== 'never';
@@ -327,10 +328,9 @@ export class VerificationZoneStack extends Stack {
       this.replies.queue.grantSendMessages(caller.role);
     }
     // Thread context, files and live answers (invoker); live answers (poller).
-    for (const reader of [this.invoker, this.poller]) {
-      this.botToken.grantRead(reader.role);
-      this.stateTable.grantItems(reader.role, 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem');
-    }
+    for (const reader of [this.invoker, this.poller]) this.botToken.grantRead(reader.role);
+    this.grantStateKeys(this.invoker.role, 'agentInvoker');
+    this.grantStateKeys(this.poller.role, 'asyncResult');
 
     // GUARDRAIL=bedrock: ApplyGuardrail on that one guardrail, for the three functions that check text.
     if (guardrail.kind === 'bedrock' && guardrail.id) {
@@ -341,7 +341,7 @@ export class VerificationZoneStack extends Stack {
     }
 
     this.botToken.grantRead(this.poster.role);
-    this.stateTable.grantItems(this.poster.role, 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem');
+    this.grantStateKeys(this.poster.role, 'slackPoster');
 
     this.api = new SlackEventsApi(this, 'SlackEventsApi', {
       handler: this.slackEvents.fn,
@@ -377,5 +377,10 @@ export class VerificationZoneStack extends Stack {
       value: Fn.join(' ', [this.slackEvents, this.invoker, this.poller, this.poster].map((fn) => fn.logGroup.logGroupName)),
       description: 'The four functions\' log groups, space-separated (aws logs start-query --log-group-names)',
     });
+  }
+
+  /** Claims, counters, markers, records: read and written, never deleted (TTL removes them), under the function's own key prefixes only. */
+  private grantStateKeys(grantee: IGrantable, fn: VerificationFunction): void {
+    this.stateTable.grantItemsUnder(grantee, statePrefixesOf(fn), 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem');
   }
 }

@@ -184,12 +184,14 @@ describe('state and secrets', () => {
     // Claims: UpdateItem to acquire, complete and release, PutItem for markers, GetItem for the
     // item a refused condition met (ReturnValuesOnConditionCheckFailure). Nothing deletes: TTL does.
     const claimActions = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
-    expect(itemActions('slack-events')).toEqual([{ Effect: 'Allow', Action: claimActions, Resource: { 'Fn::GetAtt': [table, 'Arn'] } }]);
-    expect(itemActions('slack-poster')).toEqual([{ Effect: 'Allow', Action: claimActions, Resource: { 'Fn::GetAtt': [table, 'Arn'] } }]);
+    // Each under its own key prefixes only (test/cdk/state-table-grants.test.ts has which).
+    const ownKeys = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': expect.any(Array) } };
+    expect(itemActions('slack-events')).toEqual([{ Effect: 'Allow', Action: claimActions, Resource: { 'Fn::GetAtt': [table, 'Arn'] }, Condition: ownKeys }]);
+    expect(itemActions('slack-poster')).toEqual([{ Effect: 'Allow', Action: claimActions, Resource: { 'Fn::GetAtt': [table, 'Arn'] }, Condition: ownKeys }]);
     // The record of each task's live message (docs/architecture.md §2.5): read, created, moved on.
     const liveActions = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
-    expect(itemActions('agent-invoker')).toEqual([{ Effect: 'Allow', Action: liveActions, Resource: { 'Fn::GetAtt': [table, 'Arn'] } }]);
-    expect(itemActions('async-result')).toEqual([{ Effect: 'Allow', Action: liveActions, Resource: { 'Fn::GetAtt': [table, 'Arn'] } }]);
+    expect(itemActions('agent-invoker')).toEqual([{ Effect: 'Allow', Action: liveActions, Resource: { 'Fn::GetAtt': [table, 'Arn'] }, Condition: ownKeys }]);
+    expect(itemActions('async-result')).toEqual([{ Effect: 'Allow', Action: liveActions, Resource: { 'Fn::GetAtt': [table, 'Arn'] }, Condition: ownKeys }]);
   });
 
   it('creates both Slack secrets without a value in the template', () => {

@@ -1,6 +1,7 @@
 import type { AgentFile } from '../../contract';
 import { StateTable, type StateTableOptions } from '../stores/state-table';
 import type { OutgoingFiles } from './outgoing-files';
+import { STATE_KEYS } from '../stores/state-keys';
 
 /**
  * Outgoing files in the state table. An item holds 400 KB, an answer's files up to 6 MiB of
@@ -13,7 +14,7 @@ export class DynamoDbOutgoingFiles implements OutgoingFiles {
   private readonly table: StateTable;
 
   constructor(options: StateTableOptions) {
-    this.table = new StateTable({ keyPrefix: 'outgoing-files#', ...options });
+    this.table = new StateTable({ keyPrefix: STATE_KEYS.outgoingFiles.prefix, ...options });
   }
 
   async put(requestId: string, files: readonly AgentFile[], ttlSeconds: number): Promise<void> {

@@ -1,6 +1,7 @@
 import type { Item } from '../../aws/dynamodb';
 import { StateTable, type StateTableOptions } from '../stores/state-table';
 import type { FileUploadState, FileUploadStates } from './upload-states';
+import { STATE_KEYS } from '../stores/state-keys';
 
 /**
  * Upload states as items of the state table, one attribute per step (`file_id`, `upload_url`,
@@ -11,7 +12,7 @@ export class DynamoDbFileUploadStates implements FileUploadStates {
 
   constructor(options: StateTableOptions) {
     // Its own prefix: the uploader's claims use the same keys in the same table.
-    this.table = new StateTable({ keyPrefix: 'file-upload#', ...options });
+    this.table = new StateTable({ keyPrefix: STATE_KEYS.fileUpload.prefix, ...options });
   }
 
   async get(key: string): Promise<FileUploadState | undefined> {

@@ -8,6 +8,7 @@ import type { ClaimStore } from '../stores/claim-store';
 import { once } from '../stores/once';
 import { FETCH_REFUSAL_REASONS } from './file-refusals';
 import type { FileUploadState, FileUploadStates } from './upload-states';
+import { STATE_KEYS } from '../stores/state-keys';
 
 /**
  * Uploads an answer's files to its thread, each exactly once (docs/architecture.md, "Files the
@@ -67,7 +68,7 @@ export class FileUploader {
   }
 
   async upload(target: UploadTarget, file: AgentFile, index: number, call: SlackCallOptions = {}): Promise<FileUploadOutcome> {
-    const key = `files-out:${target.taskKey}:${index}`;
+    const key = `${STATE_KEYS.fileUploadClaim.prefix}${target.taskKey}:${index}`;
     const done = await once(this.options.claims, key, { leaseSeconds: this.leaseSeconds, ttlSeconds: this.ttlSeconds }, async () => {
       const outcome = await this.steps(key, target, file, call);
       return { result: outcome, value: outcome.status === 'shared' ? `shared:${outcome.fileId}` : `refused:${outcome.reason}` };

@@ -14,6 +14,7 @@ import type { Tracer } from '../trace';
 import type { IntakeResult, TaskDraft } from './intake';
 import type { RateLimiter } from './rate-limiter';
 import type { SlackFile } from './slack-event';
+import { STATE_KEYS } from '../stores/state-keys';
 
 /**
  * slack-events' last step before the ack (src/verification/intake/slack-ingress.ts): what an
@@ -134,7 +135,7 @@ async function refusalFor(to: IntakeDestinations, asker: Asker, { at, eventId }:
   const notAllowed = (team && !team.has(teamId)) || (user && !user.has(userId)) || (channels && !channels.has(channel));
   if (notAllowed) {
     const window = Math.floor(at / 60_000);
-    const first = await to.claims.mark(`notice#not-allowed#${teamId}#${userId}#${window}`, 120);
+    const first = await to.claims.mark(`${STATE_KEYS.notice.prefix}not-allowed#${teamId}#${userId}#${window}`, 120);
     return first ? { reason: 'not-allowed', text: to.messages.notAllowed } : 'silent';
   }
   const rate = await to.rateLimiter.check({ teamId, userId }, at, eventId);

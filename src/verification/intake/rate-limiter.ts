@@ -1,4 +1,5 @@
 import type { CounterStore } from '../stores/counter-store';
+import { STATE_KEYS } from '../stores/state-keys';
 
 export const RATE_WINDOW_MS = 60_000;
 /** Counters outlive their window by one more, so a late write near the edge never finds a gone item. */
@@ -48,7 +49,7 @@ export class RateLimiter {
     if (this.perMinute === 0) return { allowed: true, count: 0, limit: Infinity, firstRefusalInWindow: false, windowEndsAt };
     // The window index is in the key, so a new window is a new counter whatever the store's TTL does.
     // Counts past limit + 1 are all refused silently: the event ids need be kept only up to there.
-    const count = await this.counters.increment(`rate#${who.teamId}#${who.userId}#${windowIndex}`, COUNTER_TTL_SECONDS, { token: eventId, upTo: this.perMinute + 1 });
+    const count = await this.counters.increment(`${STATE_KEYS.rate.prefix}${who.teamId}#${who.userId}#${windowIndex}`, COUNTER_TTL_SECONDS, { token: eventId, upTo: this.perMinute + 1 });
     return { allowed: count <= this.perMinute, count, limit: this.perMinute, firstRefusalInWindow: count === this.perMinute + 1, windowEndsAt };
   }
 }

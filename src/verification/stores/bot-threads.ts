@@ -1,3 +1,5 @@
+import { STATE_KEYS } from './state-keys';
+
 /** A Slack thread the bot has answered in: where a reply without a mention is still for the bot. */
 export type BotThread = { team_id: string; channel: string; thread_ts: string };
 
@@ -14,5 +16,5 @@ export interface BotThreads {
 }
 
 export function botThreadKey(thread: BotThread): string {
-  return `thread#${thread.team_id}#${thread.channel}#${thread.thread_ts}`;
+  return `${STATE_KEYS.thread.prefix}${thread.team_id}#${thread.channel}#${thread.thread_ts}`;
 }

@@ -1,3 +1,5 @@
+import { STATE_KEYS } from './state-keys';
+
 /**
  * The message a task's answer is shown in while it is produced (docs/architecture.md §2.5, "Live
  * answers"): a Slack stream, or a posted message that is updated. One record per request id, so
@@ -69,5 +71,5 @@ export interface LiveReplies {
 }
 
 export function liveReplyKey(requestId: string): string {
-  return `live#${requestId}`;
+  return `${STATE_KEYS.live.prefix}${requestId}`;
 }

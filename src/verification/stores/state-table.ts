@@ -7,7 +7,8 @@ export type StateTableOptions = {
   dynamodb: DynamoDb;
   /**
    * The state table: string partition key `pk`, TTL on `expires_at` (epoch seconds). Claims,
-   * counters, answered threads, live replies and records share it.
+   * counters, answered threads, live replies and records share it, each kind under its own key
+   * prefix (state-keys.ts): a function's IAM grant names the prefixes it may touch.
    */
   tableName: string;
   /** Prepended to every key, to keep one store's items apart from another's in the shared table. */

@@ -3,6 +3,7 @@ import type { Usage } from '../../contract';
 import type { PendingHandle } from '../../protocols/outcome';
 import { conversationKey, type SlackThread } from '../queues/slack-thread';
 import type { Records } from './records';
+import { STATE_KEYS } from './state-keys';
 
 /**
  * What runs in a thread, so a Stop can find it (docs/architecture.md §2.6, "Stop"). agent-invoker
@@ -30,10 +31,10 @@ export type TaskEnd = 'settled' | 'stopped';
 const WORK_TTL_SECONDS = 24 * 60 * 60;
 
 export function createThreadWork(records: Records, clock: Clock) {
-  const workKey = (thread: SlackThread) => `work#${conversationKey(thread)}`;
-  const stopKey = (thread: SlackThread) => `stop#${conversationKey(thread)}`;
-  const stoppedKey = (requestId: string) => `stopped#${requestId}`;
-  const endedKey = (requestId: string) => `ended#${requestId}`;
+  const workKey = (thread: SlackThread) => `${STATE_KEYS.work.prefix}${conversationKey(thread)}`;
+  const stopKey = (thread: SlackThread) => `${STATE_KEYS.stop.prefix}${conversationKey(thread)}`;
+  const stoppedKey = (requestId: string) => `${STATE_KEYS.stopped.prefix}${requestId}`;
+  const endedKey = (requestId: string) => `${STATE_KEYS.ended.prefix}${requestId}`;
 
   return {
     /** The task picked up in its thread (the newest task of a thread is the one a Stop stops). */

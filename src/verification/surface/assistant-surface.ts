@@ -10,6 +10,7 @@ import type { FeedbackRecords } from './feedback-records';
 import { noTrace } from '../trace';
 import type { UserMessages } from '../messages/user-messages';
 import type { AuditFeedback } from '../budgets/usage-ledger';
+import { STATE_KEYS } from '../stores/state-keys';
 
 export type AssistantSurfaceOptions = FunctionServices & {
   slack: SlackAssistant;
@@ -87,7 +88,7 @@ export function createAssistantSurface(options: AssistantSurfaceOptions) {
       }
       const thanks = message.comment !== undefined ? options.messages.feedbackDetailsThanks : options.messages.feedbackThanks;
       // At most once per click or form: a thank-you lost is better than two.
-      if (options.once && !(await options.once(`thanks#${record.request_id}#${record.user}#${message.comment !== undefined ? 'form' : message.clicked_at}`))) return;
+      if (options.once && !(await options.once(`${STATE_KEYS.thanks.prefix}${record.request_id}#${record.user}#${message.comment !== undefined ? 'form' : message.clicked_at}`))) return;
       await decorate('the thank-you', () => options.slack.postEphemeral({ channel: record.channel, user: record.user, text: thanks, ...(record.thread_ts ? { threadTs: record.thread_ts } : {}) }, call), log);
     },
   };

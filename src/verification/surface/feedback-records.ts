@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock';
 import type { FeedbackMessage } from '../queues/replies-queue';
 import type { ListableRecords, Records } from '../stores/records';
+import { STATE_KEYS } from '../stores/state-keys';
 
 /**
  * Feedback on answers (docs/architecture.md §2.6, "Feedback"): one record per answer and user,
@@ -25,7 +26,7 @@ export type FeedbackRecord = {
 
 export type FeedbackRecords = ReturnType<typeof createFeedbackRecords>;
 
-const PREFIX = 'feedback#';
+const PREFIX = STATE_KEYS.feedback.prefix;
 
 export function createFeedbackRecords(records: Records, options: { clock: Clock; ttlSeconds: number }) {
   const key = (requestId: string, user: string) => `${PREFIX}${requestId}#${user}`;

@@ -1,5 +1,6 @@
 import type { ContextEntity } from '../../contract';
 import type { Records } from '../stores/records';
+import { STATE_KEYS } from '../stores/state-keys';
 
 /**
  * What each user is looking at (`app_context_changed`), kept so their next task tells the agent
@@ -11,7 +12,7 @@ export const USER_CONTEXT_TTL_SECONDS = 60 * 60;
 export type UserContext = { entities: ContextEntity[] };
 
 export function createUserContexts(records: Records) {
-  const key = (teamId: string, userId: string) => `context#${teamId}#${userId}`;
+  const key = (teamId: string, userId: string) => `${STATE_KEYS.context.prefix}${teamId}#${userId}`;
   return {
     async remember(teamId: string, userId: string, context: UserContext): Promise<void> {
       await records.put(key(teamId, userId), context, USER_CONTEXT_TTL_SECONDS);

@@ -1,5 +1,6 @@
 import type { SlackEventCallback } from '../slack-event';
 import { ignore, type IntakeHandler } from '../intake';
+import { STATE_KEYS } from '../../stores/state-keys';
 
 /**
  * `agent_session_stopped`: the user pressed Stop on a thread's agent session. The stop goes to the
@@ -14,7 +15,7 @@ export const agentSessionStopped: IntakeHandler<SlackEventCallback> = (envelope,
   const at = Number(event.event_ts) > 0 ? Math.round(Number(event.event_ts) * 1000) : context.now;
   return {
     kind: 'accept',
-    claimKey: `event#${envelope.event_id}`,
+    claimKey: `${STATE_KEYS.event.prefix}${envelope.event_id}`,
     results: [{ kind: 'stop', thread: { team_id: envelope.team_id, channel: event.channel, ts: event.thread_ts, thread_ts: event.thread_ts }, user: event.user ?? '', at, streamingTs: streaming }],
   };
 };

@@ -1,6 +1,7 @@
 import type { SlackEventCallback } from '../slack-event';
 import type { SuggestedPrompt } from '../../../slack/slack-assistant';
 import { ignore, type ContextEntity, type IntakeHandler, type IntakeResult } from '../intake';
+import { STATE_KEYS } from '../../stores/state-keys';
 
 /** Slack's entity types (`context.entities[].type`) and what the contract calls them. */
 const ENTITY_TYPES: Readonly<Record<string, ContextEntity['type']>> = {
@@ -37,7 +38,7 @@ export const appContextChanged: IntakeHandler<SlackEventCallback> = (envelope, c
   if (event.channel && prompts.length > 0) {
     results.push({ kind: 'slack', action: { type: 'set-prompts', channel: event.channel, prompts: prompts.slice(0, 4), ...(context.prompts.title ? { title: context.prompts.title } : {}) } });
   }
-  return { kind: 'accept', claimKey: `event#${envelope.event_id}`, results };
+  return { kind: 'accept', claimKey: `${STATE_KEYS.event.prefix}${envelope.event_id}`, results };
 };
 
 function entitiesOf(raw: unknown): ContextEntity[] {

@@ -1,5 +1,6 @@
 import type { SlackEventCallback } from '../slack-event';
 import { ignore, type IntakeHandler } from '../intake';
+import { STATE_KEYS } from '../../stores/state-keys';
 
 /**
  * `app_home_opened` on the messages tab: the user opened the agent's DM. It offers the suggested
@@ -11,7 +12,7 @@ export const appHomeOpened: IntakeHandler<SlackEventCallback> = (envelope, conte
   if (!event.channel || context.prompts.home.length === 0) return ignore('no-prompts');
   return {
     kind: 'accept',
-    claimKey: `event#${envelope.event_id}`,
+    claimKey: `${STATE_KEYS.event.prefix}${envelope.event_id}`,
     results: [{ kind: 'slack', action: { type: 'set-prompts', channel: event.channel, prompts: context.prompts.home.slice(0, 4), ...(context.prompts.title ? { title: context.prompts.title } : {}) } }],
   };
 };

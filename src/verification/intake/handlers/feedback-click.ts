@@ -1,6 +1,7 @@
 import { decodeFeedbackValue, FEEDBACK_ACTION_ID } from '../../../slack/feedback-blocks';
 import { interactionTeamId, type InteractionPayload } from '../interaction-payload';
 import { ignore, type IntakeHandler } from '../intake';
+import { STATE_KEYS } from '../../stores/state-keys';
 
 /**
  * `block_actions` from the feedback buttons under an answer. The click is recorded (last click
@@ -17,7 +18,7 @@ export const feedbackClick: IntakeHandler<InteractionPayload> = (payload) => {
   const threadTs = payload.message?.thread_ts ?? payload.container?.thread_ts;
   return {
     kind: 'accept',
-    claimKey: `interaction#${payload.user.id}#${action.action_ts ?? payload.trigger_id ?? messageTs}`,
+    claimKey: `${STATE_KEYS.interaction.prefix}${payload.user.id}#${action.action_ts ?? payload.trigger_id ?? messageTs}`,
     results: [
       {
         kind: 'feedback',

@@ -1,6 +1,7 @@
 import { FEEDBACK_FORM_CALLBACK_ID, feedbackFormAnswer } from '../../../slack/feedback-blocks';
 import { interactionTeamId, type InteractionPayload } from '../interaction-payload';
 import { ignore, type IntakeHandler } from '../intake';
+import { STATE_KEYS } from '../../stores/state-keys';
 
 /** Characters of "what went wrong" kept at most. */
 const MAX_COMMENT = 2000;
@@ -14,7 +15,7 @@ export const feedbackForm: IntakeHandler<InteractionPayload> = (payload) => {
   if (!comment) return ignore('empty-feedback');
   return {
     kind: 'accept',
-    claimKey: `interaction#${payload.user.id}#view#${payload.view.id ?? answer.messageTs}`,
+    claimKey: `${STATE_KEYS.interaction.prefix}${payload.user.id}#view#${payload.view.id ?? answer.messageTs}`,
     results: [
       {
         kind: 'feedback',

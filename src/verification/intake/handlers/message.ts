@@ -1,5 +1,6 @@
 import { classifyEvent, type SlackEventCallback } from '../slack-event';
 import { ignore, type IntakeHandler } from '../intake';
+import { STATE_KEYS } from '../../stores/state-keys';
 
 /**
  * `app_mention` and `message`: a question for the agent — a mention, a DM (with files too), or a
@@ -16,7 +17,7 @@ export const messageEvent: IntakeHandler<SlackEventCallback> = async (envelope, 
   }
   return {
     kind: 'accept',
-    claimKey: `event#${envelope.event_id}`,
+    claimKey: `${STATE_KEYS.event.prefix}${envelope.event_id}`,
     results: [
       {
         kind: 'task',
