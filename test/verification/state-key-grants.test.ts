@@ -110,6 +110,9 @@ async function day(): Promise<void> {
   await replay.deliverVisible();
   await deliver(agentSessionStoppedEnvelope({ threadTs: slow.ts, userId: ALLOWED }).body);
   await replay.drain();
+  // Stop pressed again once nothing runs there: the session is moved out of processing once.
+  await deliver(agentSessionStoppedEnvelope({ threadTs: slow.ts, userId: ALLOWED }).body);
+  await replay.drain();
 
   // A streamed answer that outlasts the stream's hold: polled to its end, shown live, with a file.
   const polled = pipeline.mention('slowly now one word at a time #stream=300 #file=later.txt');

@@ -1,5 +1,6 @@
 import type { Records } from '../stores/records';
 import type { Charge, UsageStore } from '../stores/usage-store';
+import { STATE_KEYS } from '../stores/state-keys';
 
 /**
  * Used by usage-ledger.ts (a task's settlement, a budget's refusal): charges a task on its counters
@@ -15,7 +16,7 @@ type CountState = 'charging' | 'charged' | 'done';
 /** True when this call made the charges (so the caller logs and audits them once). */
 export async function countOnce(options: CountOnceOptions, kind: 'usage' | 'refusal', requestId: string, day: string, charges: readonly Charge[]): Promise<boolean> {
   const { usage, records } = options;
-  const key = `${kind}-counted#${requestId}`;
+  const key = `${STATE_KEYS[kind === 'usage' ? 'usageCounted' : 'refusalCounted'].prefix}${requestId}`;
   const mark = (state: CountState) => records.put(key, { request_id: requestId, state }, options.recordTtlSeconds);
   const claimed = await records.putIf(key, { request_id: requestId, state: 'charging' }, options.recordTtlSeconds, { field: 'request_id', expected: undefined });
   // Not claimed: another delivery got there first, or this one's claim landed and its answer was lost. A record with no state is from before states: done.

@@ -38,13 +38,15 @@ export const STATE_KEYS = {
   // What runs in each thread (stores/thread-work.ts).
   work: { prefix: 'work#', holds: "a thread's latest task: what a Stop cancels, and the agent its follow-ups are routed to", usedBy: ['slackEvents', 'agentInvoker', 'asyncResult', 'slackPoster'] },
   stop: { prefix: 'stop#', holds: 'when a thread was last stopped (a task asked before it is not run)', usedBy: ['agentInvoker'] },
+  sessionEnded: { prefix: 'session-ended#', holds: "that a Stop on an idle thread moved its session out of processing (one status call per thread and task)", usedBy: ['agentInvoker'] },
   stopped: { prefix: 'stopped#', holds: 'that a task was stopped (every function then leaves it alone)', usedBy: FOLLOW_UPS },
   ended: { prefix: 'ended#', holds: 'how a task ended, claimed once: settled or stopped', usedBy: FOLLOW_UPS },
   // Live answers: the invoker and the poller write the live message, slack-poster finishes it.
   live: { prefix: 'live#', holds: "a task's live Slack message (stream or updated post)", usedBy: FOLLOW_UPS_AND_POSTER },
   // Usage and budgets (budgets/usage-ledger.ts, stores/dynamodb-usage-store.ts).
   usage: { prefix: 'usage#', holds: "a day's usage counters per scope, and the day's index of them", usedBy: FOLLOW_UPS },
-  usageCounted: { prefix: 'usage-counted#', holds: "that a task's usage was counted (never twice)", usedBy: FOLLOW_UPS },
+  usageCounted: { prefix: 'usage-counted#', holds: "that a task's usage was counted (never twice): charging, charged, done", usedBy: FOLLOW_UPS },
+  refusalCounted: { prefix: 'refusal-counted#', holds: "that a task's budget refusal was counted (never twice)", usedBy: ['agentInvoker'] },
   budget: { prefix: 'budget#', holds: "a task's budget reservation", usedBy: FOLLOW_UPS },
   budgetNotice: { prefix: 'budget-notice#', holds: 'that a user was told of a budget refusal in a thread today (the invoker admits tasks)', usedBy: ['agentInvoker'] },
   audit: { prefix: 'audit#', holds: "a task's audit record (AUDIT_RETENTION_DAYS); slack-poster adds the user's rating", usedBy: FOLLOW_UPS_AND_POSTER },

@@ -95,7 +95,7 @@ export function createThreadWork(records: Records, clock: Clock) {
      * `release` gives the claim back when Slack's call failed, so the next Stop tries again.
      */
     async sessionEndClaim(thread: SlackThread, latestRequestId: string | undefined): Promise<{ release(): Promise<void> } | undefined> {
-      const key = `session-ended#${conversationKey(thread)}#${latestRequestId ?? 'none'}`;
+      const key = `${STATE_KEYS.sessionEnded.prefix}${conversationKey(thread)}#${latestRequestId ?? 'none'}`;
       const claimed = await records.putIf(key, { request_id: latestRequestId ?? 'none' }, WORK_TTL_SECONDS, { field: 'request_id', expected: undefined });
       // Released: a record that lives one second (an item past its lifetime counts as absent).
       return claimed ? { release: () => records.put(key, { request_id: 'released' }, 1) } : undefined;
