@@ -266,7 +266,17 @@ function agentCoreSessionStopOf(context: FunctionContext, ports: AsyncResultPort
 
 function liveReplyOf(context: FunctionContext, ports: LivePorts): LiveReplyService {
   const messages = context.config.messages;
-  return createLiveReply({ slack: ports.slack(), store: ports.store, workingText: messages.working, placeholderText: messages.workingPlaceholder, log: context.log, sessions: context.config.AGENT_SESSIONS });
+  const guardrail = guardrailOf(context);
+  return createLiveReply({
+    slack: ports.slack(),
+    store: ports.store,
+    workingText: messages.working,
+    placeholderText: messages.workingPlaceholder,
+    log: context.log,
+    sessions: context.config.AGENT_SESSIONS,
+    // Previews show only what the output guardrail released (src/verification/live/live-guard.ts).
+    ...(guardrail ? { guardrail: { guardrail, blockedText: messages.guardrailBlockedAnswer } } : {}),
+  });
 }
 
 
