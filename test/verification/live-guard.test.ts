@@ -9,7 +9,7 @@ import type { LiveTarget } from '../../src/verification/live/live-parts';
 import { createLiveReply } from '../../src/verification/live/live-reply';
 import type { LiveReplies } from '../../src/verification/stores/live-replies';
 import { MemoryLiveReplies } from '../../src/verification/stores/memory-live-replies';
-import { startApplyGuardrailStandIn, type ApplyGuardrailStandIn } from '../support/apply-guardrail-stand-in';
+import { applyGuardrailEnv, startApplyGuardrailStandIn, type ApplyGuardrailStandIn } from '../support/apply-guardrail-stand-in';
 import { CORPUS_ENTITY_TYPES, guardrailCorpus } from '../support/guardrail-corpus';
 
 /**
@@ -147,7 +147,7 @@ describe('previews through GUARDRAIL=bedrock (a loopback ApplyGuardrail)', () =>
 
   beforeAll(async () => {
     standIn = await startApplyGuardrailStandIn(Object.fromEntries(CORPUS_ENTITY_TYPES.map((type) => [type, 'ANONYMIZE' as const])));
-    Object.assign(process.env, { AWS_ENDPOINT_URL_BEDROCK_RUNTIME: standIn.endpoint, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'AKIDSTANDIN', AWS_SECRET_ACCESS_KEY: 'stand-in-secret' });
+    Object.assign(process.env, applyGuardrailEnv(standIn));
   });
   afterAll(async () => {
     process.env = savedEnv;
