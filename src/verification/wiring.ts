@@ -35,7 +35,7 @@ import { createUserContexts } from './surface/user-context';
 import type { SlackAssistant } from '../slack/slack-assistant';
 import type { UsageStore } from './stores/usage-store';
 import { createAgentCoreSessionStop, type AgentCoreSessionStop } from './stop/agentcore-session-stop';
-import { createAuditFeedback, createUsageLedger, type UsageLedger } from './budgets/usage-ledger';
+import { createAuditFeedback, createUsageLedger, type UsageLedger, type UsageLedgerOptions } from './budgets/usage-ledger';
 
 /**
  * The one place the four verification functions are wired from configuration and ports. The
@@ -191,6 +191,17 @@ function assistantSurfaceOf(context: FunctionContext, slack: SlackAssistant, rec
   return createAssistantSurface({ slack, feedback, audit, once: (key) => claims.mark(key, THANKS_CLAIM_SECONDS), messages: context.config.messages, ...servicesOf(context) });
 }
 
+/** AUDIT_MESSAGE_TEXT with GUARDRAIL: the audit record keeps the user's message as the agent gets it, masked (docs/operations.md, "Guardrails"). */
+function auditGuard(context: FunctionContext): Pick<UsageLedgerOptions, 'guardText'> {
+  const guardrail = context.config.AUDIT_MESSAGE_TEXT ? guardrailOf(context) : undefined;
+  if (!guardrail) return {};
+  const guardText = async (text: string) => {
+    const checked = await guardrail.check(text, 'input');
+    return checked.action === 'blocked' ? undefined : checked.text;
+  };
+  return { guardText };
+}
+
 const DAY_SECONDS = 24 * 60 * 60;
 /** A thank-you's claim outlives the replies queue's redeliveries of its click by far. */
 const THANKS_CLAIM_SECONDS = DAY_SECONDS;
@@ -206,6 +217,7 @@ function ledgerOf(context: FunctionContext, ports: AsyncResultPorts): UsageLedge
     usageTtlSeconds: config.USAGE_RETENTION_DAYS * DAY_SECONDS,
     auditTtlSeconds: config.AUDIT_RETENTION_DAYS * DAY_SECONDS,
     auditText: config.AUDIT_MESSAGE_TEXT,
+    ...auditGuard(context),
     maxTaskTokens: config.MAX_TASK_TOKENS,
     messages: config.messages,
     clock: context.clock,
