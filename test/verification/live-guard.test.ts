@@ -8,9 +8,11 @@ import type { LiveMessage, SlackLive } from '../../src/slack/slack-live';
 import type { LiveTarget } from '../../src/verification/live/live-parts';
 import { createLiveReply } from '../../src/verification/live/live-reply';
 import type { LiveReplies } from '../../src/verification/stores/live-replies';
+import { DynamoDbLiveReplies } from '../../src/verification/stores/dynamodb-live-replies';
 import { MemoryLiveReplies } from '../../src/verification/stores/memory-live-replies';
 import { applyGuardrailEnv, startApplyGuardrailStandIn, type ApplyGuardrailStandIn } from '../support/apply-guardrail-stand-in';
 import { CORPUS_ENTITY_TYPES, guardrailCorpus } from '../support/guardrail-corpus';
+import { useStateTable } from '../support/dynalite';
 
 /**
  * Previews through the output guardrail (src/verification/live/live-guard.ts), the live-answer
@@ -79,7 +81,8 @@ const corpus = guardrailCorpus(37, 200);
 describe('previews through the output guardrail', () => {
   it('mask, the corpus cut in two at every point: no entity in any Slack call, and the preview is a start of the final answer masked whole', async () => {
     const guardrail = builtin('mask');
-    for (const message of corpus.filter((_, index) => index % 8 === 0)) {
+    // Every fourth message: each entity type, in both languages, in every way the corpus writes it.
+    for (const message of corpus.filter((_, index) => index % 4 === 0)) {
       const final = (await guardrail.check(message.text, 'output')).text;
       for (let cut = 1; cut < message.text.length; cut++) {
         const { sent, preview } = await streamPieces(guardrail, [message.text.slice(0, cut), message.text.slice(cut)]);
@@ -192,5 +195,20 @@ describe('previews through GUARDRAIL=bedrock (a loopback ApplyGuardrail)', () =>
     expect(standIn.requests.length).toBe(before);
     expect(sent.join('\n')).not.toContain('a@example.com');
     expect(sent.join('\n')).not.toContain('Mail');
+  });
+});
+
+describe('previews through the output guardrail, the stream carried on the DynamoDB record (dynalite)', () => {
+  const stateTable = useStateTable();
+
+  it('each function goes on from what the last one held, with its numbers; the record holds no entity as written', async () => {
+    const store = new DynamoDbLiveReplies({ dynamodb: stateTable().dynamodb, tableName: 'state' });
+    const pieces = ['Write to a.sato@exa', 'mple.com or b@example.org; again: a.sa', 'to@example.com, then call 090-12', '34-5678 now. Done'];
+    const { preview, record, sent } = await streamPieces(builtin('mask'), pieces, { store });
+    expect(preview).toBe('Write to [EMAIL-1] or [EMAIL-2]; again: [EMAIL-1], then call [PHONE-1] now. ');
+    expect(record?.mask?.held).toBe('Done');
+    const item = await stateTable().dynamodb.getItem({ TableName: 'state', Key: { pk: { S: `live#${target.request_id}` } } });
+    expect(JSON.stringify(item)).not.toMatch(/sato@|b@example|1234-5678/);
+    expect(sent.join('\n')).not.toMatch(/sato@|b@example|1234-5678/);
   });
 });
