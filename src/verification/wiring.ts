@@ -35,7 +35,7 @@ import { createUserContexts } from './surface/user-context';
 import type { SlackAssistant } from '../slack/slack-assistant';
 import type { UsageStore } from './stores/usage-store';
 import { createAgentCoreSessionStop, type AgentCoreSessionStop } from './stop/agentcore-session-stop';
-import { createAuditFeedback, createUsageLedger, type UsageLedger, type UsageLedgerOptions } from './budgets/usage-ledger';
+import { createAuditFeedback, createUsageLedger, type UsageLedger } from './budgets/usage-ledger';
 
 /**
  * The one place the four verification functions are wired from configuration and ports. The
@@ -188,18 +188,22 @@ function guardrailOf(context: FunctionContext): Guardrail | undefined {
 function assistantSurfaceOf(context: FunctionContext, slack: SlackAssistant, records: Records, claims: ClaimStore): AssistantSurface {
   const feedback = createFeedbackRecords(records, { clock: context.clock, ttlSeconds: context.config.FEEDBACK_RETENTION_DAYS * 24 * 60 * 60 });
   const audit = createAuditFeedback(records, context.config.AUDIT_RETENTION_DAYS * DAY_SECONDS);
-  return createAssistantSurface({ slack, feedback, audit, once: (key) => claims.mark(key, THANKS_CLAIM_SECONDS), messages: context.config.messages, ...servicesOf(context) });
+  const guardComment = keptTextGuard(context);
+  return createAssistantSurface({ slack, feedback, audit, once: (key) => claims.mark(key, THANKS_CLAIM_SECONDS), messages: context.config.messages, ...(guardComment ? { guardComment } : {}), ...servicesOf(context) });
 }
 
-/** AUDIT_MESSAGE_TEXT with GUARDRAIL: the audit record keeps the user's message as the agent gets it, masked (docs/operations.md, "Guardrails"). */
-function auditGuard(context: FunctionContext): Pick<UsageLedgerOptions, 'guardText'> {
-  const guardrail = context.config.AUDIT_MESSAGE_TEXT ? guardrailOf(context) : undefined;
-  if (!guardrail) return {};
-  const guardText = async (text: string) => {
+/**
+ * With GUARDRAIL, text the zone keeps — the audit record's message (AUDIT_MESSAGE_TEXT), a feedback
+ * form's comment — is kept as the input guardrail passes it: masked; none when blocked
+ * (docs/operations.md, "Guardrails").
+ */
+function keptTextGuard(context: FunctionContext): ((text: string) => Promise<string | undefined>) | undefined {
+  const guardrail = guardrailOf(context);
+  if (!guardrail) return undefined;
+  return async (text) => {
     const checked = await guardrail.check(text, 'input');
     return checked.action === 'blocked' ? undefined : checked.text;
   };
-  return { guardText };
 }
 
 const DAY_SECONDS = 24 * 60 * 60;
@@ -210,6 +214,7 @@ const THANKS_CLAIM_SECONDS = DAY_SECONDS;
 function ledgerOf(context: FunctionContext, ports: AsyncResultPorts): UsageLedger | undefined {
   const { config } = context;
   if (!ports.usage || !ports.records) return undefined;
+  const guardText = config.AUDIT_MESSAGE_TEXT ? keptTextGuard(context) : undefined;
   return createUsageLedger({
     usage: ports.usage,
     records: ports.records,
@@ -217,7 +222,7 @@ function ledgerOf(context: FunctionContext, ports: AsyncResultPorts): UsageLedge
     usageTtlSeconds: config.USAGE_RETENTION_DAYS * DAY_SECONDS,
     auditTtlSeconds: config.AUDIT_RETENTION_DAYS * DAY_SECONDS,
     auditText: config.AUDIT_MESSAGE_TEXT,
-    ...auditGuard(context),
+    ...(guardText ? { guardText } : {}),
     maxTaskTokens: config.MAX_TASK_TOKENS,
     messages: config.messages,
     clock: context.clock,
