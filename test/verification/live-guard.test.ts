@@ -212,3 +212,21 @@ describe('previews through the output guardrail, the stream carried on the Dynam
     expect(sent.join('\n')).not.toMatch(/sato@|b@example|1234-5678/);
   });
 });
+
+describe('what the record holds back, when previews stopped on a fault', () => {
+  it('goes with the final answer too', async () => {
+    const guardrail = builtin('mask');
+    const { slack } = recordingSlack();
+    // An append whose answer never came: it may be shown, so the record counts it and turns dirty.
+    slack.appendStream = () => Promise.reject(new SlackApiError('no answer', 'request_error', true, { outcome: 'unknown' }));
+    const store = new MemoryLiveReplies();
+    const live = createLiveReply({ slack, store, workingText: 'working', placeholderText: '…', log: createLogger('test'), guardrail: { guardrail, blockedText: BLOCKED } });
+    await live.show(target, 0, 'Hello there, ');
+    await live.show(target, 13, 'call 090-1234-56');
+    const stopped = await store.get(target.request_id);
+    expect(stopped?.dirty).toBe(true);
+    expect(stopped?.mask?.held).toBe('090-1234-56');
+    await live.finish(target.request_id, 'Hello there, call [PHONE-1]', 'answer');
+    expect((await store.get(target.request_id))?.mask).toBeUndefined();
+  });
+});

@@ -130,7 +130,8 @@ export async function close(p: LiveParts, requestId: string): Promise<{ record: 
   try {
     for (let attempt = 0; attempt < 3; attempt += 1) {
       record = await p.store.get(requestId);
-      if (!record || record.mode === 'none' || (record.dirty && !record.pending)) return { record, unsure: false };
+      // Closed already, unless text the output guardrail held back is still on it.
+      if (!record || record.mode === 'none' || (record.dirty && !record.pending && !record.mask?.held)) return { record, unsure: false };
       // What the output guardrail held back goes with the close: the final answer is checked whole.
       const { pending, mask: _held, ...base } = record;
       const closed: LiveReply = isStart(record) ? { ...base, mode: 'none', ts: '', dirty: true } : { ...base, dirty: true };
