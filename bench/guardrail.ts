@@ -3,6 +3,7 @@ import { BuiltinGuardrail } from '../src/guardrail/builtin-guardrail';
 import { Numbering } from '../src/guardrail/numbering';
 import { StreamMasker } from '../src/guardrail/stream-masker';
 import { guardrailCorpus, seededRandom } from '../test/support/guardrail-corpus';
+import { measureLiveMaskDelay, type LiveMaskDelay } from './guardrail-live';
 import { percentile, summarize, type Summary } from './stats';
 
 /**
@@ -13,15 +14,17 @@ import { percentile, summarize, type Summary } from './stats';
  * answers (corpus sentences, entities included) arrive a word every `wordMs` on a simulated clock;
  * each word is shown when the push that releases it returns (the word's arrival plus the measured
  * CPU of that push), and the delay is that minus its arrival — for the first text, and for every
- * character.
+ * character. (c) The same through the real live path, in real time (bench/guardrail-live.ts).
  */
 export const GUARDRAIL_CHARS = 100_000;
 export const MASK_TARGET_MS = 50;
 export const FIRST_TEXT_DELAY_TARGET_MS = 300;
+/** Answers part 8 (c) streams through the live path, twice each (unmasked and masked), ten at a time. */
+export const LIVE_PATH_ANSWERS = 40;
 
 export type MaskRow = { name: string; entities: number; mask: Summary; problem?: string };
 export type StreamDelay = { answers: number; words: number; wordMs: number; firstText: { p50: number; p95: number; max: number }; perChar: { p50: number; p95: number; max: number }; leaked: number };
-export type GuardrailBenchResult = { chars: number; samples: number; rows: MaskRow[]; stream: StreamDelay };
+export type GuardrailBenchResult = { chars: number; samples: number; rows: MaskRow[]; stream: StreamDelay; live: LiveMaskDelay };
 export type GuardrailBenchOptions = { samples: number; answers: number; words: number; wordMs: number; log: (line: string) => void };
 
 const guardrail = new BuiltinGuardrail({ input: 'mask', output: 'mask' });
@@ -109,5 +112,9 @@ async function streamDelay(options: GuardrailBenchOptions): Promise<StreamDelay>
 }
 
 export async function runGuardrailBench(options: GuardrailBenchOptions): Promise<GuardrailBenchResult> {
-  return { chars: GUARDRAIL_CHARS, samples: options.samples, rows: maskRows(options), stream: await streamDelay(options) };
+  const rows = maskRows(options);
+  const stream = await streamDelay(options);
+  // (c) In real time, so fewer answers: each takes words × wordMs.
+  const live = await measureLiveMaskDelay({ answers: Math.min(options.answers, LIVE_PATH_ANSWERS), words: options.words, wordMs: options.wordMs, log: options.log });
+  return { chars: GUARDRAIL_CHARS, samples: options.samples, rows, stream, live };
 }

@@ -197,6 +197,13 @@ function targets(results: BenchResults): Target[] {
       measured: `${formatNumber(guard.stream.firstText.p95)} ms p95 (p50 ${formatNumber(guard.stream.firstText.p50)}, max ${formatNumber(guard.stream.firstText.max)}); ${guard.stream.leaked} of ${guard.stream.answers} answers differ`,
       pass: guard.stream.leaked === 0 && guard.stream.firstText.p95 <= FIRST_TEXT_DELAY_TARGET_MS,
     });
+    const live = guard.live;
+    list.push({
+      part: '8',
+      target: `the same through the live path (held stream, live reply, @slack/web-api against the fake Slack): added first text delay ≤ ${FIRST_TEXT_DELAY_TARGET_MS} ms p95, no entity in any Slack call`,
+      measured: `+${formatNumber(live.added.p95)} ms p95 (p50 ${formatNumber(live.added.p50)}, max ${formatNumber(live.added.max)}); ${live.leaked} of ${live.answers} answers showed an entity`,
+      pass: live.leaked === 0 && live.added.p95 <= FIRST_TEXT_DELAY_TARGET_MS,
+    });
   }
   return list;
 }
@@ -518,6 +525,19 @@ function guardrailSection(g: GuardrailBenchResult): string {
     ),
     '',
     `Answers that showed anything other than the whole answer masked: ${s.leaked} of ${s.answers}. A word is held only while it, or the number it is a group of, may still become an entity; an answer that opens with a grouped number or a key block shows nothing until it is complete, which is what the p95 measures.`,
+    '',
+    `Through the live path, in real time (bench/guardrail-live.ts): ${g.live.answers} answers of ${g.live.words} words (corpus sentences, a space between them), a word every ${g.live.wordMs} ms, each held as agent-invoker holds a stream (its flush rules and timers) and shown by the live reply with the real @slack/web-api client against the fake Slack API — once unmasked, once with GUARDRAIL=builtin masking; the first text is the fake Slack's arrival time of the first call that showed answer text, against the first word.`,
+    '',
+    table(
+      ['live path, first text', 'p50', 'p95'],
+      [
+        ['unmasked', `${formatNumber(g.live.plain.p50)} ms`, `${formatNumber(g.live.plain.p95)} ms`],
+        ['masked (GUARDRAIL=builtin)', `${formatNumber(g.live.masked.p50)} ms`, `${formatNumber(g.live.masked.p95)} ms`],
+        ['added by masking, answer by answer', `${formatNumber(g.live.added.p50)} ms`, `${formatNumber(g.live.added.p95)} ms (max ${formatNumber(g.live.added.max)})`],
+      ],
+    ),
+    '',
+    `Answers whose Slack calls showed a seeded entity: ${g.live.leaked} of ${g.live.answers}. The hold's flushes carry whole words, so masking holds back only a number whose next group may still come — until the next flush.`,
   ].join('\n');
 }
 

@@ -4,6 +4,7 @@ import { DEFAULT_STREAM_HOLD_S } from '../src/transport/config';
 import { FUNCTION_TIMEOUT_SECONDS } from '../src/verification/pipeline-settings';
 import { DEFAULT_POLL_SCHEDULE, pollDelaySeconds, type PollSchedule } from '../src/verification/poll-schedule';
 import { VerificationConfigSchema } from '../src/verification/config';
+import { guardrailCostRows } from './guardrail-cost';
 import { BEDROCK_MODELS, PRICES, type ModelPrice } from './prices';
 import { generateTrace, measure, sessionsOf, type Message, type ModelParams } from './session-model';
 
@@ -590,6 +591,24 @@ const share = (part: number, total: number) => (part > 0 && part / total < 0.001
 /** A per-1,000-token price as listed ($0.00006, not 6.000000000000001e-5). */
 const listed = (perToken: number) => `$${Number((perToken * 1000).toPrecision(6))}`;
 
+/** GUARDRAIL=bedrock's ApplyGuardrail per direction, beside the task's own cost (tools/guardrail-cost.ts). */
+function guardrailLines(a: Assumptions, base: CostResult, md: boolean): string[] {
+  const rows = guardrailCostRows(a.outputTokens);
+  const total = rows.reduce((sum, row) => sum + row.per1000, 0);
+  const price = `$${(PRICES.guardrailPiiTextUnit.usd * 1000).toFixed(2)} per 1,000 text units (${PRICES.guardrailPiiTextUnit.source}, read ${PRICES.guardrailPiiTextUnit.checked})`;
+  return [
+    `GUARDRAIL=bedrock (off by default), per 1,000 messages: ApplyGuardrail's sensitive-information filter at ${price}:`,
+    '',
+    ...table(
+      ['direction', 'what is checked, per message', 'text units', 'per 1,000 messages', 'vs the task (AgentCore)'],
+      [...rows.map((row) => [row.direction, row.what, plain(row.units), money(row.per1000), share(row.per1000, base.total)]), ['both', 'total', plain(rows.reduce((sum, row) => sum + row.units, 0)), money(total), share(total, base.total)]],
+      md,
+      2,
+    ),
+    '',
+  ];
+}
+
 function table(header: string[], rows: string[][], markdown: boolean, alignLeft = 1): string[] {
   if (markdown) {
     return [`| ${header.join(' | ')} |`, `|${header.map((_, i) => (i < alignLeft ? ' --- ' : ' ---: ')).join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)];
@@ -690,6 +709,8 @@ export function renderCostReport(report: CostReport, inputs: CostInputs, options
     ),
     '',
   );
+
+  lines.push(...guardrailLines(a, base, md));
 
   lines.push('What each setting changes (AgentCore design, the other settings at their defaults):', '');
   const reference = (group: string) => report.settings.find((r) => r.group === group && (r.isDefault || (group.includes('do not stream') && r.label === 'POLL_FIRST_DELAY_S=2, POLL_BACKOFF_FACTOR=2')))!;

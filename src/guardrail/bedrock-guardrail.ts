@@ -1,7 +1,7 @@
 import { ApplyGuardrailCommand, type ApplyGuardrailResponse, type BedrockRuntimeClient, type GuardrailAssessment } from '@aws-sdk/client-bedrock-runtime';
 import { applyMode } from './apply-mode';
 import type { DirectionModes } from './builtin-guardrail';
-import { sentenceHoldFrom } from './sentence-hold';
+import { BEDROCK_STREAM_WINDOW_CHARS, sentenceHoldFrom } from './sentence-hold';
 import { withoutOverlaps, type EntitySpan } from './find-entities';
 import { GuardrailUnavailableError, type Guardrail, type GuardrailCheckOptions, type GuardrailDirection, type GuardrailMode, type GuardrailResult } from './guardrail';
 
@@ -31,6 +31,7 @@ const RETRYABLE_ERRORS = new Set(['ThrottlingException', 'ServiceUnavailableExce
  */
 export class BedrockGuardrail implements Guardrail {
   readonly kind = 'bedrock';
+  readonly streamWindowChars = BEDROCK_STREAM_WINDOW_CHARS;
   constructor(private readonly options: BedrockGuardrailOptions) {}
 
   async check(text: string, direction: GuardrailDirection, options: GuardrailCheckOptions = {}): Promise<GuardrailResult> {

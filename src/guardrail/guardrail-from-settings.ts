@@ -3,7 +3,7 @@ import { BuiltinGuardrail } from './builtin-guardrail';
 import type { Guardrail, GuardrailCheckOptions, GuardrailDirection, GuardrailMode, GuardrailResult } from './guardrail';
 import type { GuardrailSettings } from './guardrail-config';
 import { observedGuardrail, type GuardrailObservers } from './observed-guardrail';
-import { sentenceHoldFrom } from './sentence-hold';
+import { BEDROCK_STREAM_WINDOW_CHARS, sentenceHoldFrom } from './sentence-hold';
 
 /** The guardrail the settings name, counted and logged; undefined when GUARDRAIL=off (the default). */
 export function guardrailFromSettings(settings: GuardrailSettings, observers: GuardrailObservers): Guardrail | undefined {
@@ -18,6 +18,7 @@ export function guardrailFromSettings(settings: GuardrailSettings, observers: Gu
  */
 class LazyBedrockGuardrail implements Guardrail {
   readonly kind = 'bedrock';
+  readonly streamWindowChars = BEDROCK_STREAM_WINDOW_CHARS;
   private built?: Promise<BedrockGuardrail>;
   constructor(private readonly settings: Extract<GuardrailSettings, { kind: 'bedrock' }>) {}
 

@@ -53,6 +53,12 @@ export interface Guardrail {
    * before it can be checked and shown now.
    */
   holdFrom(text: string): number;
+  /**
+   * For a stream: after its first window, a check is made only once this many characters can be
+   * released — a guardrail billed per call (Bedrock: at least one text unit each) checks a
+   * stream in a few windows, not at every append. 0 or absent: every release is checked.
+   */
+  readonly streamWindowChars?: number;
 }
 
 /** A check that could not be made (Bedrock unreachable, too slow, refused): the caller decides, and never passes the text unchecked. */

@@ -13,6 +13,7 @@ export type GuardrailObservers = { log: Log; metrics?: Pick<PipelineMetrics, 'gu
 export function observedGuardrail(inner: Guardrail, observers: GuardrailObservers): Guardrail {
   return {
     kind: inner.kind,
+    ...(inner.streamWindowChars ? { streamWindowChars: inner.streamWindowChars } : {}),
     holdFrom: (text) => inner.holdFrom(text),
     modeOf: (direction) => inner.modeOf(direction),
     async check(text: string, direction: GuardrailDirection, options?: GuardrailCheckOptions): Promise<GuardrailResult> {

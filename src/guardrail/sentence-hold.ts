@@ -2,6 +2,13 @@ import { entityHoldFrom } from './entity-hold';
 
 /** A streamed answer is checked a sentence at a time; a run-on sentence at most this long. */
 const STREAM_WINDOW_CHARS = 400;
+/**
+ * After a stream's first window (its first sentence: the first text is not delayed), Bedrock is
+ * asked again only once this many characters can go: a window is billed as at least one text unit
+ * (1,000 characters), so a stream costs at most about two units per 1,000 characters shown, not
+ * one per append. Guardrail.streamWindowChars.
+ */
+export const BEDROCK_STREAM_WINDOW_CHARS = 500;
 const SENTENCE_END = /[.!?。！？\n]\s*/g;
 
 /**

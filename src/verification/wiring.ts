@@ -189,7 +189,22 @@ function guardrailOf(context: FunctionContext): Guardrail | undefined {
 function assistantSurfaceOf(context: FunctionContext, slack: SlackAssistant, records: Records, claims: ClaimStore): AssistantSurface {
   const feedback = createFeedbackRecords(records, { clock: context.clock, ttlSeconds: context.config.FEEDBACK_RETENTION_DAYS * 24 * 60 * 60 });
   const audit = createAuditFeedback(records, context.config.AUDIT_RETENTION_DAYS * DAY_SECONDS);
-  return createAssistantSurface({ slack, feedback, audit, once: (key) => claims.mark(key, THANKS_CLAIM_SECONDS), messages: context.config.messages, ...servicesOf(context) });
+  const guardComment = keptTextGuard(context);
+  return createAssistantSurface({ slack, feedback, audit, once: (key) => claims.mark(key, THANKS_CLAIM_SECONDS), messages: context.config.messages, ...(guardComment ? { guardComment } : {}), ...servicesOf(context) });
+}
+
+/**
+ * With GUARDRAIL, text the zone keeps — the audit record's message (AUDIT_MESSAGE_TEXT), a feedback
+ * form's comment — is kept as the input guardrail passes it: masked; none when blocked
+ * (docs/operations.md, "Guardrails").
+ */
+function keptTextGuard(context: FunctionContext): ((text: string) => Promise<string | undefined>) | undefined {
+  const guardrail = guardrailOf(context);
+  if (!guardrail) return undefined;
+  return async (text) => {
+    const checked = await guardrail.check(text, 'input');
+    return checked.action === 'blocked' ? undefined : checked.text;
+  };
 }
 
 const DAY_SECONDS = 24 * 60 * 60;
@@ -200,6 +215,7 @@ const THANKS_CLAIM_SECONDS = DAY_SECONDS;
 function ledgerOf(context: FunctionContext, ports: AsyncResultPorts): UsageLedger | undefined {
   const { config } = context;
   if (!ports.usage || !ports.records) return undefined;
+  const guardText = config.AUDIT_MESSAGE_TEXT ? keptTextGuard(context) : undefined;
   return createUsageLedger({
     usage: ports.usage,
     records: ports.records,
@@ -207,6 +223,7 @@ function ledgerOf(context: FunctionContext, ports: AsyncResultPorts): UsageLedge
     usageTtlSeconds: config.USAGE_RETENTION_DAYS * DAY_SECONDS,
     auditTtlSeconds: config.AUDIT_RETENTION_DAYS * DAY_SECONDS,
     auditText: config.AUDIT_MESSAGE_TEXT,
+    ...(guardText ? { guardText } : {}),
     maxTaskTokens: config.MAX_TASK_TOKENS,
     reservationLeaseSeconds: reservationLeaseSeconds(config.pollSchedule),
     messages: config.messages,
@@ -268,7 +285,17 @@ function agentCoreSessionStopOf(context: FunctionContext, ports: AsyncResultPort
 
 function liveReplyOf(context: FunctionContext, ports: LivePorts): LiveReplyService {
   const messages = context.config.messages;
-  return createLiveReply({ slack: ports.slack(), store: ports.store, workingText: messages.working, placeholderText: messages.workingPlaceholder, log: context.log, sessions: context.config.AGENT_SESSIONS });
+  const guardrail = guardrailOf(context);
+  return createLiveReply({
+    slack: ports.slack(),
+    store: ports.store,
+    workingText: messages.working,
+    placeholderText: messages.workingPlaceholder,
+    log: context.log,
+    sessions: context.config.AGENT_SESSIONS,
+    // Previews show only what the output guardrail released (src/verification/live/live-guard.ts).
+    ...(guardrail ? { guardrail: { guardrail, blockedText: messages.guardrailBlockedAnswer } } : {}),
+  });
 }
 
 

@@ -4,7 +4,7 @@ import { guardrailFromSettings } from '../../src/guardrail/guardrail-from-settin
 import { parseGuardrailSettings } from '../../src/guardrail/guardrail-config';
 import type { Log, LogExtra } from '../../src/observability/logger';
 import { CORPUS_ENTITY_TYPES, guardrailCorpus } from '../support/guardrail-corpus';
-import { startApplyGuardrailStandIn, type ApplyGuardrailStandIn } from '../support/apply-guardrail-stand-in';
+import { applyGuardrailEnv, startApplyGuardrailStandIn, type ApplyGuardrailStandIn } from '../support/apply-guardrail-stand-in';
 
 let standIn: ApplyGuardrailStandIn;
 const lines: Array<{ message: string; extra: LogExtra[] }> = [];
@@ -27,7 +27,7 @@ async function bedrock(settings: Record<string, string>): Promise<Guardrail> {
 
 beforeAll(async () => {
   standIn = await startApplyGuardrailStandIn(Object.fromEntries(CORPUS_ENTITY_TYPES.map((type) => [type, 'ANONYMIZE' as const])));
-  Object.assign(process.env, { AWS_ENDPOINT_URL_BEDROCK_RUNTIME: standIn.endpoint, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'AKIDSTANDIN', AWS_SECRET_ACCESS_KEY: 'stand-in-secret' });
+  Object.assign(process.env, applyGuardrailEnv(standIn));
 });
 afterAll(async () => {
   process.env = savedEnv;

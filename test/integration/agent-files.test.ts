@@ -147,3 +147,19 @@ describe.each(['1.0', '0.3'])('an @a2a-js/sdk agent speaking A2A %s', (version) 
     expect(sha(slack.fileShares[0]!.bytes)).toBe(sha(Buffer.from(A2A_AGENT_FILE.bytes)));
   });
 });
+
+describe('GUARDRAIL=builtin, output masked (docs/operations.md, "Guardrails")', () => {
+  let stack: LocalStack;
+  beforeAll(async () => {
+    stack = await stackWith({ TRANSPORT: 'https', EXECUTION_URL: runtime.invocationsUrl, GUARDRAIL: 'builtin', GUARDRAIL_INPUT_MODE: 'detect', GUARDRAIL_OUTPUT_MODE: 'mask' });
+  });
+
+  it('the names of the agent’s files are masked before Slack shows them: shared ones (name and title) and refused ones', async () => {
+    await say(stack, 'files #file=taro.yamada@example.com.csv #file=090-1234-5678.bin:6000000');
+    expect(slack.fileShares.map((share) => [share.filename, share.title])).toEqual([['[EMAIL-1].csv', '[EMAIL-1].csv']]);
+    expect(sha(slack.fileShares[0]!.bytes)).toBe(sha(echoFileBytes('taro.yamada@example.com.csv')));
+    expect(warnings().map((post) => post.text)).toEqual([expect.stringMatching(/^:warning: The file `\[PHONE-1\]\.bin` was not shared/)]);
+    const calls = slack.requests.map((request) => JSON.stringify(request.body)).join('\n');
+    expect(calls).not.toMatch(/taro\.yamada@|090-1234-5678/);
+  });
+});

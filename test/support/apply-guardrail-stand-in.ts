@@ -34,6 +34,11 @@ export type ApplyGuardrailStandIn = {
 const BEDROCK_PII_TYPES: ReadonlySet<string> = new Set([ENTITY_TYPES.email, ENTITY_TYPES.phone, ENTITY_TYPES.card, ENTITY_TYPES.iban, ENTITY_TYPES.awsAccessKey, ENTITY_TYPES.awsSecretKey]);
 export const STAND_IN_BLOCKED_MESSAGE = 'Sorry, the model cannot answer this question.';
 
+/** The environment that points the AWS SDK's Bedrock Runtime client at the stand-in (set it on process.env: the SDK reads it there). */
+export function applyGuardrailEnv(standIn: ApplyGuardrailStandIn): Record<string, string> {
+  return { AWS_ENDPOINT_URL_BEDROCK_RUNTIME: standIn.endpoint, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'AKIDSTANDIN', AWS_SECRET_ACCESS_KEY: 'stand-in-secret' };
+}
+
 export async function startApplyGuardrailStandIn(actions: Record<string, StandInAction>): Promise<ApplyGuardrailStandIn> {
   const sessions = new Set<ServerHttp2Session>();
   const server: Http2Server = createServer();

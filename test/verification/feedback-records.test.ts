@@ -1,3 +1,4 @@
+import { BuiltinGuardrail } from '../../src/guardrail/builtin-guardrail';
 import type { FeedbackMessage } from '../../src/verification/queues/replies-queue';
 import { capturingLog } from '../support/slack-surface';
 import type { SlackAssistant } from '../../src/slack/slack-assistant';
@@ -121,5 +122,27 @@ describe('feedback against the task\'s audit record (who clicked, where)', () =>
     await surface.feedback(click('negative', 2000, { user: 'U2' }));
     expect((await records.get<{ feedback?: string }>(AUDIT_KEY))?.feedback).toBe('positive');
     expect((await listFeedback(records)).map((record) => [record.user, record.value]).sort()).toEqual([['U1', 'positive'], ['U2', 'negative']]);
+  });
+});
+
+describe('a feedback form\'s comment with GUARDRAIL: kept as the input guardrail passes it', () => {
+  const clock = manualClock();
+  const guardrail = new BuiltinGuardrail({ input: 'mask', output: 'mask' });
+  const surfaceKeeping = (guardComment: (text: string) => Promise<string | undefined>) => {
+    const records = new MemoryRecords(clock);
+    const slack = { postEphemeral: async () => undefined } as unknown as SlackAssistant;
+    const surface = createAssistantSurface({ slack, feedback: createFeedbackRecords(records, { clock, ttlSeconds: 3600 }), messages: userMessages(), log: capturingLog(), clock, guardComment });
+    return { records, surface };
+  };
+
+  it('masked, never as written; none when blocked', async () => {
+    const masking = surfaceKeeping(async (text) => (await guardrail.check(text, 'input')).text);
+    await masking.surface.feedback(click(undefined, 1000, { comment: 'wrong: my number is 090-1234-5678' }));
+    expect((await listFeedback(masking.records))[0]?.comment).toBe('wrong: my number is [PHONE-1]');
+    const blocking = surfaceKeeping(async () => undefined);
+    await blocking.surface.feedback(click('negative', 1000, { comment: 'AKIAABCDEFGHIJKLMNOP' }));
+    const [kept] = await listFeedback(blocking.records);
+    expect(kept?.value).toBe('negative');
+    expect(kept?.comment).toBeUndefined();
   });
 });

@@ -1,3 +1,4 @@
+import { BuiltinGuardrail } from '../../src/guardrail/builtin-guardrail';
 import { DEFAULT_MAX_TASK_TOKENS } from '../../src/contract';
 import { createLogger } from '../../src/observability/logger';
 import { MemoryRecords } from '../../src/verification/stores/memory-records';
@@ -74,5 +75,30 @@ describe('usage ledger', () => {
   it('counts down to midnight UTC for the notice', () => {
     expect(untilMidnightUtc(Date.UTC(2026, 10, 25, 23, 59, 30))).toBe('1 min');
     expect(untilMidnightUtc(Date.UTC(2026, 10, 25, 21, 15))).toBe('2 h 45 min');
+  });
+});
+
+describe('usage ledger: the audit record keeps the message as the input guardrail passes it', () => {
+  const guardrail = new BuiltinGuardrail({ input: 'mask', output: 'mask' });
+  const ledgerKeeping = (guardText: (text: string) => Promise<string | undefined>) => {
+    const records = new MemoryRecords();
+    const ledger = createUsageLedger({ usage: new MemoryUsageStore(), records, budgets: {}, usageTtlSeconds: 3600, auditTtlSeconds: 3600, auditText: true, guardText, messages: userMessages(), clock: { now: () => DAY }, log: createLogger('test') });
+    return { ledger, records };
+  };
+
+  it('masked, never as written', async () => {
+    const { ledger, records } = ledgerKeeping(async (text) => (await guardrail.check(text, 'input')).text);
+    const asked = { ...task(), text: 'mail taro@example.com about card 4111 1111 1111 1111' };
+    await ledger.admit(asked, 'default');
+    const [audit] = await listAudit(records);
+    expect(audit?.text).toBe('mail [EMAIL-1] about card [CREDIT_DEBIT_CARD_NUMBER-1]');
+  });
+
+  it('none when the text could not be checked', async () => {
+    const { ledger, records } = ledgerKeeping(() => Promise.reject(new Error('ApplyGuardrail failed: ThrottlingException')));
+    await ledger.admit({ ...task(), text: 'mail taro@example.com' }, 'default');
+    const [audit] = await listAudit(records);
+    expect(audit).toBeDefined();
+    expect(audit?.text).toBeUndefined();
   });
 });

@@ -11,6 +11,8 @@ import { InputRequired } from './input-required';
  * Directives in the text make it behave like a real model would on a bad day:
  *   `#sleep=<ms>`  take that long (overrides the configured delay)
  *   `#stream=<ms>` produce the answer word by word, that long per word (overrides ECHO_STREAM_MS)
+ *   `#chunk=<n>`   when streaming, n characters at a time instead of words: an address or a
+ *                  number cut anywhere, for the output guardrail's stream tests
  *   `#fail`        fail with a server-defined error (-32000)
  *   `#crash`       throw an unexpected error (reported as -32603)
  *   `#asker`       adds `asker: <id>` (or `(none)`): who is asking, as the params said
@@ -85,7 +87,8 @@ export class EchoExecutor implements Executor {
         // Word by word, what it has cost so far goes with each word: a task stopped midway is charged for what it wrote.
         const input = inputWords(params);
         let output = 0;
-        for (const word of words(echo)) {
+        const chunkDirective = directives ? /#chunk=(\d+)/.exec(params.text) : null;
+        for (const word of chunkDirective ? piecesOf(echo, Number(chunkDirective[1])) : words(echo)) {
           onText(word);
           output += countWords(word);
           context.used?.({ input_tokens: input, output_tokens: output, model: 'echo' });
@@ -131,6 +134,11 @@ function isSpace(code: number): boolean {
 /** The words of a text, each with the whitespace after it (leading whitespace alone first): they add up to the text. */
 export function words(text: string): string[] {
   return text.match(/\S+\s*|\s+/g) ?? [];
+}
+
+/** The text in pieces of `size` characters (at least one): they add up to the text. */
+function piecesOf(text: string, size: number): string[] {
+  return text.match(new RegExp(`[\\s\\S]{1,${Math.max(1, size)}}`, 'g')) ?? [];
 }
 
 /** The question `#ask=<question>` asks, and its two options. */

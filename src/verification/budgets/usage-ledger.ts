@@ -56,6 +56,12 @@ export type UsageLedgerOptions = {
   /** AUDIT_MESSAGE_TEXT: the audit record keeps the user's message. */
   auditText: boolean;
   /**
+   * With GUARDRAIL: the user's message as the input guardrail passes it to the agent — masked;
+   * undefined when blocked or when it could not be checked (then no text is kept). The audit
+   * record never keeps what the agent may not have.
+   */
+  guardText?: (text: string) => Promise<string | undefined>;
+  /**
    * MAX_TASK_TOKENS: what each task reserves on a budget — no task is charged more
    * (src/verification/settle/task-charge.ts), so a burst overshoots a limit by at most this.
    */
@@ -108,6 +114,17 @@ async function auditChange(options: Pick<UsageLedgerOptions, 'records' | 'auditT
   if (next) await options.records.put(AUDIT + requestId, next, options.auditTtlSeconds);
 }
 
+/** The user's message as the audit record keeps it (AUDIT_MESSAGE_TEXT): through the input guardrail when there is one. */
+async function auditTextOf(options: Pick<UsageLedgerOptions, 'guardText' | 'log'>, text: string): Promise<string | undefined> {
+  if (!options.guardText) return text;
+  try {
+    return await options.guardText(text);
+  } catch (error) {
+    options.log.warn('the input guardrail could not check the text for the audit record; it keeps none', { error_name: (error as Error).name });
+    return undefined;
+  }
+}
+
 /** A task's audit record as it starts: where it was asked, by whom, for which agent; running. */
 function base(task: SettledTask | TaskMessage, agent: string | undefined): AuditRecord {
   return {
@@ -143,7 +160,10 @@ export function createUsageLedger(options: UsageLedgerOptions) {
      * refused with `budgetBusy` rather than left to the dead-letter queue.
      */
     async admit(task: TaskMessage, agent: string, lastChance = false): Promise<Admission> {
-      if (options.auditText) await audit(task.request_id, (current) => current ?? { ...base(task, agent), text: task.text });
+      if (options.auditText) {
+        const text = await auditTextOf(options, task.text);
+        await audit(task.request_id, (current) => current ?? { ...base(task, agent), ...(text !== undefined ? { text } : {}) });
+      }
       if (limited.length === 0) return { admitted: true };
       if (await records.get<Reserved>(RESERVED + task.request_id)) return { admitted: true };
       const day = utcDay(task.received_at);

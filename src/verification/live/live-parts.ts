@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '../../clock';
+import type { Guardrail } from '../../guardrail/guardrail';
 import type { Log } from '../../observability/logger';
 import { SlackApiError } from '../../slack/slack-api-error';
 import type { SlackAssistant } from '../../slack/slack-assistant';
@@ -27,6 +28,8 @@ export type LiveReplyOptions = {
   sessions?: boolean;
   /** For the leases of intents. */
   clock?: Clock;
+  /** GUARDRAIL: previews show only text the output guardrail released (src/verification/live/live-guard.ts); `blockedText` ends a blocked one. */
+  guardrail?: { guardrail: Guardrail; blockedText: string };
 };
 
 

@@ -78,10 +78,15 @@ export async function recordStart(p: LiveParts, claim: StartClaim, started: Live
   return now ?? next;
 }
 
-/** Starts a live message holding `text` (may be empty) under the claim: a stream, else a posted message; records it. */
-export async function startLive(p: LiveParts, target: LiveTarget, text: string, call: SlackCallOptions, claim: StartClaim): Promise<LiveReply> {
+/**
+ * Starts a live message holding `text` (may be empty) under the claim: a stream, else a posted
+ * message; records it. `guarded`: the characters of the answer taken in and what the output
+ * guardrail keeps on the record, when `text` is what it released of them (live-guard.ts).
+ */
+export async function startLive(p: LiveParts, target: LiveTarget, text: string, call: SlackCallOptions, claim: StartClaim, guarded?: { shown: number; fields: Partial<LiveReply> }): Promise<LiveReply> {
   const threadTs = replyThreadTs(target);
   const shownText = safePrefix(text);
+  const taken = guarded ? { shown: guarded.shown, ...guarded.fields } : { shown: shownText.raw.length };
   const none: LiveReply = { mode: 'none', channel: target.channel, ts: '', shown: 0, dirty: true };
   let started: LiveReply | undefined;
   try {
@@ -90,7 +95,7 @@ export async function startLive(p: LiveParts, target: LiveTarget, text: string, 
       call,
     );
     // The text it shows is kept: a stream Slack stopped (a Stop, an expiry) can only be rewritten whole.
-    started = { mode: 'stream', channel: target.channel, ts, shown: shownText.raw.length, ...(shownText.safe ? { text: shownText.safe } : {}) };
+    started = { mode: 'stream', channel: target.channel, ts, ...taken, ...(shownText.safe ? { text: shownText.safe } : {}) };
   } catch (error) {
     if (!(error instanceof SlackApiError)) throw error;
     // No answer, and the port found no stream it started (src/slack/web-api/live.ts): nobody knows its ts. No second one: the answer is posted when it is done.
@@ -103,7 +108,7 @@ export async function startLive(p: LiveParts, target: LiveTarget, text: string, 
     try {
       const body = shownText.raw ? `${shownText.safe} …` : p.options.placeholderText;
       const { ts } = await p.slack.post({ channel: target.channel, threadTs, text: body, ...(target.persona ? { persona: target.persona } : {}) }, call);
-      started = { mode: 'update', channel: target.channel, ts, shown: shownText.raw.length, text: shownText.safe };
+      started = { mode: 'update', channel: target.channel, ts, ...taken, text: shownText.safe };
     } catch (error) {
       if (!(error instanceof SlackApiError)) throw error;
       p.log.warn(isUnknownOutcome(error) ? 'no answer to posting the live message; the answer comes when it is done' : 'Slack refused the live message too; the answer comes when it is done', { code: codeOf(error) });
@@ -125,8 +130,10 @@ export async function close(p: LiveParts, requestId: string): Promise<{ record: 
   try {
     for (let attempt = 0; attempt < 3; attempt += 1) {
       record = await p.store.get(requestId);
-      if (!record || record.mode === 'none' || (record.dirty && !record.pending)) return { record, unsure: false };
-      const { pending, ...base } = record;
+      // Closed already, unless text the output guardrail held back is still on it.
+      if (!record || record.mode === 'none' || (record.dirty && !record.pending && !record.mask?.held)) return { record, unsure: false };
+      // What the output guardrail held back goes with the close: the final answer is checked whole.
+      const { pending, mask: _held, ...base } = record;
       const closed: LiveReply = isStart(record) ? { ...base, mode: 'none', ts: '', dirty: true } : { ...base, dirty: true };
       const written = pending ? await p.store.settle(requestId, pending.token, closed, p.ttl) : await p.store.advance(requestId, record.shown, closed, p.ttl);
       if (written) return { record: isStart(record) ? closed : record, unsure: pending !== undefined };

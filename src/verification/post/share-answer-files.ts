@@ -1,7 +1,10 @@
 import type { RefusedFile } from '../../contract';
+import { systemClock, type Clock } from '../../clock';
+import type { Guardrail } from '../../guardrail/guardrail';
 import type { Log } from '../../observability/logger';
 import type { DeliveryContext } from '../../queue/queue';
 import type { SlackReplies } from '../../slack/slack-port';
+import { guardedFileNames } from './guard-file-names';
 import { postPiece, type PostTarget } from './post-piece';
 import type { ClaimStore } from '../stores/claim-store';
 import type { FileUploader } from '../files-out/file-uploader';
@@ -11,7 +14,16 @@ import type { OutgoingFiles, ReplyFiles } from '../files-out/outgoing-files';
 /** The chunk number the refused-files line carries in its metadata (real chunks count from 0, the fallback is -1). */
 export const FILES_REFUSED_CHUNK = -2;
 
-export type AnswerFilesOptions = { uploader: FileUploader; outgoing: OutgoingFiles; claims: ClaimStore; slack: SlackReplies; ttlSeconds: number };
+export type AnswerFilesOptions = {
+  uploader: FileUploader;
+  outgoing: OutgoingFiles;
+  claims: ClaimStore;
+  slack: SlackReplies;
+  ttlSeconds: number;
+  /** GUARDRAIL: the files' names through the output guardrail before Slack shows them (guard-file-names.ts). */
+  guardrail?: Guardrail;
+  clock?: Clock;
+};
 
 /** What a reply says of its answer's files: how many wait in OutgoingFiles, and those the settlement refused already. */
 
@@ -23,10 +35,11 @@ export type AnswerFilesOptions = { uploader: FileUploader; outgoing: OutgoingFil
  * late redelivery are named as such: the user is told, never left to guess.
  */
 export async function shareAnswerFiles(options: AnswerFilesOptions, reply: { request_id: string; files: ReplyFiles }, target: PostTarget, context: DeliveryContext, log: Log): Promise<{ shared: number; refused: number }> {
-  const files = await options.outgoing.get(reply.request_id);
   const call = { ...(context.signal ? { signal: context.signal } : {}), ...(context.deadline !== undefined ? { deadline: context.deadline } : {}) };
+  const named = { files: await options.outgoing.get(reply.request_id), refused: reply.files.refused ?? [] };
+  const { files, refused: refusedBefore } = options.guardrail ? await guardedFileNames(options.guardrail, named.files, named.refused, { ...(context.signal ? { signal: context.signal } : {}), ...(context.deadline !== undefined ? { remainingMs: context.deadline - (options.clock ?? systemClock).now() } : {}) }) : named;
   const outcomes = await options.uploader.uploadAll({ taskKey: reply.request_id, channel: target.channel, threadTs: target.threadTs }, files, call);
-  const refused: RefusedFile[] = [...(reply.files.refused ?? []), ...outcomes.flatMap((outcome) => (outcome.status === 'refused' ? [{ name: outcome.name, reason: outcome.reason }] : []))];
+  const refused: RefusedFile[] = [...refusedBefore, ...outcomes.flatMap((outcome) => (outcome.status === 'refused' ? [{ name: outcome.name, reason: outcome.reason }] : []))];
   if (files.length < reply.files.count) refused.push({ name: `${reply.files.count - files.length} file(s)`, reason: 'they were no longer kept when the reply was posted' });
   if (refused.length) {
     const text = refused.map(refusedFileLine).join('\n');

@@ -201,7 +201,8 @@ async function postFiles(p: PosterParts, message: ReplyMessage & { files: ReplyF
   const uploader = files.uploader ?? new FileUploader({ slack: NO_UPLOADS, states: new MemoryFileUploadStates(p.clock), claims: p.options.claims, fetchUrl: async () => Buffer.alloc(0) });
   const startedAt = p.clock.now();
   try {
-    const { shared } = await shareAnswerFiles({ uploader, outgoing: files.outgoing, claims: p.options.claims, slack: p.slack, ttlSeconds: p.ttlSeconds }, message, target, context, log);
+    const guardrail = p.options.guardrail?.guardrail;
+    const { shared } = await shareAnswerFiles({ uploader, outgoing: files.outgoing, claims: p.options.claims, slack: p.slack, ttlSeconds: p.ttlSeconds, clock: p.clock, ...(guardrail ? { guardrail } : {}) }, message, target, context, log);
     p.trace({ requestId: message.request_id, hop: 'files-posted', at: p.clock.now(), detail: { files: message.files.count, shared, ms: p.clock.now() - startedAt } });
   } catch (error) {
     throw await failure(p, error, { log, delivery, message, target, context, chunk: -2, chunks: 0, posted: 0 });

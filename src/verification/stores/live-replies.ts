@@ -1,3 +1,4 @@
+import type { NumberingState } from '../../guardrail/numbering';
 import { STATE_KEYS } from './state-keys';
 
 /**
@@ -18,7 +19,10 @@ export type LiveReply = {
   channel: string;
   /** The live message; empty in modes `starting`, `status` and `none`. */
   ts: string;
-  /** Characters of the answer (as the agent produced it) shown so far — with `pending`, once its piece is out. */
+  /**
+   * Characters of the answer (as the agent produced it) shown so far — with `pending`, once its
+   * piece is out. With an output guardrail, taken in: shown (masked), or held in `mask.held`.
+   */
   shown: number;
   /**
    * The text the message shows now, as sent (modes `update` and `stream`): chat.update rewrites a
@@ -45,7 +49,17 @@ export type LiveReply = {
    * writer is taken for dead and the piece for unknown.
    */
   pending?: LiveIntent;
+  /** The output guardrail's stream, when there is one (src/verification/live/live-guard.ts). */
+  mask?: LiveMask;
 };
+
+/**
+ * Where the preview stands with the output guardrail (docs/operations.md, "Guardrails"), for the
+ * next function that shows text: `held`, the end of the text taken in that an entity could still
+ * span (a word or number, or Bedrock's unfinished sentence; dropped when the final answer closes
+ * the record); the placeholders handed out, as digests; windows checked; `blocked` once one was.
+ */
+export type LiveMask = { held: string; numbering: NumberingState; windows: number; blocked?: true };
 
 export type LiveIntent = { token: string; from: number; until: number };
 

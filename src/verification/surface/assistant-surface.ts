@@ -24,6 +24,8 @@ export type AssistantSurfaceOptions = FunctionServices & {
    */
   once?: (key: string) => Promise<boolean>;
   messages: UserMessages;
+  /** GUARDRAIL: a form's comment as the input guardrail passes it — masked; none when blocked. A check that fails throws (the form comes back). */
+  guardComment?: (text: string) => Promise<string | undefined>;
 };
 
 /**
@@ -72,7 +74,7 @@ export function createAssistantSurface(options: AssistantSurfaceOptions) {
         log.warn('ignored feedback whose request id belongs to another channel or team', { request_id: message.request_id, channel: message.channel, team_id: message.team_id, user: message.user });
         return;
       }
-      const { record, changedValue } = await options.feedback.record(message);
+      const { record, changedValue } = await options.feedback.record(await withGuardedComment(message, options.guardComment));
       const agent = record.agent ?? 'unknown';
       if (changedValue && record.value) options.metrics?.feedback(agent, record.value);
       if (changedValue && record.value && options.audit) await options.audit.rated(record.request_id, record.value, record.user).catch((error: unknown) => log.warn('the audit record could not take the feedback', { error: error as Error }));
@@ -95,3 +97,11 @@ export function createAssistantSurface(options: AssistantSurfaceOptions) {
 }
 
 export type AssistantSurface = ReturnType<typeof createAssistantSurface>;
+
+/** The feedback with its comment as it may be kept (AssistantSurfaceOptions.guardComment). */
+async function withGuardedComment(message: FeedbackMessage, guardComment: AssistantSurfaceOptions['guardComment']): Promise<FeedbackMessage> {
+  if (message.comment === undefined || !guardComment) return message;
+  const { comment, ...rest } = message;
+  const kept = await guardComment(comment);
+  return kept === undefined ? rest : { ...rest, comment: kept };
+}
