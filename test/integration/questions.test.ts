@@ -1,0 +1,225 @@
+import type { ExecutionRuntime } from '../../src/execution/runtime';
+import { startLocalStack, type LocalStack } from '../../src/local/local-stack';
+import { agentSessionStoppedEnvelope, postSignedEvent, slackEventEnvelope } from '../../src/local/slack-event-builder';
+import { buttonClickPayload, feedbackFormSubmission, postSignedInteraction } from '../../src/local/slack-interaction-builder';
+import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-messages';
+import { FAKE_BOT_USER_ID, slackAppEnv, startFakeSlackApi, type FakeSlackApi, type FakeSlackBlock } from '../support/fake-slack-api';
+import { eventually } from '../support/http';
+import { capturingLog } from '../support/slack-surface';
+
+/**
+ * A question to a person (docs/architecture.md, "Questions"), through the local stack with the
+ * real @slack/web-api client against the fake Slack API and the real execution runtime (the
+ * echo's `#ask=`): the question is posted with buttons and the session suspended; the asker's
+ * click resumes the same task once; anyone else is refused; an approver may answer; it expires;
+ * Stop cancels it while it waits.
+ */
+const SIGNING_SECRET = 'questions-signing-secret-0123456789';
+const TEAM = 'T0FAKE';
+const ALICE = 'U0ALICE';
+const BOB = 'U0BOB';
+const CAROL = 'U0CAROL';
+
+type Button = { action_id: string; value: string; text: { text: string } };
+
+/** The buttons of a message's `actions` block, by label; undefined when it has none. */
+function buttonsOf(blocks: readonly FakeSlackBlock[] | undefined): Record<string, Button> | undefined {
+  const actions = blocks?.find((block) => block.type === 'actions') as { elements?: Button[] } | undefined;
+  if (!actions?.elements) return undefined;
+  return Object.fromEntries(actions.elements.map((button) => [button.text.text, button]));
+}
+
+function env(slack: FakeSlackApi, transport: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return { POWERTOOLS_LOG_LEVEL: 'SILENT', ...slackAppEnv(slack, SIGNING_SECRET), TRANSPORT: transport, SYNC_BUDGET_MS: '3000', POLL_FIRST_DELAY_S: '1', STREAM_POLL_DELAY_S: '1', ...extra };
+}
+
+/** Counts the execution zone's task starts and resumes, whichever transport carried them. */
+function countCalls(runtime: ExecutionRuntime): { executes: string[]; resumes: string[]; cancels: string[] } {
+  const calls = { executes: [] as string[], resumes: [] as string[], cancels: [] as string[] };
+  const service = runtime.service;
+  const execute = service.executeTask.bind(service);
+  const executeStreamed = service.executeTaskStreamed.bind(service);
+  const resume = service.resumeTask.bind(service);
+  const cancel = service.cancelTask.bind(service);
+  jest.spyOn(service, 'executeTask').mockImplementation(async (params, id) => (calls.executes.push(String(id)), execute(params, id)));
+  jest.spyOn(service, 'executeTaskStreamed').mockImplementation(async (params, id, hold) => (calls.executes.push(String(id)), executeStreamed(params, id, hold)));
+  jest.spyOn(service, 'resumeTask').mockImplementation(async (params) => (calls.resumes.push(params.task_id), resume(params)));
+  jest.spyOn(service, 'cancelTask').mockImplementation(async (taskId) => (calls.cancels.push(taskId), cancel(taskId)));
+  return calls;
+}
+
+type Asked = { ts: string; questionTs: string; buttons: Record<string, Button>; eventId: string };
+
+/** Mentions the bot with `text` in `channel`; resolves once the question is posted with its buttons. */
+async function ask(stack: LocalStack, slack: FakeSlackApi, channel: string, text: string, user = ALICE): Promise<Asked> {
+  const ts = slack.addMessage({ channel, user, text });
+  const { body, eventId } = slackEventEnvelope('mention', { text, ts, channel, teamId: TEAM, userId: user, botUserId: FAKE_BOT_USER_ID });
+  expect((await postSignedEvent(stack.ingressUrl, body, SIGNING_SECRET)).status).toBe(200);
+  const question = await eventually(() => slack.posts.find((post) => post.thread_ts === ts && buttonsOf(slack.messageBlocks(post.ts))), 15_000);
+  return { ts, questionTs: question.ts, buttons: buttonsOf(slack.messageBlocks(question.ts))!, eventId };
+}
+
+async function click(stack: LocalStack, asked: Asked, channel: string, label: string, user: string): Promise<number> {
+  const button = asked.buttons[label]!;
+  const payload = buttonClickPayload({ teamId: TEAM, userId: user, actionId: button.action_id, value: button.value, channel, messageTs: asked.questionTs, threadTs: asked.ts });
+  return (await postSignedInteraction(stack.ingressUrl, payload, SIGNING_SECRET)).status;
+}
+
+/**
+ * The tasks and replies queues idle: what a click or a question set off is done. (The polls queue
+ * holds each waiting question's timer, delayed for up to 15 minutes: never idle while one waits.)
+ */
+async function quiet(stack: LocalStack): Promise<void> {
+  await stack.pipeline.queues.tasks.whenIdle({ timeoutMs: 10_000 });
+  await stack.pipeline.queues.replies.whenIdle({ timeoutMs: 10_000 });
+  await stack.pipeline.queues.tasks.whenIdle({ timeoutMs: 10_000 });
+}
+
+/** The thread's bot messages (posted, streamed or edited), as they read now. */
+function threadTexts(slack: FakeSlackApi, ts: string): string[] {
+  const posted = slack.posts.filter((post) => post.thread_ts === ts).map((post) => post.ts);
+  const streamed = slack.streams.filter((stream) => stream.thread_ts === ts).map((stream) => stream.ts);
+  return [...posted, ...streamed].map((messageTs) => slack.messageText(messageTs) ?? '');
+}
+
+describe.each(['in-process', 'https', 'agentcore'])('a question to a person over %s', (transport) => {
+  let slack: FakeSlackApi;
+  let stack: LocalStack;
+
+  beforeAll(async () => {
+    slack = await startFakeSlackApi();
+    stack = await startLocalStack({ env: env(slack, transport), verificationPort: 0, executionPort: 0, timeScale: 0.1, log: capturingLog() });
+  });
+  afterAll(async () => {
+    jest.restoreAllMocks();
+    await stack?.stop();
+    await slack?.close();
+  });
+  afterEach(() => jest.restoreAllMocks());
+
+  it('posts the question with buttons and suspends the session; another user is refused; the asker’s clicks resume the same task once', async () => {
+    const calls = countCalls(stack.runtime!);
+    const channel = 'C0ASK1';
+    const asked = await ask(stack, slack, channel, 'deploy it #ask=Deploy to production?');
+    expect(Object.keys(asked.buttons)).toEqual(['Approve', 'Reject']);
+    expect(slack.messageText(asked.questionTs)).toContain('Deploy to production?');
+    // A button names the task and the option, never the answer alone.
+    expect(asked.buttons.Approve!.value).not.toContain('approve');
+    await eventually(() => (slack.sessionOf(channel, asked.ts)?.status === 'suspended' ? true : undefined), 10_000);
+
+    // Someone else clicks: told so, to them alone; the question still waits.
+    expect(await click(stack, asked, channel, 'Approve', CAROL)).toBe(200);
+    await eventually(() => slack.ephemerals.find((ephemeral) => ephemeral.user === CAROL && ephemeral.text === DEFAULT_USER_MESSAGES.questionNotYours), 10_000);
+    await quiet(stack);
+    expect(buttonsOf(slack.messageBlocks(asked.questionTs))).toBeDefined();
+    expect(calls.resumes).toEqual([]);
+
+    // The asker clicks twice (a double click): the task resumes once.
+    const [first, second] = await Promise.all([click(stack, asked, channel, 'Approve', ALICE), click(stack, asked, channel, 'Approve', ALICE)]);
+    expect([first, second]).toEqual([200, 200]);
+    const answer = await eventually(() => threadTexts(slack, asked.ts).find((text) => text.includes('\nanswer: Approve')), 15_000);
+    expect(answer).toContain(`\nanswer: Approve (by slack:${TEAM}:${ALICE})`);
+    await quiet(stack);
+    expect(calls.executes).toHaveLength(1);
+    expect(calls.resumes).toHaveLength(1);
+    const taskId = stack.traces.byEventId(asked.eventId)!.events.find((hop) => hop.hop === 'asked')?.detail?.task_id;
+    expect(calls.resumes).toEqual([taskId]);
+    expect(threadTexts(slack, asked.ts).filter((text) => text.includes('\nanswer:'))).toHaveLength(1);
+
+    // The question shows who answered what, without buttons; the session went back to work, then rest.
+    expect(buttonsOf(slack.messageBlocks(asked.questionTs))).toBeUndefined();
+    expect(JSON.stringify(slack.messageBlocks(asked.questionTs))).toContain(`*Approve* — answered by <@${ALICE}>`);
+    expect(slack.sessionOf(channel, asked.ts)?.history).toEqual(['processing', 'suspended', 'processing', 'active']);
+  });
+
+  it('a redelivered answer message resumes nothing more', async () => {
+    const calls = countCalls(stack.runtime!);
+    const channel = 'C0ASK2';
+    const asked = await ask(stack, slack, channel, 'again #ask=Ship it?');
+    const sent: string[] = [];
+    const send = stack.pipeline.queues.tasks.send.bind(stack.pipeline.queues.tasks);
+    jest.spyOn(stack.pipeline.queues.tasks, 'send').mockImplementation(async (message, options) => (sent.push(JSON.stringify(message)), send(message, options)));
+    expect(await click(stack, asked, channel, 'Reject', ALICE)).toBe(200);
+    await eventually(() => threadTexts(slack, asked.ts).find((text) => text.includes('\nanswer: Reject')), 15_000);
+    await quiet(stack);
+    const answerMessage = sent.map((body) => JSON.parse(body) as { kind?: string }).find((message) => message.kind === 'answer');
+    expect(answerMessage).toBeDefined();
+    // SQS delivers it again.
+    await send(answerMessage as never);
+    await quiet(stack);
+    expect(calls.resumes).toHaveLength(1);
+    expect(threadTexts(slack, asked.ts).filter((text) => text.includes('\nanswer:'))).toHaveLength(1);
+  });
+
+  it('Stop while the question waits cancels the task, closes the question and leaves the session', async () => {
+    const calls = countCalls(stack.runtime!);
+    const channel = 'C0ASK3';
+    const asked = await ask(stack, slack, channel, 'wait #ask=Proceed?');
+    await quiet(stack);
+    const stop = agentSessionStoppedEnvelope({ teamId: TEAM, userId: ALICE, channel, threadTs: asked.ts });
+    expect((await postSignedEvent(stack.ingressUrl, stop.body, SIGNING_SECRET)).status).toBe(200);
+    await eventually(() => threadTexts(slack, asked.ts).find((text) => text.includes(DEFAULT_USER_MESSAGES.stopped)), 15_000);
+    await quiet(stack);
+    expect(calls.cancels).toHaveLength(1);
+    expect(buttonsOf(slack.messageBlocks(asked.questionTs))).toBeUndefined();
+    expect(JSON.stringify(slack.messageBlocks(asked.questionTs))).toContain(DEFAULT_USER_MESSAGES.questionStopped);
+    expect(slack.sessionOf(channel, asked.ts)?.status).toBe('active');
+    // A click after the Stop answers nothing.
+    expect(await click(stack, asked, channel, 'Approve', ALICE)).toBe(200);
+    await eventually(() => slack.ephemerals.find((ephemeral) => ephemeral.user === ALICE && ephemeral.text === DEFAULT_USER_MESSAGES.questionClosed), 10_000);
+    expect(calls.resumes).toEqual([]);
+  });
+});
+
+describe('a question to a person: expiry, approvers, a typed answer', () => {
+  let slack: FakeSlackApi;
+  let stack: LocalStack;
+
+  beforeAll(async () => {
+    slack = await startFakeSlackApi();
+    const agents = [{ name: 'echo', protocol: 'execute-task', transport: 'in-process', approvers: [BOB] }];
+    // 60 s to answer, at a hundredth of real time: 0.6 s.
+    stack = await startLocalStack({ env: env(slack, 'in-process', { EXECUTION_AGENTS: JSON.stringify(agents), INPUT_TIMEOUT_S: '60' }), verificationPort: 0, executionPort: 0, timeScale: 0.01, log: capturingLog() });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await slack?.close();
+  });
+  afterEach(() => jest.restoreAllMocks());
+
+  it('an approver on the agent’s list may answer', async () => {
+    const channel = 'C0ASK4';
+    const asked = await ask(stack, slack, channel, 'approve #ask=Merge?');
+    expect(await click(stack, asked, channel, 'Approve', BOB)).toBe(200);
+    const answer = await eventually(() => threadTexts(slack, asked.ts).find((text) => text.includes('\nanswer:')), 15_000);
+    expect(answer).toContain(`\nanswer: Approve (by slack:${TEAM}:${BOB})`);
+  });
+
+  it('an unanswered question expires: the task is cancelled, the thread told, the buttons gone', async () => {
+    const calls = countCalls(stack.runtime!);
+    const channel = 'C0ASK5';
+    const asked = await ask(stack, slack, channel, 'later #ask=Anyone there?');
+    await eventually(() => threadTexts(slack, asked.ts).find((text) => text === DEFAULT_USER_MESSAGES.questionExpired), 15_000);
+    await quiet(stack);
+    expect(calls.cancels).toHaveLength(1);
+    expect(buttonsOf(slack.messageBlocks(asked.questionTs))).toBeUndefined();
+    expect(JSON.stringify(slack.messageBlocks(asked.questionTs))).toContain(DEFAULT_USER_MESSAGES.questionExpired);
+    expect(slack.sessionOf(channel, asked.ts)?.status).toBe('active');
+    expect(calls.resumes).toEqual([]);
+  });
+
+  it('a question that takes text opens the answer form, whose text resumes the task', async () => {
+    const channel = 'C0ASK6';
+    const asked = await ask(stack, slack, channel, 'name it #ask-text=What should it be called?');
+    expect(Object.keys(asked.buttons)).toEqual([DEFAULT_USER_MESSAGES.questionTypeAnswer]);
+    const button = asked.buttons[DEFAULT_USER_MESSAGES.questionTypeAnswer]!;
+    const triggerId = slack.mintTrigger();
+    const payload = buttonClickPayload({ teamId: TEAM, userId: ALICE, actionId: button.action_id, value: button.value, channel, messageTs: asked.questionTs, threadTs: asked.ts, triggerId });
+    expect((await postSignedInteraction(stack.ingressUrl, payload, SIGNING_SECRET)).status).toBe(200);
+    const view = await eventually(() => slack.views.find((opened) => opened.trigger_id === triggerId), 10_000);
+    const submitted = feedbackFormSubmission({ teamId: TEAM, userId: ALICE, view: view.view, text: 'Nightingale' });
+    expect((await postSignedInteraction(stack.ingressUrl, submitted, SIGNING_SECRET)).status).toBe(200);
+    const answer = await eventually(() => threadTexts(slack, asked.ts).find((text) => text.includes('\nanswer:')), 15_000);
+    expect(answer).toContain(`\nanswer: Nightingale (by slack:${TEAM}:${ALICE})`);
+  });
+});
