@@ -6,6 +6,7 @@ import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-mess
 import { FAKE_BOT_USER_ID, slackAppEnv, startFakeSlackApi, type FakeSlackApi, type FakeSlackBlock } from '../support/fake-slack-api';
 import { eventually } from '../support/http';
 import { capturingLog } from '../support/slack-surface';
+import { startSdkA2aAgent, type A2aTestAgent } from '../support/a2a-agents';
 
 /**
  * A question to a person (docs/architecture.md, "Questions"), through the local stack with the
@@ -221,5 +222,44 @@ describe('a question to a person: expiry, approvers, a typed answer', () => {
     expect((await postSignedInteraction(stack.ingressUrl, submitted, SIGNING_SECRET)).status).toBe(200);
     const answer = await eventually(() => threadTexts(slack, asked.ts).find((text) => text.includes('\nanswer:')), 15_000);
     expect(answer).toContain(`\nanswer: Nightingale (by slack:${TEAM}:${ALICE})`);
+  });
+});
+
+describe('a question from an A2A agent (@a2a-js/sdk, input-required)', () => {
+  let slack: FakeSlackApi;
+  let stack: LocalStack;
+  let agent: A2aTestAgent;
+
+  beforeAll(async () => {
+    slack = await startFakeSlackApi();
+    agent = await startSdkA2aAgent();
+    const agents = [{ name: 'a2a', protocol: 'a2a', transport: 'https', url: agent.url }];
+    stack = await startLocalStack({ env: env(slack, 'https', { EXECUTION_AGENTS: JSON.stringify(agents) }), verificationPort: 0, timeScale: 0.1, log: capturingLog() });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await slack?.close();
+    await agent?.close();
+  });
+
+  it('asks in the thread, and the typed answer goes back on the same task, which completes', async () => {
+    const channel = 'C0ASK7';
+    const asked = await ask(stack, slack, channel, 'the release #confirm');
+    expect(slack.messageText(asked.questionTs)).toContain('Deploy the release?');
+    // A2A gives no options: the answer is typed.
+    const button = asked.buttons[DEFAULT_USER_MESSAGES.questionTypeAnswer]!;
+    const triggerId = slack.mintTrigger();
+    const payload = buttonClickPayload({ teamId: TEAM, userId: ALICE, actionId: button.action_id, value: button.value, channel, messageTs: asked.questionTs, threadTs: asked.ts, triggerId });
+    expect((await postSignedInteraction(stack.ingressUrl, payload, SIGNING_SECRET)).status).toBe(200);
+    const view = await eventually(() => slack.views.find((opened) => opened.trigger_id === triggerId), 10_000);
+    expect((await postSignedInteraction(stack.ingressUrl, feedbackFormSubmission({ teamId: TEAM, userId: ALICE, view: view.view, text: 'yes, go' }), SIGNING_SECRET)).status).toBe(200);
+    const answer = await eventually(() => threadTexts(slack, asked.ts).find((text) => text.includes('a2a confirmed')), 15_000);
+    expect(answer).toContain('a2a confirmed: yes, go');
+    // One task at the agent: the answer went back with the task's own id.
+    const sent = agent.requests.map((request) => request.body.params as { message?: { taskId?: string } } | undefined).filter((params) => params?.message);
+    expect(sent).toHaveLength(2);
+    expect(sent[0]!.message!.taskId).toBeUndefined();
+    expect(typeof sent[1]!.message!.taskId).toBe('string');
+    expect(buttonsOf(slack.messageBlocks(asked.questionTs))).toBeUndefined();
   });
 });
