@@ -87,16 +87,20 @@ export type IntakeHandler<Input> = (input: Input, context: IntakeContext) => Int
 
 export const ignore = (reason: string): IntakeDecision => ({ kind: 'ignore', reason });
 
+/** What a handler answers for a payload that carries none of its elements: the next handler may take it. */
+const NOT_MINE: ReadonlySet<string> = new Set(['unknown-action', 'unknown-view']);
+
 /**
  * One payload type with several handlers, each for its own elements (the feedback buttons, a
- * question's buttons): the first that does not ignore it decides; when all ignore it, the last's reason stands.
+ * question's buttons): the first that recognises the payload decides — it takes it, or ignores it
+ * for its own reason; when none does, the last's reason stands.
  */
 export function firstTaker<Input>(...handlers: ReadonlyArray<IntakeHandler<Input>>): IntakeHandler<Input> {
   return async (input, context) => {
     let decision: IntakeDecision = ignore('no-handler');
     for (const handler of handlers) {
       decision = await handler(input, context);
-      if (decision.kind !== 'ignore') return decision;
+      if (decision.kind !== 'ignore' || !NOT_MINE.has(decision.reason)) return decision;
     }
     return decision;
   };
