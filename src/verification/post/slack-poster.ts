@@ -148,7 +148,9 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
 function questionRowOf(p: PosterParts): QueueRow<QuestionMessage> | undefined {
   const questions = p.options.questions;
   if (!questions) return undefined;
-  const parts = { ...questions, claims: p.options.claims, claimTtlSeconds: p.ttlSeconds, ...(p.options.live ? { live: p.options.live } : {}), messages: p.options.messages ?? DEFAULT_USER_MESSAGES, log: p.options.log };
+  const log = p.options.log;
+  const sink = { claims: p.options.claims, slack: questions.slack, ttlSeconds: p.ttlSeconds };
+  const parts = { ...questions, postOnce: (target: PostTarget, piece: Piece, context: DeliveryContext) => postPiece(sink, target, piece, context, log), ...(p.options.live ? { live: p.options.live } : {}), messages: p.options.messages ?? DEFAULT_USER_MESSAGES, log };
   return { schema: QuestionMessageSchema, what: 'question message', handle: (message, _delivery, context) => showQuestion(parts, message, context) };
 }
 

@@ -1,14 +1,13 @@
 import type { Log } from '../../observability/logger';
 import type { DeliveryContext } from '../../queue/queue';
+import type { MessageBlock } from '../../slack/feedback-blocks';
 import type { SlackAssistant } from '../../slack/slack-assistant';
 import type { SlackLive } from '../../slack/slack-live';
 import type { SlackReplies } from '../../slack/slack-port';
 import { fill, type UserMessages } from '../messages/user-messages';
 import type { LiveReplyService } from '../live/live-reply';
-import { postPiece } from '../post/post-piece';
 import type { QuestionMessage } from '../queues/replies-queue';
 import { replyThreadTs } from '../queues/slack-thread';
-import type { ClaimStore } from '../stores/claim-store';
 import type { Pause, Pauses } from '../stores/pauses';
 import { toSafeMrkdwn } from '../../slack/safe-mrkdwn';
 import { closedQuestionBlocks, questionBlocks } from './question-blocks';
@@ -27,8 +26,8 @@ export type QuestionSlack = Pick<SlackReplies, 'post' | 'findPosted'> & Pick<Sla
 export type ShowQuestionParts = {
   slack: QuestionSlack;
   pauses: Pauses;
-  claims: ClaimStore;
-  claimTtlSeconds: number;
+  /** Posts a message once under its claim `key` (slack-poster's post-piece.ts); resolves with its ts. */
+  postOnce: (target: { channel: string; threadTs: string }, piece: { key: string; marker: { requestId: string; chunk: number }; text: string; label: string; blocks: MessageBlock[] }, context: DeliveryContext) => Promise<{ ts: string }>;
   live?: Pick<LiveReplyService, 'interim' | 'sessionStatus'>;
   messages: UserMessages;
   log: Log;
@@ -52,12 +51,10 @@ async function postQuestion(p: ShowQuestionParts, pause: Pause, context: Deliver
   const session = p.live ? (await p.live.interim(pause.request_id, call)).session : false;
   const threadTs = replyThreadTs(pause.thread);
   const blocks = questionBlocks(pause.question, { requestId: pause.request_id, round: pause.round }, { typeAnswer: p.messages.questionTypeAnswer, signedIn: p.messages.questionSignedIn });
-  const { ts } = await postPiece(
-    { claims: p.claims, slack: p.slack, ttlSeconds: p.claimTtlSeconds },
+  const { ts } = await p.postOnce(
     { channel: pause.thread.channel, threadTs },
     { key: `question#${pause.request_id}#${pause.round}`, marker: { requestId: pause.request_id, chunk: QUESTION_CHUNK - pause.round }, text: pause.question.text, label: 'the question', blocks },
     context,
-    p.log,
   );
   if (ts) await p.pauses.posted(pause.request_id, pause.round, ts);
   // Only the asker sees where to sign in (an `auth` question's link never goes in the thread).
