@@ -263,3 +263,25 @@ describe('a question from an A2A agent (@a2a-js/sdk, input-required)', () => {
     expect(buttonsOf(slack.messageBlocks(asked.questionTs))).toBeUndefined();
   });
 });
+
+describe('a question in the playground (the terminal workspace)', () => {
+  it('shows the question’s buttons, and a click posted through the playground answers it', async () => {
+    const stack = await startLocalStack({ env: { TRANSPORT: 'in-process', POWERTOOLS_LOG_LEVEL: 'SILENT' }, verificationPort: 0, executionPort: 0, timeScale: 0.05, replyWriter: () => undefined, log: capturingLog() });
+    try {
+      await stack.say('ship #ask=Ship it now?');
+      const question = await eventually(() => stack.consoleReplies!.posted.find((reply) => reply.buttons?.length), 15_000);
+      expect(question.buttons!.map((button) => button.label)).toEqual(['Approve', 'Reject']);
+      const post = (path: string, body: unknown) => fetch(new URL(path, stack.playgroundUrl), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const click = await post('/api/button/click', { message_ts: question.ts, action_id: question.buttons![1]!.actionId });
+      expect(click.status).toBe(200);
+      const answer = await eventually(() => stack.consoleReplies!.posted.find((reply) => reply.text.includes('\nanswer: Reject')), 15_000);
+      expect(answer.text).toContain('answer: Reject (by slack:');
+      // Answered: the question keeps its text and loses its buttons.
+      expect(question.buttons).toBeUndefined();
+      expect(question.text).toContain('answered by');
+      expect((await post('/api/button/click', { message_ts: question.ts, action_id: 'question_answer_0' })).status).toBe(400);
+    } finally {
+      await stack.stop();
+    }
+  });
+});
