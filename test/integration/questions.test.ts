@@ -196,6 +196,20 @@ describe('a question to a person: expiry, approvers, a typed answer', () => {
     expect(answer).toContain(`\nanswer: Approve (by slack:${TEAM}:${BOB})`);
   });
 
+  it('a slow task asks from a poll, and its resumed run is polled to its answer', async () => {
+    // Quiet for 6 s: the held stream lets it go after 5 s (STREAM_QUIET_S) and a poll finds the question;
+    // resumed, it is past the runtime's sync budget (3 s) again: accepted, then polled to the end.
+    const channel = 'C0ASK8';
+    const asked = await ask(stack, slack, channel, 'slow #sleep=6000 #ask=Go on?');
+    const hops = () => stack.traces.byEventId(asked.eventId)!.events.map((hop) => hop.hop);
+    expect(hops().indexOf('poll')).toBeGreaterThan(-1);
+    expect(hops().indexOf('poll')).toBeLessThan(hops().indexOf('asked'));
+    expect(await click(stack, asked, channel, 'Approve', ALICE)).toBe(200);
+    const answer = await eventually(() => threadTexts(slack, asked.ts).find((text) => text.includes('\nanswer:')), 30_000);
+    expect(answer).toContain(`\nanswer: Approve (by slack:${TEAM}:${ALICE})`);
+    expect(hops().lastIndexOf('poll')).toBeGreaterThan(hops().indexOf('answered'));
+  });
+
   it('an unanswered question expires: the task is cancelled, the thread told, the buttons gone', async () => {
     const calls = countCalls(stack.runtime!);
     const channel = 'C0ASK5';
