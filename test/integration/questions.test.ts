@@ -131,6 +131,9 @@ describe.each(['in-process', 'https', 'agentcore'])('a question to a person over
     expect(buttonsOf(slack.messageBlocks(asked.questionTs))).toBeUndefined();
     expect(JSON.stringify(slack.messageBlocks(asked.questionTs))).toContain(`*Approve* — answered by <@${ALICE}>`);
     expect(slack.sessionOf(channel, asked.ts)?.history).toEqual(['processing', 'suspended', 'processing', 'active']);
+    // Who is asking rides on the resume as on the task: AgentCore's runtimeUserId, recorded by the emulator.
+    const invocations = stack.agentCoreEmulator?.invocations.filter((invocation) => invocation.status === 200) ?? [];
+    if (transport === 'agentcore') expect(new Set(invocations.map((invocation) => invocation.userId))).toEqual(new Set([`slack:${TEAM}:${ALICE}`]));
   });
 
   it('a redelivered answer message resumes nothing more', async () => {
