@@ -199,6 +199,30 @@ describe('a question to a person: expiry, approvers, a typed answer', () => {
     expect(answer).toContain(`\nanswer: Approve (by slack:${TEAM}:${BOB})`);
   });
 
+  it('an answer whose delivery failed after it closed the question is resumed by the redelivery, once', async () => {
+    const calls = countCalls(stack.runtime!);
+    const channel = 'C0ASK9';
+    const asked = await ask(stack, slack, channel, 'flaky #ask=Go?');
+    // The first delivery closes the pause, then cannot queue the question's update (an SQS fault): it fails, and SQS delivers it again.
+    const replies = stack.pipeline.queues.replies;
+    const send = replies.send.bind(replies);
+    let failed = 0;
+    jest.spyOn(replies, 'send').mockImplementation(async (message, options) => {
+      if ((message as { kind?: string }).kind === 'question-closed' && failed === 0) {
+        failed += 1;
+        throw new Error('SQS: connection reset');
+      }
+      return send(message, options);
+    });
+    expect(await click(stack, asked, channel, 'Approve', ALICE)).toBe(200);
+    const answer = await eventually(() => threadTexts(slack, asked.ts).find((text) => text.includes('\nanswer:')), 20_000);
+    expect(answer).toContain(`\nanswer: Approve (by slack:${TEAM}:${ALICE})`);
+    await quiet(stack);
+    expect(failed).toBe(1);
+    expect(calls.resumes).toHaveLength(1);
+    expect(buttonsOf(slack.messageBlocks(asked.questionTs))).toBeUndefined();
+  });
+
   it('a slow task asks from a poll, and its resumed run is polled to its answer', async () => {
     // Quiet for 6 s: the held stream lets it go after 5 s (STREAM_QUIET_S) and a poll finds the question;
     // resumed, it is past the runtime's sync budget (3 s) again: accepted, then polled to the end.

@@ -10,7 +10,7 @@ import type { Settlement } from '../settle/settle-outcome';
 import { once } from '../stores/once';
 import type { ThreadWork } from '../stores/thread-work';
 import type { Tracer } from '../trace';
-import { MAX_TIMER_DELAY_S, pauseTtlSeconds, type QuestionRoom } from './question-room';
+import { EXPIRY_LEASE_S, MAX_TIMER_DELAY_S, pauseTtlSeconds, type QuestionRoom } from './question-room';
 
 /**
  * async-result's timer of a question (docs/architecture.md, "Questions"; the polls queue's
@@ -50,7 +50,7 @@ export async function expireQuestion(p: ExpireParts, timer: QuestionExpiry, call
   const closed = (await room.pauses.get(timer.request_id)) ?? pause;
   if (closed.state !== 'expired') return;
   const log = p.log;
-  await once(room.claims, `expire#${timer.request_id}#${timer.round}`, { leaseSeconds: MAX_TIMER_DELAY_S, ttlSeconds: pauseTtlSeconds(room) }, async () => {
+  const expired = await once(room.claims, `expire#${timer.request_id}#${timer.round}`, { leaseSeconds: EXPIRY_LEASE_S, ttlSeconds: pauseTtlSeconds(room) }, async () => {
     const agent = p.agentOf(closed.agent);
     const cancel = agent ? await agent.cancel(closed.handle, { requestId: closed.request_id, sessionKey: conversationKey(closed.thread), correlationId: closed.request_id, ...(call.signal ? { signal: call.signal } : {}) }) : undefined;
     if (cancel) log.warn('cancel_task failed for an expired question; the execution zone will expire the task', { request_id: closed.request_id, code: cancel.kind === 'failure' ? cancel.code : undefined });
@@ -64,4 +64,6 @@ export async function expireQuestion(p: ExpireParts, timer: QuestionExpiry, call
     log.info('an unanswered question expired; the task was cancelled', { request_id: closed.request_id, round: closed.round });
     return { result: undefined };
   });
+  // Another delivery is cancelling it now: this one comes back (SQS), and finds it done or takes over a dead one.
+  if (expired.status === 'busy') throw new Error('another delivery of this question\'s timer is expiring it');
 }

@@ -1,3 +1,4 @@
+import { FUNCTION_TIMEOUT_SECONDS } from '../pipeline-settings';
 import type { ClaimStore } from '../stores/claim-store';
 import type { Pauses } from '../stores/pauses';
 
@@ -22,8 +23,13 @@ export const PAUSE_KEPT_AFTER_S = 24 * 60 * 60;
 /** An SQS message's longest delay: a question's timer is sent again until its time comes. */
 export const MAX_TIMER_DELAY_S = 15 * 60;
 
-/** How long a resume may take before another delivery of the answer may take it over (a task's execute call, with room). */
-export const RESUME_LEASE_S = 15 * 60;
+/**
+ * How long a resume (agent-invoker) or an expiry (async-result) is held by the delivery doing it:
+ * longer than its function can run, shorter than its queue's visibility timeout, so the redelivery
+ * after a delivery that died finds the lease over and does it (as REPLY_CHUNK_LEASE_SECONDS).
+ */
+export const RESUME_LEASE_S = FUNCTION_TIMEOUT_SECONDS.agentInvoker + 30;
+export const EXPIRY_LEASE_S = FUNCTION_TIMEOUT_SECONDS.asyncResult + 30;
 
 /** The pause's lifetime in the state table. */
 export function pauseTtlSeconds(room: QuestionRoom): number {
