@@ -136,18 +136,23 @@ describe.each(['in-process', 'https', 'agentcore'])('a question to a person over
     if (transport === 'agentcore') expect(new Set(invocations.map((invocation) => invocation.userId))).toEqual(new Set([`slack:${TEAM}:${ALICE}`]));
   });
 
-  it('a redelivered answer message resumes nothing more', async () => {
+  it('a Slack retry of the click and a redelivered answer message resume nothing more', async () => {
     const calls = countCalls(stack.runtime!);
     const channel = 'C0ASK2';
     const asked = await ask(stack, slack, channel, 'again #ask=Ship it?');
     const sent: string[] = [];
     const send = stack.pipeline.queues.tasks.send.bind(stack.pipeline.queues.tasks);
     jest.spyOn(stack.pipeline.queues.tasks, 'send').mockImplementation(async (message, options) => (sent.push(JSON.stringify(message)), send(message, options)));
-    expect(await click(stack, asked, channel, 'Reject', ALICE)).toBe(200);
+    // Slack retries the click (the same payload, the same action_ts): it is the same click.
+    const button = asked.buttons.Reject!;
+    const payload = buttonClickPayload({ teamId: TEAM, userId: ALICE, actionId: button.action_id, value: button.value, channel, messageTs: asked.questionTs, threadTs: asked.ts });
+    expect((await postSignedInteraction(stack.ingressUrl, payload, SIGNING_SECRET)).status).toBe(200);
+    expect((await postSignedInteraction(stack.ingressUrl, payload, SIGNING_SECRET)).status).toBe(200);
     await eventually(() => threadTexts(slack, asked.ts).find((text) => text.includes('\nanswer: Reject')), 15_000);
     await quiet(stack);
-    const answerMessage = sent.map((body) => JSON.parse(body) as { kind?: string }).find((message) => message.kind === 'answer');
-    expect(answerMessage).toBeDefined();
+    const answers = sent.map((body) => JSON.parse(body) as { kind?: string }).filter((message) => message.kind === 'answer');
+    expect(answers).toHaveLength(1);
+    const answerMessage = answers[0];
     // SQS delivers it again.
     await send(answerMessage as never);
     await quiet(stack);
