@@ -126,6 +126,8 @@ describe.each(['in-process', 'https', 'agentcore'])('a question to a person over
     const taskId = stack.traces.byEventId(asked.eventId)!.events.find((hop) => hop.hop === 'asked')?.detail?.task_id;
     expect(calls.resumes).toEqual([taskId]);
     expect(threadTexts(slack, asked.ts).filter((text) => text.includes('\nanswer:'))).toHaveLength(1);
+    // Its second click is not told that its own first one closed the question.
+    expect(slack.ephemerals.filter((ephemeral) => ephemeral.user === ALICE)).toEqual([]);
 
     // The question shows who answered what, without buttons; the session went back to work, then rest.
     expect(buttonsOf(slack.messageBlocks(asked.questionTs))).toBeUndefined();

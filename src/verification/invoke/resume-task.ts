@@ -45,7 +45,11 @@ export async function resumeTask(p: InvokerParts, answer: AnswerMessage, deliver
       if (now?.closed_by !== answer.event_id) return refuse(p, answer, now, 'closed');
     }
   }
-  const closedPause = (await room.pauses.get(answer.request_id))!;
+  const closedPause = await room.pauses.get(answer.request_id);
+  if (!closedPause?.answer) {
+    log.warn('the answered pause is gone (its lifetime ended); nothing to resume', { round: answer.round });
+    return;
+  }
   trace({ requestId: answer.request_id, hop: 'answered', at: clock.now(), detail: { round: answer.round, user: answer.user_id, answer: closedPause.answer?.label } });
   const resumed = await once(room.claims, `resume#${answer.request_id}#${answer.round}`, { leaseSeconds: RESUME_LEASE_S, ttlSeconds: pauseTtlSeconds(room) }, async () => {
     await resumeOnce(p, closedPause, { delivery, context, log });
@@ -97,8 +101,10 @@ async function refuse(p: InvokerParts, answer: AnswerMessage, pause: Pause | und
   const { options, clock, trace } = p;
   options.log.info('an answer to a question was refused', { request_id: answer.request_id, round: answer.round, user: answer.user_id, reason });
   trace({ requestId: answer.request_id, hop: 'answer-refused', at: clock.now(), detail: { user: answer.user_id, reason } });
-  // Clicked in another team or channel than the question's: not ours to answer there.
+  // Clicked in another team or channel than the question's: not ours to answer there. The one who
+  // answered it clicking again (a double click) is not told their own answer closed it.
   if (reason === 'elsewhere' || (!answer.channel && !pause)) return;
+  if (reason === 'closed' && pause?.state === 'answered' && pause.answer?.user === answer.user_id) return;
   const text = refusalText(options.messages, reason);
   const channel = answer.channel || pause!.thread.channel;
   await options.replies.send({ kind: 'action', id: answer.event_id, action: { type: 'ephemeral', channel, user: answer.user_id, text, ...(pause ? { thread_ts: replyThreadTs(pause.thread) } : {}) } });
