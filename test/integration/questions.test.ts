@@ -273,15 +273,15 @@ describe('a question to a person: expiry, approvers, a typed answer', () => {
   });
 });
 
-describe('a question from an A2A agent (@a2a-js/sdk, input-required)', () => {
+describe.each(['1.0', '0.3'])('a question from an A2A %s agent (@a2a-js/sdk, input-required)', (dialect) => {
   let slack: FakeSlackApi;
   let stack: LocalStack;
   let agent: A2aTestAgent;
 
   beforeAll(async () => {
     slack = await startFakeSlackApi();
-    agent = await startSdkA2aAgent();
-    const agents = [{ name: 'a2a', protocol: 'a2a', transport: 'https', url: agent.url }];
+    agent = await startSdkA2aAgent({ legacyCompat: true });
+    const agents = [{ name: 'a2a', protocol: 'a2a', a2aVersion: dialect, transport: 'https', url: agent.url }];
     stack = await startLocalStack({ env: env(slack, 'https', { EXECUTION_AGENTS: JSON.stringify(agents) }), verificationPort: 0, timeScale: 0.1, log: capturingLog() });
   });
   afterAll(async () => {
@@ -308,6 +308,8 @@ describe('a question from an A2A agent (@a2a-js/sdk, input-required)', () => {
     expect(sent).toHaveLength(2);
     expect(sent[0]!.message!.taskId).toBeUndefined();
     expect(typeof sent[1]!.message!.taskId).toBe('string');
+    // Each dialect on its own wire: 0.3's methods are `message/send`, `message/stream`; 1.0's `SendMessage`, `SendStreamingMessage`.
+    expect(agent.requests.every((request) => String(request.body.method).startsWith('message/') === (dialect === '0.3'))).toBe(true);
     expect(buttonsOf(slack.messageBlocks(asked.questionTs))).toBeUndefined();
   });
 });
