@@ -80,6 +80,7 @@ export const ENVIRONMENT_ROUTES: Readonly<Record<string, EnvironmentRoute>> = {
   SLACK_READ_BUDGET_MS: verification,
   AGENT_SESSIONS: verification,
   STOP_ADMIN_USERS: verification,
+  INPUT_TIMEOUT_S: verification,
   AGENT_PROMPTS_JSON: verification,
   FEEDBACK_BUTTONS: verification,
   FEEDBACK_RETENTION_DAYS: verification,

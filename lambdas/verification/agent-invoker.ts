@@ -1,6 +1,6 @@
 import { wireAgentInvoker } from '../../src/verification/wiring';
 import { executionAgentsFromEnv } from './shared/agents';
-import { outgoingFiles, records, sqsQueue, usageStore } from './shared/clients';
+import { outgoingFiles, questionPorts, records, sqsQueue, usageStore } from './shared/clients';
 import { functionContext } from './shared/function-context';
 import { botTokenOf, livePortsOf, slackOf } from './shared/slack';
 import { sqsBatchHandler } from './shared/sqs-batch';
@@ -26,6 +26,7 @@ export const handler = sqsBatchHandler(
     records: records(config.STATE_TABLE_NAME),
     usage: usageStore(config.STATE_TABLE_NAME),
     outgoingFiles: outgoingFiles(config.STATE_TABLE_NAME),
+    questions: questionPorts(config.STATE_TABLE_NAME),
   }),
   context,
 );

@@ -1,5 +1,5 @@
 import { wireSlackPoster } from '../../src/verification/wiring';
-import { botThreads, claimStore, fileUploadStates, outgoingFiles, records } from './shared/clients';
+import { botThreads, claimStore, fileUploadStates, outgoingFiles, pauses, records } from './shared/clients';
 import { functionContext } from './shared/function-context';
 import { livePortsOf, slackOf } from './shared/slack';
 import { sqsBatchHandler } from './shared/sqs-batch';
@@ -17,6 +17,7 @@ export const handler = sqsBatchHandler(
     agent: () => slackOf(context),
     records: records(table),
     files: { uploads: () => slackOf(context), states: fileUploadStates(table), outgoing: outgoingFiles(table) },
+    pauses: pauses(table),
   }),
   context,
 );

@@ -15,7 +15,10 @@ import { LOCAL_BOT_USER_ID, slackTs } from './slack-event-builder';
  * A posted reply; `requestId` names the task it answers (from the chunk's marker). A live message
  * (streamed or updated) changes its `text` as the answer grows; `streaming` while it does.
  */
-export type RecordedReply = { channel: string; threadTs: string; text: string; ts: string; at: number; requestId?: string; streaming?: boolean; /** The feedback buttons' request id and agent, when the message carries them. */ feedback?: { requestId: string; agent?: string } };
+export type RecordedReply = { channel: string; threadTs: string; text: string; ts: string; at: number; requestId?: string; streaming?: boolean; /** The feedback buttons' request id and agent, when the message carries them. */ feedback?: { requestId: string; agent?: string }; /** The buttons of its `actions` block (a question's), as clickable. */ buttons?: LocalButton[] };
+
+/** A message's button, as the playground offers it: its `action_id`, `value` and label. */
+export type LocalButton = { actionId: string; value: string; label: string };
 
 /** A thread's agent session as the local workspace shows it (docs/architecture.md §2.6). */
 export type LocalSession = { channel: string; threadTs: string; status: AgentSessionStatus; title?: string; initiatorUserId?: string; at: number };
@@ -166,6 +169,11 @@ export class ConsoleSlackReplies implements SlackReplies, SlackConversations, Sl
   private keepFeedback(reply: RecordedReply, blocks: readonly MessageBlock[] | undefined): void {
     const feedback = feedbackTargetOf(blocks);
     if (feedback) reply.feedback = feedback;
+    // As on Slack: new blocks replace the message's buttons (a question answered loses them); no blocks keep them.
+    if (!blocks) return;
+    const buttons = buttonsOf(blocks);
+    if (buttons.length) reply.buttons = buttons;
+    else delete reply.buttons;
   }
 
   private live(message: LiveMessage): RecordedReply {
@@ -229,4 +237,13 @@ function feedbackTargetOf(blocks: readonly MessageBlock[] | undefined): { reques
     }
   }
   return undefined;
+}
+
+/** The buttons of a message's `actions` blocks. */
+function buttonsOf(blocks: readonly MessageBlock[]): LocalButton[] {
+  return blocks
+    .filter((block) => block.type === 'actions')
+    .flatMap((block) => (block.elements as Array<{ type?: string; action_id?: string; value?: string; text?: { text?: string } }> | undefined) ?? [])
+    .filter((element) => element.type === 'button' && element.action_id && element.value)
+    .map((element) => ({ actionId: element.action_id!, value: element.value!, label: element.text?.text ?? '' }));
 }

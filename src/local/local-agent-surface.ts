@@ -8,7 +8,8 @@ import type { ConsoleSlackReplies, LocalSession, LocalSurfaceEvent, RecordedRepl
 import type { LocalPipeline } from './local-pipeline';
 import { sendJson } from './server-lifecycle';
 import { agentSessionStoppedEnvelope, appHomeOpenedEnvelope, postSignedEvent } from './slack-event-builder';
-import { feedbackClickPayload, feedbackFormSubmission, localTriggerId, postSignedInteraction } from './slack-interaction-builder';
+import { buttonClickPayload, feedbackClickPayload, feedbackFormSubmission, localTriggerId, postSignedInteraction } from './slack-interaction-builder';
+import { decodeQuestionRef } from '../verification/questions/question-blocks';
 import type { TraceRecorder } from './trace-recorder';
 
 /**
@@ -76,6 +77,22 @@ export function createLocalAgentSurface(deps: { ingressUrl: () => string; signin
     return { status: answer.status, triggerId, at };
   }
 
+  /**
+   * Clicks a button of the message `messageTs` (a question's option, or "Type an answer": a signed
+   * block_actions with that button's value, as the local user); resolves with the click's trigger,
+   * which a form the app opens for it carries.
+   */
+  async function clickButton(messageTs: string, actionId: string, options: { userId?: string } = {}): Promise<{ status: number; triggerId: string; at: number }> {
+    const reply = workspace().posted.find((candidate) => candidate.ts === messageTs);
+    const button = reply?.buttons?.find((candidate) => candidate.actionId === actionId);
+    if (!reply || !button) throw new LocalRequestError(`no message with ts ${messageTs} has a button ${actionId}`);
+    const triggerId = localTriggerId();
+    const payload = buttonClickPayload({ actionId, value: button.value, channel: reply.channel, messageTs, threadTs: reply.threadTs, triggerId, ...(options.userId ? { userId: options.userId } : {}) });
+    const at = systemClock.now();
+    const answer = await postSignedInteraction(deps.ingressUrl(), payload, deps.signingSecret);
+    return { status: answer.status, triggerId, at };
+  }
+
   /** Submits the form the app opened for `triggerId` (a signed view_submission) with `text`. */
   async function submitFeedbackForm(triggerId: string, text: string): Promise<{ status: number; at: number }> {
     const opened = workspace().surface.find((event): event is Extract<LocalSurfaceEvent, { type: 'view' }> => event.type === 'view' && event.triggerId === triggerId);
@@ -101,6 +118,11 @@ export function createLocalAgentSurface(deps: { ingressUrl: () => string; signin
       return { status: sent.status, trigger_id: sent.triggerId, at: sent.at };
     },
     '/api/feedback/form': (body) => submitFeedbackForm(required(body.trigger_id, 'trigger_id'), required(body.text, 'text')),
+    // A question's button (docs/architecture.md, "Questions"); its answer form is submitted as the feedback form is.
+    '/api/button/click': async (body) => {
+      const sent = await clickButton(required(body.message_ts, 'message_ts'), required(body.action_id, 'action_id'));
+      return { status: sent.status, trigger_id: sent.triggerId, at: sent.at };
+    },
   };
 
   return {
@@ -109,6 +131,7 @@ export function createLocalAgentSurface(deps: { ingressUrl: () => string; signin
     stopSession,
     openAgentDm,
     clickFeedback,
+    clickButton,
     submitFeedbackForm,
     /** The feedback recorded, newest first. */
     feedback: (): Promise<FeedbackRecord[]> => listFeedback(pipeline.records),
@@ -118,11 +141,14 @@ export function createLocalAgentSurface(deps: { ingressUrl: () => string; signin
       if (!consoleReplies || !thread.channel || !thread.threadTs) return {};
       const session = consoleReplies.session(thread.channel, thread.threadTs);
       const answers = new Set(thread.replies.map((reply) => reply.ts));
+      const requests = new Set(thread.replies.flatMap((reply) => (reply.requestId ? [reply.requestId] : [])));
       const surface = consoleReplies.surface.filter((event) => {
         if (event.at < thread.since) return false;
         if (event.type === 'ephemeral') return event.channel === thread.channel && event.threadTs === thread.threadTs;
-        // A form opened about one of this request's answers.
-        return event.type === 'view' && answers.has(feedbackFormAnswer(String(event.view.private_metadata ?? ''))?.messageTs ?? '');
+        // A form opened about one of this request's answers, or to answer one of its questions.
+        if (event.type !== 'view') return false;
+        const metadata = String(event.view.private_metadata ?? '');
+        return (answers.has(feedbackFormAnswer(metadata)?.messageTs ?? '') || requests.has(decodeQuestionRef(metadata)?.requestId ?? ''));
       });
       return { ...(session ? { session } : {}), surface };
     },

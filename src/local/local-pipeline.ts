@@ -19,6 +19,7 @@ import { MemoryClaimStore } from '../verification/stores/memory-claim-store';
 import { MemoryLiveReplies } from '../verification/stores/memory-live-replies';
 import { MemoryCounterStore } from '../verification/stores/memory-counter-store';
 import { MemoryRecords } from '../verification/stores/memory-records';
+import { MemoryPauses } from '../verification/stores/memory-pauses';
 import { MemoryUsageStore } from '../verification/stores/memory-usage-store';
 import type { ListableRecords } from '../verification/stores/records';
 import type { SlackAssistant } from '../slack/slack-assistant';
@@ -125,6 +126,9 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
   const usage = new MemoryUsageStore(systemClock);
   // An answer's files wait here for slack-poster, as in the state table when deployed.
   const outgoingFiles = new MemoryOutgoingFiles(clock);
+  // Tasks paused on a question (src/verification/stores/pauses.ts): their expiry is a delay the queues scale, so the scaled clock.
+  const pauses = new MemoryPauses(clock);
+  const questions = { pauses, claims };
   const ingress = wireSlackEvents(context, { signingSecret: staticSecret(options.signingSecret), claims, counters: new MemoryCounterStore(), tasks, replies, threads, records, ...(options.agents ? { routes: options.agents.routes } : {}) });
   const agents = options.agents ? { agents: options.agents } : {};
   const botToken = config.SLACK_BOT_TOKEN;
@@ -146,13 +150,14 @@ export function createLocalPipeline(options: LocalPipelineOptions): LocalPipelin
       records,
       usage,
       outgoingFiles,
+      questions,
     }),
   );
-  polls.consume(wireAsyncResult(followUps, { agent: options.agent, ...agents, polls, replies, ...(live ? { live } : {}), records, usage, outgoingFiles }));
+  polls.consume(wireAsyncResult(followUps, { agent: options.agent, ...agents, polls, replies, ...(live ? { live } : {}), records, usage, outgoingFiles, questions }));
   const agentSurface = canAct(slack) ? slack : undefined;
   const uploads = canUpload(slack) ? slack : undefined;
   const files = uploads ? { uploads: () => uploads, states: new MemoryFileUploadStates(clock), outgoing: outgoingFiles } : undefined;
-  replies.consume(wireSlackPoster(context, { slack, claims, threads, ...(live ? { live } : {}), ...(agentSurface ? { agent: () => agentSurface } : {}), records, ...(files ? { files } : {}) }));
+  replies.consume(wireSlackPoster(context, { slack, claims, threads, ...(live ? { live } : {}), ...(agentSurface ? { agent: () => agentSurface } : {}), records, ...(files ? { files } : {}), pauses }));
 
   const all = [tasks, polls, replies, tasksDlq, pollsDlq, repliesDlq] as Array<MemoryQueue<unknown>>;
   return {

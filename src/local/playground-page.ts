@@ -6,7 +6,8 @@
  * signed and sent through the real ingress too: a thread's agent session shows its status, with
  * a Stop button while it is processing; "open the agent's DM" offers the suggested prompts (a
  * chip fills the text box); 👍 / 👎 under an answer record feedback (👎 opens the "what went
- * wrong" form) and show the thanks only the clicker sees. One self-contained page, no build step.
+ * wrong" form) and show the thanks only the clicker sees; an agent's question shows its buttons,
+ * and a click answers it ("Type an answer" opens the form). One self-contained page, no build step.
  */
 export const PLAYGROUND_HTML = `<!doctype html>
 <html lang="en">
@@ -117,6 +118,16 @@ box.addEventListener('click', async (event) => {
     render();
     try { await postJson('/api/stop', { thread_ts: stop.getAttribute('data-stop'), channel: stop.getAttribute('data-channel') }); }
     catch (error) { r.note = 'Stop failed: ' + error.message; r.stopping = false; render(); }
+  }
+  const choice = event.target.closest('[data-action-id]');
+  if (choice && r) {
+    // A question's button: a signed block_actions carrying its value, through the ingress; "Type an answer" opens the form.
+    try {
+      const sent = await postJson('/api/button/click', { message_ts: choice.getAttribute('data-ts'), action_id: choice.getAttribute('data-action-id') });
+      r.interactedAt = sent.at;
+      (r.triggers = r.triggers || []).push(sent.trigger_id);
+      watch(r, 15000);
+    } catch (error) { r.note = 'the click failed: ' + error.message; render(); }
   }
   const rating = event.target.closest('[data-feedback]');
   if (rating && r) {
@@ -285,6 +296,12 @@ function sessionHtml(r) {
   return '<span class="session ' + escapeHtml(session.status) + '">agent session: ' + escapeHtml(session.status) + '</span>' + stop;
 }
 
+/** A question's buttons (docs/architecture.md, "Questions"), clickable until it is answered. */
+function questionButtonsHtml(reply) {
+  if (!reply.buttons || !reply.buttons.length) return '';
+  return '<div class="feedback" role="group" aria-label="Answer the question">' + reply.buttons.map((b) => '<button type="button" data-action-id="' + escapeHtml(b.actionId) + '" data-ts="' + escapeHtml(reply.ts) + '">' + escapeHtml(b.label) + '</button>').join('') + '</div>';
+}
+
 /** 👍 / 👎 under an answer that carries feedback buttons; the one given last is marked. */
 function feedbackHtml(reply) {
   if (!reply.feedback || reply.streaming) return '';
@@ -324,7 +341,7 @@ function render() {
     return '<div class="request" data-event-id="' + r.eventId + '">' +
       '<div><div class="you">you: ' + escapeHtml(r.text) + '<span class="state ' + cls + '">' + label + '</span>' + sessionHtml(r) + '</div>' +
       (r.files && r.files.length ? '<div class="files"><span aria-hidden="true">📎</span> files: ' + r.files.map(escapeHtml).join(', ') + '</div>' : '') +
-      (replies.length ? replies.map((p) => '<div class="reply' + (p.streaming ? ' streaming' : '') + '">' + mrkdwnHtml(p.text) + (p.streaming ? ' ▍' : '') + '</div>' + feedbackHtml(p)).join('') : '<div class="waiting">' + (r.trace && r.trace.status ? '⏳ assistant ' + escapeHtml(r.trace.status) : 'waiting for the reply…') + '</div>') +
+      (replies.length ? replies.map((p) => '<div class="reply' + (p.streaming ? ' streaming' : '') + '">' + mrkdwnHtml(p.text) + (p.streaming ? ' ▍' : '') + '</div>' + questionButtonsHtml(p) + feedbackHtml(p)).join('') : '<div class="waiting">' + (r.trace && r.trace.status ? '⏳ assistant ' + escapeHtml(r.trace.status) : 'waiting for the reply…') + '</div>') +
       sharedFilesHtml(r) +
       surfaceHtml(r) +
       (r.note ? '<div class="ephemeral">' + escapeHtml(r.note) + '</div>' : '') +

@@ -43,6 +43,22 @@ export function feedbackFormSubmission(options: InteractionOptions & { view: Rec
   };
 }
 
+/**
+ * `block_actions`: a button of a message clicked — a question's option, say (its `action_id` and
+ * `value` as the message's `actions` block has them).
+ */
+export function buttonClickPayload(options: InteractionOptions & { actionId: string; value: string; blockId?: string; channel: string; messageTs: string; threadTs?: string; triggerId?: string }): Record<string, unknown> {
+  return {
+    type: 'block_actions',
+    ...actor(options),
+    channel: { id: options.channel },
+    container: { type: 'message', message_ts: options.messageTs, channel_id: options.channel, is_ephemeral: false, ...(options.threadTs ? { thread_ts: options.threadTs } : {}) },
+    message: { type: 'message', ts: options.messageTs, ...(options.threadTs ? { thread_ts: options.threadTs } : {}) },
+    trigger_id: options.triggerId ?? localTriggerId(),
+    actions: [{ action_id: options.actionId, block_id: options.blockId ?? 'actions', type: 'button', value: options.value, action_ts: slackTs() }],
+  };
+}
+
 /** Who acted, in whose workspace, with which app: as every interactivity payload says it. */
 function actor(options: InteractionOptions): { team: { id: string }; user: { id: string; team_id: string }; api_app_id: string } {
   const teamId = options.teamId ?? LOCAL_TEAM_ID;

@@ -57,6 +57,8 @@ export type AgentSettings = {
   readonly persona?: AgentPersona;
   /** Its tasks carry the workspace bot token in `bot_token`. */
   readonly sendBotToken: boolean;
+  /** Slack user ids who may answer its questions besides the one who asked (docs/architecture.md, "Questions"). */
+  readonly approvers?: readonly string[];
 };
 
 export type AgentPersona = { readonly username?: string; readonly iconEmoji?: string };
@@ -99,6 +101,7 @@ const AgentEntrySchema = z
     displayName: z.string().trim().min(1, 'displayName must not be empty').max(80, 'displayName is at most 80 characters').optional(),
     icon: z.string().regex(/^:[a-z0-9_+'-]+:$/, 'icon is an emoji code such as :scales:').optional(),
     sendBotToken: z.boolean().optional(),
+    approvers: z.array(z.string().regex(/^[UW][A-Z0-9]{2,}$/, 'approvers are Slack user ids such as U0123ABCD')).optional(),
   })
   .catchall(z.unknown())
   .superRefine((agent, ctx) => {
@@ -165,7 +168,7 @@ function parseExecutionAgents(json: string, options: { env: NodeJS.ProcessEnv; d
   }
   const problems: string[] = [];
   const agents = parsed.data.map((entry, index): AgentSettings | undefined => {
-    const { name, protocol, a2aVersion, default: _default, stream, transport: kind, channels, prefix, displayName, icon, sendBotToken, ...fields } = entry;
+    const { name, protocol, a2aVersion, default: _default, stream, transport: kind, channels, prefix, displayName, icon, sendBotToken, approvers, ...fields } = entry;
     try {
       const transport = transportConfigFrom({ env: options.env, entry: { kind, fields, label: labelOf([index]) }, defaults: options.transportDefaults });
       const persona = displayName || icon ? { ...(displayName ? { username: displayName } : {}), ...(icon ? { iconEmoji: icon } : {}) } : undefined;
@@ -179,6 +182,7 @@ function parseExecutionAgents(json: string, options: { env: NodeJS.ProcessEnv; d
         ...(prefix ? { prefix: prefix.toLowerCase() } : {}),
         ...(persona ? { persona } : {}),
         sendBotToken: sendBotToken ?? false,
+        ...(approvers?.length ? { approvers: [...new Set(approvers)] } : {}),
       };
     } catch (error) {
       problems.push((error as Error).message.replace(/^invalid transport configuration: /, ''));
@@ -200,6 +204,8 @@ export type ExecutionAgents = {
   get(name: string): ExecutionAgent | undefined;
   /** Who the agent's answers are posted as, if it says. */
   persona(name: string): AgentPersona | undefined;
+  /** Who may answer the agent's questions besides the asker (`approvers`). */
+  approvers(name: string): readonly string[] | undefined;
   /** Where each agent answers (src/verification/routing/agent-routing.ts). */
   readonly routes: AgentRoutes;
 };
@@ -220,7 +226,8 @@ export function buildExecutionAgents(settings: AgentsSettings, deps: TransportDe
   const chosen = byName.get(settings.defaultAgent);
   if (!chosen) throw new ConfigError(`the default agent ${JSON.stringify(settings.defaultAgent)} is not configured`);
   const personas = new Map(settings.agents.flatMap((agent) => (agent.persona ? [[agent.name, agent.persona] as const] : [])));
-  return { default: chosen, names: [...byName.keys()], get: (name) => byName.get(name), persona: (name) => personas.get(name), routes: routesOf(settings) };
+  const approvers = new Map(settings.agents.flatMap((agent) => (agent.approvers ? [[agent.name, agent.approvers] as const] : [])));
+  return { default: chosen, names: [...byName.keys()], get: (name) => byName.get(name), persona: (name) => personas.get(name), approvers: (name) => approvers.get(name), routes: routesOf(settings) };
 }
 
 /** Parses and builds in one step: what the verification functions, `zone call` and the local stack use. */

@@ -100,6 +100,14 @@ export const VerificationConfigSchema = z.object({
    * agent session (`processing`, with Slack's Stop button), where Slack allows it.
    */
   AGENT_SESSIONS: envBool(true),
+  /**
+   * How long an agent's question to a person waits for its answer (docs/architecture.md,
+   * "Questions") before the task is cancelled and the thread told. 4 hours: a question asked in a
+   * working day is answered the same afternoon, and the task, its live message and its Stop
+   * record (kept 24 hours in both zones: TASK_TTL_SECONDS, the state table's records) all outlive
+   * it by far. At most 23 hours, so they always do.
+   */
+  INPUT_TIMEOUT_S: envInt(4 * 60 * 60, 60, 23 * 60 * 60),
   /** User ids who may stop anyone's task; everyone else stops only what they asked (unset: nobody else). */
   STOP_ADMIN_USERS: envList(),
   /** Suggested prompts, as JSON `{"title"?, "home": [{title, message}…], "channel": […]}` (src/verification/surface/suggested-prompts.ts). */

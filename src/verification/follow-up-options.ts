@@ -16,6 +16,7 @@ import type { UserMessages } from './messages/user-messages';
 
 
 import type { OutgoingFiles } from './files-out/outgoing-files';
+import type { QuestionRoom } from './questions/question-room';
 
 /** What agent-invoker and async-result both need: the agents, where polls and replies go, and how to poll. */
 export type FollowUpOptions = {
@@ -61,6 +62,11 @@ export type FollowUpOptions = {
    * Without it, files are not shared: each is named as left out.
    */
   outgoingFiles?: OutgoingFiles;
+  /**
+   * Questions to a person (docs/architecture.md, "Questions"): agents are called so they may ask,
+   * a question pauses the task until it is answered or expires. Without it a question is a failure.
+   */
+  questions?: QuestionRoom;
   /** MAX_TASK_TOKENS: the most one task is charged (src/verification/settle/task-charge.ts). */
   maxTaskTokens?: number;
   trace?: Tracer;

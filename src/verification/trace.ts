@@ -29,7 +29,12 @@ export type TraceHop =
   | 'stop'
   /** A Stop pressed by someone other than the one who asked (not an admin): nothing changed. */
   | 'stop-refused'
-  | 'stopped';
+  | 'stopped'
+  /** A question to a person (docs/architecture.md, "Questions"): asked (the task paused), answered (resumed), refused (not theirs, or closed), expired. */
+  | 'asked'
+  | 'answered'
+  | 'answer-refused'
+  | 'question-expired';
 
 export type TraceEvent = { requestId: string; hop: TraceHop; at: number; detail?: Record<string, unknown> };
 

@@ -37,6 +37,8 @@ import type { UsageStore } from './stores/usage-store';
 import { createAgentCoreSessionStop, type AgentCoreSessionStop } from './stop/agentcore-session-stop';
 import { reservationLeaseSeconds } from './poll-schedule';
 import { createAuditFeedback, createUsageLedger, type UsageLedger } from './budgets/usage-ledger';
+import type { Pauses } from './stores/pauses';
+import type { QuestionRoom } from './questions/question-room';
 
 /**
  * The one place the four verification functions are wired from configuration and ports. The
@@ -81,7 +83,15 @@ export type AsyncResultPorts = {
   usage?: UsageStore;
   /** Where an answer's files wait for slack-poster; without it they are named as not shared. */
   outgoingFiles?: OutgoingFiles;
+  /**
+   * Questions to a person (docs/architecture.md, "Questions"): where pauses are kept, and the claims
+   * that resume a task and expire a question once. Without them an agent's question is a failure.
+   */
+  questions?: QuestionPorts;
 };
+
+/** What the questions room is given (src/verification/questions/question-room.ts), less its settings. */
+export type QuestionPorts = { pauses: Pauses; claims: ClaimStore };
 
 export type AgentInvokerPorts = AsyncResultPorts & {
   /** Needed with SLACK_REACTIONS (👀 when a task starts). */
@@ -146,6 +156,8 @@ export type SlackPosterPorts = {
   records?: Records;
   /** Sharing an answer's files (docs/architecture.md, "Files the agent makes"): Slack's upload calls, each file's upload state, where the files wait. */
   files?: { uploads: () => SlackUploads; states: FileUploadStates; outgoing: OutgoingFiles };
+  /** Questions (docs/architecture.md, "Questions"): posted with `live`'s Slack calls (post, update, ephemeral). */
+  pauses?: Pauses;
 };
 
 export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPorts): SlackPoster {
@@ -164,6 +176,7 @@ export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPort
     ...(ports.records && ports.agent ? { surface: assistantSurfaceOf(context, ports.agent(), ports.records, ports.claims), feedbackButtons: config.FEEDBACK_BUTTONS } : {}),
     ...(ports.files ? { files: { uploader: fileUploaderOf(context, ports.files, ports.claims), outgoing: ports.files.outgoing } } : {}),
     ...(guardrail ? { guardrail: { guardrail, blockedText: config.messages.guardrailBlockedAnswer } } : {}),
+    ...(ports.pauses && ports.live ? { questions: { slack: ports.live.slack(), pauses: ports.pauses }, messages: config.messages } : {}),
     ...servicesOf(context),
   });
 }
@@ -247,9 +260,16 @@ function followUp(context: FunctionContext, ports: AsyncResultPorts, maxReceiveC
     ...(context.config.STREAM_REPLIES && ports.live ? { live: { reply: liveReplyOf(context, ports.live), pollDelaySeconds: context.config.STREAM_POLL_DELAY_S } } : {}),
     ...(ports.records ? { work: createThreadWork(ports.records, context.clock) } : {}),
     ...(ports.outgoingFiles ? { outgoingFiles: ports.outgoingFiles } : {}),
+    ...(ports.questions ? { questions: questionRoomOf(context, ports, ports.questions) } : {}),
     ...afterSettled(ledgerOf(context, ports), agentCoreSessionStopOf(context, ports)),
     ...servicesOf(context),
   };
+}
+
+/** Questions (docs/architecture.md, "Questions"): INPUT_TIMEOUT_S, and each agent's `approvers`. */
+function questionRoomOf(context: FunctionContext, ports: AsyncResultPorts, questions: QuestionPorts): QuestionRoom {
+  const agents = ports.agents;
+  return { ...questions, timeoutSeconds: context.config.INPUT_TIMEOUT_S, ...(agents?.approvers ? { approvers: (name: string) => agents.approvers?.(name) } : {}) };
 }
 
 /** What a settled task is handed to: its usage records, then its AgentCore session's end. */

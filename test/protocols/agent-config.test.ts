@@ -59,6 +59,13 @@ describe('agentSettingsFrom EXECUTION_AGENTS', () => {
     expect(() => agents([{ ...partner, sendBotToken: true }])).toThrow(/EXECUTION_AGENTS\[0\]\.sendBotToken: .*needs protocol execute-task/);
   });
 
+  it('reads who may answer each agent\'s questions besides the asker ("approvers": Slack user ids), and refuses what is not one', () => {
+    const config = agents([{ ...runtime, approvers: ['U0BOSS', 'W0ADMIN', 'U0BOSS'], default: true }, partner]);
+    expect(config.agents.map((agent) => [agent.name, agent.approvers])).toEqual([['prod', ['U0BOSS', 'W0ADMIN']], ['partner', undefined]]);
+    expect(buildExecutionAgents({ agents: [config.agents[0]!], defaultAgent: 'prod' }, { agentCoreClient: {} as never }).approvers('prod')).toEqual(['U0BOSS', 'W0ADMIN']);
+    expect(() => agents([{ ...runtime, approvers: ['@boss'] }])).toThrow(/EXECUTION_AGENTS\[0\]\.approvers\[0\]: approvers are Slack user ids/);
+  });
+
   it('refuses EXECUTION_SEND_BOT_TOKEN while several agents are configured; with one execute-task agent it stands for that one', () => {
     expect(() => agents([{ ...runtime, default: true }, partner], { EXECUTION_SEND_BOT_TOKEN: 'true' })).toThrow(/EXECUTION_SEND_BOT_TOKEN would send the bot token to every agent.*"sendBotToken": true/);
     expect(agents([runtime], { EXECUTION_SEND_BOT_TOKEN: 'true' }).agents[0]!.sendBotToken).toBe(true);

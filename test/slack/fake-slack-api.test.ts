@@ -338,6 +338,15 @@ describe('startFakeSlackApi', () => {
       expect((await api('chat.update', { channel: 'C1', ts, text: 'x', blocks: { type: 'markdown' } })).json).toEqual({ ok: false, error: 'invalid_blocks' });
     });
 
+    it('refuses buttons Slack refuses: none, a label too long, an action_id twice in a block, a value over 2000 characters', async () => {
+      const button = (over: Record<string, unknown> = {}) => ({ type: 'button', action_id: 'a', text: { type: 'plain_text', text: 'Approve' }, value: 'v', ...over });
+      const post = async (elements: unknown[]) => (await api('chat.postMessage', { channel: 'C1', text: 'Go?', blocks: [{ type: 'actions', elements }] })).json;
+      expect(await post([button(), button({ action_id: 'b' })])).toMatchObject({ ok: true });
+      for (const broken of [[], [button({ text: { type: 'plain_text', text: 'x'.repeat(76) } })], [button(), button()], [button({ value: 'v'.repeat(2001) })], [button({ text: { type: 'mrkdwn', text: '*Go*' } })]]) {
+        expect(await post(broken)).toEqual({ ok: false, error: 'invalid_blocks' });
+      }
+    });
+
     it('shows Stop only on a processing session; pressing it stops the app’s streams in that thread and says which', async () => {
       expect(() => slack.pressStop('C1', '1.1', 'U1')).toThrow(/no Stop button.*not there/);
       await api('agents.sessions.setStatus', { channel_id: 'C1', thread_ts: '1.1', status: 'processing' });

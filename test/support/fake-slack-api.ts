@@ -1029,7 +1029,29 @@ function blocksArg(value: unknown): FakeSlackBlock[] | undefined | typeof INVALI
   const parsed = jsonArg(value);
   if (parsed === undefined || parsed === INVALID) return parsed;
   if (!Array.isArray(parsed) || parsed.some((block) => typeof block !== 'object' || block === null || typeof (block as { type?: unknown }).type !== 'string')) return INVALID;
+  if ((parsed as FakeSlackBlock[]).some((block) => block.type === 'actions' && !validActions(block))) return INVALID;
   return parsed as FakeSlackBlock[];
+}
+
+/**
+ * Slack's rules for an `actions` block's buttons (docs.slack.dev, Block Kit "Actions block" and
+ * "Button element"): 1 to 25 elements; a button has plain_text `text` of at most 75 characters, an
+ * `action_id` of at most 255 unique within the block, a `value` of at most 2000. Broken, the whole
+ * message is `invalid_blocks`.
+ */
+function validActions(block: FakeSlackBlock): boolean {
+  const elements = (block as { elements?: unknown }).elements;
+  if (!Array.isArray(elements) || elements.length < 1 || elements.length > 25) return false;
+  const ids = new Set<string>();
+  for (const element of elements as Array<{ type?: unknown; text?: { type?: unknown; text?: unknown }; action_id?: unknown; value?: unknown }>) {
+    if (element.type !== 'button') continue;
+    const text = element.text?.text;
+    if (element.text?.type !== 'plain_text' || typeof text !== 'string' || text.length < 1 || text.length > 75) return false;
+    if (element.action_id !== undefined && (typeof element.action_id !== 'string' || element.action_id.length > 255 || ids.has(element.action_id))) return false;
+    if (typeof element.action_id === 'string') ids.add(element.action_id);
+    if (element.value !== undefined && (typeof element.value !== 'string' || element.value.length > 2000)) return false;
+  }
+  return true;
 }
 
 function sessionStatusArg(value: unknown): FakeSlackSessionStatus | typeof INVALID {

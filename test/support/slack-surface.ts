@@ -21,6 +21,16 @@ export function feedbackButtons(blocks: readonly FakeSlackBlock[] | undefined): 
   return undefined;
 }
 
+/** A question's button as Slack stores it (src/verification/questions/question-blocks.ts). */
+export type QuestionButton = { action_id: string; value: string; text: { text: string } };
+
+/** The buttons of a question's `actions` block, by label; undefined when the message has none. */
+export function questionButtons(blocks: readonly FakeSlackBlock[] | undefined): Record<string, QuestionButton> | undefined {
+  const actions = blocks?.find((block) => block.type === 'actions') as { elements?: QuestionButton[] } | undefined;
+  if (!actions?.elements) return undefined;
+  return Object.fromEntries(actions.elements.map((button) => [button.text.text, button]));
+}
+
 /** The request id a feedback button names. */
 export function requestIdOfButton(value: string): string | undefined {
   return decodeFeedbackValue(value)?.requestId;

@@ -369,3 +369,36 @@ describe('live answers: one task, two copies', () => {
     expect(methods()).toEqual([]);
   });
 });
+
+describe('live answers: a question pauses the task (live-interim.ts)', () => {
+  it('leaves what was shown as it stands and touches that message no more: the answer after the question is a new message', async () => {
+    const { live, methods, texts } = setup({ setStatus: 'not_allowed_token_type' });
+    await live.signOfLife(target);
+    await live.show(target, 0, 'Looking at the deploy plan first.');
+    const before = methods().length;
+    expect(await live.interim('req-1')).toEqual({ session: false });
+    expect(methods().slice(before)).toEqual(['stopStream']);
+    expect(texts.get('s1')).toBe('Looking at the deploy plan first.');
+    // Again (a redelivered question): nothing more.
+    await live.interim('req-1');
+    expect(methods().slice(before)).toEqual(['stopStream']);
+    // The resumed task's text counts from 0 again: no preview goes into the old message, and the final answer is posted anew.
+    await live.show(target, 0, 'Deployed.');
+    expect(await live.finish('req-1', 'Deployed.', 'answer')).toBeUndefined();
+    expect(methods().slice(before)).toEqual(['stopStream']);
+  });
+
+  it('suspends and resumes the thread’s agent session only where the sign of life started one', async () => {
+    const { live, slack, store } = setup();
+    const statuses: string[] = [];
+    Object.assign(slack, { setSessionStatus: async (session: { status: string }) => void statuses.push(session.status) });
+    expect(await live.sessionStatus('req-1', 'suspended')).toBe(false);
+    await store.create('req-1', { mode: 'status', channel: 'C1', ts: '', shown: 0, session: true, threadTs: '100.000001' }, 3600);
+    expect(await live.interim('req-1')).toEqual({ session: true });
+    expect(await live.sessionStatus('req-1', 'suspended')).toBe(true);
+    expect(await live.sessionStatus('req-1', 'processing')).toBe(true);
+    expect(statuses).toEqual(['suspended', 'processing']);
+    // The session stays on record for the poster to end once the final message is out.
+    expect(await store.get('req-1')).toMatchObject({ mode: 'none', session: true });
+  });
+});

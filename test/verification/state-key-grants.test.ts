@@ -1,11 +1,12 @@
 import type { APIGatewayProxyResult, Context, SQSBatchResponse } from 'aws-lambda';
 import { agentSessionStoppedEnvelope, appContextChangedEnvelope, LOCAL_DM_CHANNEL, slackEventEnvelope } from '../../src/local/slack-event-builder';
-import { feedbackClickPayload } from '../../src/local/slack-interaction-builder';
+import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-messages';
+import { buttonClickPayload, feedbackClickPayload } from '../../src/local/slack-interaction-builder';
 import type { VerificationFunction } from '../../src/verification/pipeline-settings';
 import { STATE_KEYS, stateKeyOf, statePrefixesOf } from '../../src/verification/stores/state-keys';
 import { slackSignatureHeaders } from '../../src/verification/intake/slack-signature';
 import { keyOf } from '../support/dynamodb-fault-proxy';
-import { feedbackButtons } from '../support/slack-surface';
+import { feedbackButtons, questionButtons } from '../support/slack-surface';
 import { apiGatewayEvent, SqsReplay, startFaultPipeline, type FaultPipeline } from '../faults/pipeline';
 import { lambdaContext } from '../support/lambda-context';
 
@@ -50,7 +51,7 @@ const touched = new Map<VerificationFunction, Array<{ operation: string; key: st
 beforeAll(async () => {
   // A small daily budget per user, so the day ends in a refusal; tasks answer in the sync budget
   // unless told to sleep or stream. Two agents (EXECUTION_AGENTS): a thread's follow-up goes to its agent.
-  pipeline = await startFaultPipeline({ syncBudgetMs: 400, env: { ALLOWED_USER_IDS: ALLOWED, USER_DAILY_TOKEN_BUDGET: '60', STREAM_QUIET_S: '1', STREAM_HOLD_S: '1', EXECUTION_AGENTS: JSON.stringify(AGENTS) } });
+  pipeline = await startFaultPipeline({ syncBudgetMs: 400, env: { ALLOWED_USER_IDS: ALLOWED, USER_DAILY_TOKEN_BUDGET: '150', INPUT_TIMEOUT_S: '60', STREAM_QUIET_S: '1', STREAM_HOLD_S: '1', EXECUTION_AGENTS: JSON.stringify(AGENTS) } });
   recordEachFunction(pipeline);
 }, 60_000);
 afterAll(() => pipeline?.close());
@@ -130,8 +131,24 @@ async function day(): Promise<void> {
   await deliver(slackEventEnvelope('dm', { text: 'what am I looking at', userId: ALLOWED, channel: LOCAL_DM_CHANNEL }).body);
   await replay.drain();
 
+  // A question to a person: posted with buttons; the asker's click resumes the same task.
+  const asking = pipeline.mention('ship it #ask=Deploy to production?');
+  await deliver(asking.body);
+  while ((await replay.deliverVisible()) > 0);
+  const question = pipeline.slack.posts.find((post) => post.thread_ts === asking.ts && questionButtons(pipeline.slack.messageBlocks(post.ts)));
+  expect(question).toBeDefined();
+  const approve = questionButtons(pipeline.slack.messageBlocks(question!.ts))!.Approve!;
+  expect(await interact(buttonClickPayload({ userId: ALLOWED, actionId: approve.action_id, value: approve.value, channel: question!.channel, messageTs: question!.ts, threadTs: asking.ts }))).toBe(200);
+  while ((await replay.deliverVisible()) > 0);
+  expect(pipeline.slack.posts.some((post) => post.thread_ts === asking.ts && /approve/i.test(post.text ?? '') && post.ts !== question!.ts)).toBe(true);
+  // Another left unanswered: it expires after INPUT_TIMEOUT_S (60 s here), and the task is cancelled.
+  const unanswered = pipeline.mention('hold on #ask=Proceed?');
+  await deliver(unanswered.body);
+  await replay.drain();
+  expect(pipeline.slack.posts.some((post) => post.thread_ts === unanswered.ts && post.text === DEFAULT_USER_MESSAGES.questionExpired)).toBe(true);
+
   // The day's budget spent: the next message is refused with a notice.
-  const words = Array.from({ length: 40 }, (_, index) => `word${index}`).join(' ');
+  const words = Array.from({ length: 120 }, (_, index) => `word${index}`).join(' ');
   await deliver(pipeline.mention(words).body);
   await replay.drain();
   await deliver(pipeline.mention('one more please').body);

@@ -1,3 +1,4 @@
+import { DynamoDbPauses } from '../../../src/verification/stores/dynamodb-pauses';
 import { DynamoDb } from '../../../src/aws/dynamodb';
 import type { AwsJsonClient } from '../../../src/aws/aws-json-client';
 import { SqsQueue, sqsClient } from '../../../src/queue/sqs-queue';
@@ -66,6 +67,15 @@ export function fileUploadStates(tableName: string | undefined): DynamoDbFileUpl
 }
 
 /** The agent surface's records (running tasks, Stops, contexts, feedback) in the state table. */
+/** Tasks paused on a question (src/verification/stores/pauses.ts), and the claims that resume and expire them once. */
+export function questionPorts(tableName: string | undefined): { pauses: DynamoDbPauses; claims: ReturnType<typeof claimStore> } {
+  return { pauses: pauses(tableName), claims: claimStore(tableName) };
+}
+
+export function pauses(tableName: string | undefined): DynamoDbPauses {
+  return new DynamoDbPauses({ dynamodb: dynamoDb(), tableName: required(tableName, 'STATE_TABLE_NAME') });
+}
+
 export function records(tableName: string | undefined): DynamoDbRecords {
   return new DynamoDbRecords({ dynamodb: dynamoDb(), tableName: required(tableName, 'STATE_TABLE_NAME') });
 }

@@ -59,6 +59,10 @@ export async function deliverIntakeResult(to: IntakeDestinations, result: Intake
       await to.replies.send({ kind: 'feedback', ...result.feedback, clicked_at: at.started });
       at.log.info('feedback queued', { request_id: result.feedback.request_id, value: result.feedback.value, comment: result.feedback.comment !== undefined });
       return;
+    case 'answer':
+      await to.tasks.send({ kind: 'answer', event_id: at.eventId, ...result.answer }, { attributes: { request_id: result.answer.request_id, event_id: at.eventId } });
+      at.log.info('answer to a question queued', { request_id: result.answer.request_id, round: result.answer.round });
+      return;
     case 'context':
       if (!to.contexts) return;
       await to.contexts.remember(result.context.team_id, result.context.user, { entities: result.context.entities });
@@ -166,6 +170,8 @@ function whoOf(result: IntakeResult): { team: string; user: string; channel?: st
       return { team: result.feedback.team_id, user: result.feedback.user, channel: result.feedback.channel };
     case 'context':
       return { team: result.context.team_id, user: result.context.user };
+    case 'answer':
+      return { team: result.answer.team_id, user: result.answer.user_id, ...(result.answer.channel ? { channel: result.answer.channel } : {}) };
     case 'task':
     case 'slack':
       return undefined;

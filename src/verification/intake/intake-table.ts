@@ -5,8 +5,10 @@ import { appHomeOpened } from './handlers/app-home-opened';
 import { feedbackClick } from './handlers/feedback-click';
 import { feedbackForm } from './handlers/feedback-form';
 import { messageEvent } from './handlers/message';
+import { questionClick } from './handlers/question-click';
+import { questionForm } from './handlers/question-form';
 import type { InteractionPayload } from './interaction-payload';
-import type { IntakeHandler } from './intake';
+import { firstTaker, type IntakeHandler } from './intake';
 
 /**
  * The intake table (docs/architecture.md §2.6): every Slack event kind and interactivity payload
@@ -23,6 +25,6 @@ export const EVENT_HANDLERS: Readonly<Record<string, IntakeHandler<SlackEventCal
 };
 
 export const INTERACTION_HANDLERS: Readonly<Record<string, IntakeHandler<InteractionPayload>>> = {
-  block_actions: feedbackClick,
-  view_submission: feedbackForm,
+  block_actions: firstTaker(feedbackClick, questionClick),
+  view_submission: firstTaker(feedbackForm, questionForm),
 };

@@ -6,6 +6,7 @@ import type { SlackFile } from './slack-event';
 import type { SlackThread } from '../queues/slack-thread';
 import type { BotThreads } from '../stores/bot-threads';
 import type { FeedbackValue } from '../../slack/feedback-blocks';
+import type { AnswerMessage } from '../queues/tasks-queue';
 
 /**
  * The intake (docs/architecture.md §2.6): one table from a Slack event kind, or an interactivity
@@ -43,6 +44,9 @@ export type FeedbackDraft = {
   trigger_id?: string;
 };
 
+/** An answer to a task's question (a click on an option, or the answer form's text): the tasks queue's `answer` kind, less its event id. */
+export type AnswerDraft = Omit<AnswerMessage, 'kind' | 'event_id'>;
+
 /** What the user is looking at (app_context_changed), remembered for their next task. */
 export type ContextDraft = { team_id: string; user: string; entities: ContextEntity[] };
 /** One thing in view, as the contract carries it (docs/contract.md, "Context"). */
@@ -57,6 +61,8 @@ export type IntakeResult =
   | { kind: 'slack'; action: SlackAction }
   /** Feedback to record and thank for: to the replies queue. */
   | { kind: 'feedback'; feedback: FeedbackDraft }
+  /** An answer to a question: to the tasks queue, where agent-invoker resumes the task. */
+  | { kind: 'answer'; answer: AnswerDraft }
   /** What the user is looking at: remembered (a record), no queue. */
   | { kind: 'context'; context: ContextDraft };
 
@@ -80,3 +86,22 @@ export type IntakeContext = {
 export type IntakeHandler<Input> = (input: Input, context: IntakeContext) => IntakeDecision | Promise<IntakeDecision>;
 
 export const ignore = (reason: string): IntakeDecision => ({ kind: 'ignore', reason });
+
+/** What a handler answers for a payload that carries none of its elements: the next handler may take it. */
+const NOT_MINE: ReadonlySet<string> = new Set(['unknown-action', 'unknown-view']);
+
+/**
+ * One payload type with several handlers, each for its own elements (the feedback buttons, a
+ * question's buttons): the first that recognises the payload decides — it takes it, or ignores it
+ * for its own reason; when none does, the last's reason stands.
+ */
+export function firstTaker<Input>(...handlers: ReadonlyArray<IntakeHandler<Input>>): IntakeHandler<Input> {
+  return async (input, context) => {
+    let decision: IntakeDecision = ignore('no-handler');
+    for (const handler of handlers) {
+      decision = await handler(input, context);
+      if (decision.kind !== 'ignore' || !NOT_MINE.has(decision.reason)) return decision;
+    }
+    return decision;
+  };
+}

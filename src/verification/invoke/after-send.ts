@@ -1,4 +1,5 @@
-import type { Outcome } from '../../protocols/outcome';
+import type { InputRequiredOutcome, Outcome } from '../../protocols/outcome';
+import { askQuestion } from '../questions/ask-question';
 import { delayAfterHold } from '../live/stream-hold';
 import { pollDelaySeconds } from '../poll-schedule';
 import { conversationKey } from '../queues/slack-thread';
@@ -23,6 +24,8 @@ export async function afterOutcome(p: InvokerParts, run: TaskRun, ready: Ready, 
       return settlement.settle(sent.charged, outcome, { log, notes: sent.inputs.notes, details: { duration_ms: clock.now() - sent.sentAt } });
     case 'pending':
       return firstPoll(p, run, ready, { ...sent, outcome });
+    case 'input-required':
+      return askFromTask(p, run, ready, { ...sent, outcome });
     case 'failure':
       // Its session serves another call of the thread: it waits its turn, spending no receive, telling no one.
       if (options.tasks && waitsForSession(outcome, task)) {
@@ -85,9 +88,30 @@ async function firstPoll(p: InvokerParts, run: TaskRun, ready: Ready, sent: Outc
       ...(sent.inputs.notes.length ? { notes: sent.inputs.notes } : {}),
       ...(streamed > 0 ? { streamed, since_text: held && !held.texted ? 1 : 0 } : {}),
       input_chars: sent.charged.input_chars,
+      ...(run.round ? { round: run.round } : {}),
     },
     { delaySeconds, attributes: { request_id: task.request_id } },
   );
   log.info('task accepted; first poll queued', { task_id: outcome.handle.taskId, delay_seconds: delaySeconds, ...(held ? { held_ms: Math.round(held.heldMs), streamed } : {}) });
   if (!sent.acceptedTraced) trace({ requestId: task.request_id, hop: 'accepted', at: clock.now(), detail: { task_id: outcome.handle.taskId, next_poll_s: delaySeconds } });
+}
+
+/** The agent asked a question: the task pauses until it is answered (src/verification/questions/ask-question.ts). */
+async function askFromTask(p: InvokerParts, run: TaskRun, ready: Ready, sent: Outcome_ & { outcome: InputRequiredOutcome }): Promise<void> {
+  const { options, clock, trace, settlement } = p;
+  const { task, thread, log } = run;
+  const { agent } = ready;
+  const { outcome } = sent;
+  if (!options.questions) throw new Error('a question reached an invoker that takes none');
+  // A Stop that came while the call was on its way had no handle to cancel with: cancel now.
+  if (options.work && (await options.work.isStopped(task.request_id))) {
+    const failure = await agent.cancel(outcome.handle, { requestId: task.request_id, sessionKey: conversationKey(thread), correlationId: task.request_id, signal: run.context.signal });
+    log.info('the task was stopped while it was being sent; cancelled it', { task_id: outcome.handle.taskId, cancelled: failure === undefined });
+    return settlement.stopped(sent.charged, { log, agent: agent.name, reached: true, shown: sent.held?.received ?? 0 });
+  }
+  await askQuestion(
+    { room: options.questions, replies: options.replies, polls: options.polls, ...(options.work ? { work: options.work } : {}), clock, trace, log },
+    { ...task, agent: agent.name, input_chars: sent.charged.input_chars, notes: sent.inputs.notes },
+    { outcome, round: run.round ?? 0, shown: sent.held?.received ?? 0 },
+  );
 }

@@ -3,7 +3,7 @@ import { taskLogger } from '../../observability/logger';
 import type { Delivery, DeliveryContext, DeliveryHandler } from '../../queue/queue';
 import { consumeByKind, type QueueTable } from '../queues/queue-consumer';
 import { threadOf } from '../queues/slack-thread';
-import { StopMessageSchema, TaskMessageSchema, type TaskMessage, type TasksQueueMessage } from '../queues/tasks-queue';
+import { AnswerMessageSchema, StopMessageSchema, TaskMessageSchema, type TaskMessage, type TasksQueueMessage } from '../queues/tasks-queue';
 import { createSettlement } from '../settle/settle-outcome';
 import { createStopTask } from '../stop/stop-task';
 import { noTrace } from '../trace';
@@ -12,6 +12,8 @@ import { readyToSend } from './before-send';
 import { guardedTask } from './guard-input';
 import { RetryableTaskError, type AgentInvokerOptions, type InvokerParts, type TaskRun } from './invoker-parts';
 import { inputCharsOf, sendTask, taskParams } from './send-task';
+import { resumeTask } from './resume-task';
+import { closeQuestionOnStop } from '../questions/close-on-stop';
 
 /**
  * The agent-invoker function's steps (docs/architecture.md §2.2), one file each: before-send.ts
@@ -31,7 +33,9 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
   const clock = options.clock ?? systemClock;
   const trace = options.trace ?? noTrace;
   const p: InvokerParts = { options, clock, trace, settlement: createSettlement({ ...options, trace, clock }) };
-  const stopTask = options.work ? createStopTask({ ...options, work: options.work, ...(options.session ? { session: options.session } : {}) }) : undefined;
+  const questions = options.questions;
+  const closeQuestion = questions && ((requestId: string) => closeQuestionOnStop(questions, options.replies, requestId));
+  const stopTask = options.work ? createStopTask({ ...options, work: options.work, ...(options.session ? { session: options.session } : {}), ...(closeQuestion ? { closeQuestion } : {}) }) : undefined;
 
   const invoke = async (task: TaskMessage, delivery: Delivery, context: DeliveryContext): Promise<void> => {
     // Every line names the agent the task went to (a message without one: the default's).
@@ -55,6 +59,8 @@ export function createAgentInvoker(options: AgentInvokerOptions): DeliveryHandle
   // agent that cancels; a deployment that keeps no record of running tasks drops them).
   const table: QueueTable<TasksQueueMessage> = {
     task: { schema: TaskMessageSchema, what: 'task message', handle: invoke },
+    // Answers to agents' questions (docs/architecture.md, "Questions"): dropped where questions are not taken.
+    answer: questions ? { schema: AnswerMessageSchema, what: 'answer message', handle: (answer, delivery, context) => resumeTask(p, answer, delivery, context) } : undefined,
     stop: stopTask ? { schema: StopMessageSchema, what: 'stop message', handle: (stop, _delivery, { signal, deadline }) => stopTask(stop, { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) }) } : undefined,
   };
   // A retryable failure on the last receive has already replied with its reason; only unexpected

@@ -61,7 +61,7 @@ export class RetryableTaskError extends Error {
 export type InvokerParts = { options: AgentInvokerOptions; clock: Clock; trace: Tracer; settlement: Settlement };
 
 /** One task on one delivery: the message, its thread and log, and the delivery's time. */
-export type TaskRun = { task: TaskMessage; thread: SlackThread; log: Log; delivery: Delivery; context: DeliveryContext };
+export type TaskRun = { task: TaskMessage; thread: SlackThread; log: Log; delivery: Delivery; context: DeliveryContext; /** Questions answered in the task so far (a resumed task's run): the next one it asks is this round. */ round?: number };
 
 /** The task as it is charged: with the characters its agent was sent, the estimate when it reports no usage (src/verification/settle/task-charge.ts). */
 export type ChargedTask = TaskMessage & { input_chars: number };

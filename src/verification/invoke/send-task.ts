@@ -1,5 +1,5 @@
 import { askerOf, type ExecuteTaskParams } from '../../contract';
-import type { Outcome } from '../../protocols/outcome';
+import type { AgentOutcome } from '../../protocols/outcome';
 import { FLUSH_RULES, holdMsFor, holdStream, type HoldEnd } from '../live/stream-hold';
 import { conversationKey, replyThreadTs } from '../queues/slack-thread';
 import type { Ready } from './before-send';
@@ -51,7 +51,7 @@ export async function taskParams(p: InvokerParts, run: TaskRun, ready: Ready): P
 }
 
 /** What came of sending: the outcome (with the held stream's end, if held), or the user stopped the task meanwhile. */
-export type Sent = { kind: 'outcome'; outcome: Outcome; sentAt: number; held?: HoldEnd; holdMs: number; acceptedTraced: boolean } | { kind: 'stopped' };
+export type Sent = { kind: 'outcome'; outcome: AgentOutcome; sentAt: number; held?: HoldEnd; holdMs: number; acceptedTraced: boolean } | { kind: 'stopped' };
 
 export async function sendTask(p: InvokerParts, run: TaskRun, ready: Ready, params: ExecuteTaskParams, charged: ChargedTask): Promise<Sent> {
   const { options, clock, trace, settlement } = p;
@@ -66,11 +66,12 @@ export async function sendTask(p: InvokerParts, run: TaskRun, ready: Ready, para
   });
   options.metrics?.taskSent(agent.protocol, agent.transport);
   options.metrics?.agentTask(agent.name, agent.protocol);
-  const call = { requestId: task.request_id, sessionKey: conversationKey(run.thread), correlationId: task.request_id, signal: run.context.signal };
+  // With a questions room the agent may ask (docs/architecture.md, "Questions"); without one a question is a failure.
+  const call = { requestId: task.request_id, sessionKey: conversationKey(run.thread), correlationId: task.request_id, signal: run.context.signal, questions: options.questions !== undefined };
   // Live answers from an agent that streams: the stream is held while text flows (docs/architecture.md §2.5).
   const holdMs = options.live && agent.streams ? holdMsFor(agent.streamHoldMs, clock.now(), run.context.deadline, options.schedule.deadlineSeconds * 1000) : 0;
   if (holdMs <= 0 || !options.live) {
-    const outcome = await agent.start(params, call);
+    const outcome: AgentOutcome = await agent.start(params, call);
     settlement.counted('execute', outcome, sentAt, agent);
     return { kind: 'outcome', outcome, sentAt, holdMs, acceptedTraced: false };
   }

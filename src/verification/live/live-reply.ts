@@ -1,6 +1,8 @@
 import type { MessageBlock } from '../../slack/feedback-blocks';
+import type { AgentSessionStatus } from '../../slack/slack-assistant';
 import type { SlackCallOptions } from '../../slack/slack-port';
 import { endSession, finish } from './live-finish';
+import { interim, sessionStatus } from './live-interim';
 import { livePartsOf, type LiveReplyOptions, type LiveTarget, type ReplyKind } from './live-parts';
 import { show } from './live-preview';
 import { signOfLife } from './sign-of-life';
@@ -35,6 +37,9 @@ export function createLiveReply(options: LiveReplyOptions) {
     show: (target: LiveTarget, before: number, delta: string, call: SlackCallOptions = {}) => show(p, target, before, delta, call),
     finish: (requestId: string, text: string, kind: ReplyKind, call: SlackCallOptions & { blocks?: readonly MessageBlock[] } = {}) => finish(p, requestId, text, kind, call),
     endSession: (requestId: string, call: SlackCallOptions = {}) => endSession(p, requestId, call),
+    // A question pauses the task (live-interim.ts): what was shown stays, the session is suspended and resumed.
+    interim: (requestId: string, call: SlackCallOptions = {}) => interim(p, requestId, call),
+    sessionStatus: (requestId: string, status: AgentSessionStatus, call: SlackCallOptions = {}) => sessionStatus(p, requestId, status, call),
   };
 }
 

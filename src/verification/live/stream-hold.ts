@@ -1,4 +1,4 @@
-import { failure, pending, type Outcome, type PendingHandle, type StreamStep } from '../../protocols/outcome';
+import { failure, pending, type AgentOutcome, type AgentStreamStep, type PendingHandle } from '../../protocols/outcome';
 
 /**
  * Holding a task's stream (docs/architecture.md §2.5, "Across the zones"): agent-invoker and
@@ -64,8 +64,8 @@ export type HoldHow = {
 };
 
 export type HoldEnd = {
-  /** The stream's last step; undefined when the hold ended because the task was stopped. */
-  outcome: Outcome | undefined;
+  /** The stream's last step (a question too, for a caller that takes them); undefined when the hold ended because the task was stopped. */
+  outcome: AgentOutcome | undefined;
   /** Characters of the agent's text received in all, `before` included. */
   received: number;
   /** The latest handle (its cursor after the last text received). */
@@ -99,7 +99,7 @@ export function holdMsFor(settingMs: number, now: number, deadline: number | und
 const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
 
 /** Reads `open(signal)` as described above; never throws (a fault is the stream's failure outcome). */
-export async function holdStream(open: (signal: AbortSignal) => AsyncIterable<StreamStep>, how: HoldHow): Promise<HoldEnd> {
+export async function holdStream(open: (signal: AbortSignal) => AsyncIterable<AgentStreamStep>, how: HoldHow): Promise<HoldEnd> {
   const timer = how.timer ?? realHoldTimer;
   const rules = how.rules ?? FLUSH_RULES;
   const started = timer.now();
@@ -118,7 +118,7 @@ export async function holdStream(open: (signal: AbortSignal) => AsyncIterable<St
   let handle: PendingHandle | undefined = how.handle;
   let texted = false;
   let flushes = 0;
-  let next: Promise<IteratorResult<StreamStep>> | undefined;
+  let next: Promise<IteratorResult<AgentStreamStep>> | undefined;
   let finished = false;
 
   const flush = async () => {
@@ -137,7 +137,7 @@ export async function holdStream(open: (signal: AbortSignal) => AsyncIterable<St
     const enough = words(buffer) >= rules.minWords || buffer.length >= rules.minChars;
     return lastFlush + (enough ? (flushes === 0 ? rules.firstGapMs : rules.minGapMs) : rules.maxGapMs);
   };
-  const end = (outcome: Outcome | undefined, quiet = false): HoldEnd => ({ outcome, received, handle, texted, heldMs: timer.now() - started, flushes, quiet });
+  const end = (outcome: AgentOutcome | undefined, quiet = false): HoldEnd => ({ outcome, received, handle, texted, heldMs: timer.now() - started, flushes, quiet });
 
   try {
     for (;;) {
@@ -155,7 +155,7 @@ export async function holdStream(open: (signal: AbortSignal) => AsyncIterable<St
       }
       next ??= iterator.next();
       const wakeAt = Math.min(dueAt() ?? Infinity, how.stopped ? lastStopCheck + rules.stopCheckMs : Infinity, handle ? lastText + rules.quietMs : Infinity);
-      let result: IteratorResult<StreamStep> | 'wake';
+      let result: IteratorResult<AgentStreamStep> | 'wake';
       if (wakeAt === Infinity) result = await next;
       else {
         const sleep = timer.sleep(wakeAt - timer.now());

@@ -39,6 +39,25 @@ export const DEFAULT_USER_MESSAGES = {
   stopped: '_Stopped._',
   /** Ephemeral, to someone who pressed Stop on another person's answer (not on STOP_ADMIN_USERS): nothing was stopped. */
   stopNotYours: 'Only the person who asked can stop this answer, so it goes on.',
+  /** Ephemeral, to someone who answered another person's question (neither the asker nor on the agent's `approvers`): nothing changes. */
+  questionNotYours: 'Only the person who asked (or an approver) can answer this question, so it still waits.',
+  /** Ephemeral, to someone who answered a question that was answered already, expired, or stopped. */
+  questionClosed: 'This question is no longer open, so your answer was not sent.',
+  /** Under a question, once answered: who chose what. */
+  questionAnswered: '{answer} — answered by <@{user}>',
+  /** Under a question that went unanswered for INPUT_TIMEOUT_S, and in the thread: the task was cancelled. */
+  questionExpired: 'Nobody answered this question in time, so I stopped the task. Please ask again.',
+  /** Under a question whose task was stopped while it waited. */
+  questionStopped: 'Stopped before anyone answered.',
+  /** The button that opens the answer form, where the agent takes a typed answer. */
+  questionTypeAnswer: 'Type an answer',
+  /** The answer form's title (24 characters at most) and button. */
+  questionFormTitle: 'Your answer',
+  questionFormSubmit: 'Send',
+  /** Ephemeral, to the asker, with an agent's sign-in link (an `auth` question). */
+  questionSignIn: 'The assistant needs you to sign in first: {url} — then press “I have signed in” in the thread.',
+  /** The button under an `auth` question. */
+  questionSignedIn: 'I have signed in',
   /** Ephemeral, to the one who clicked 👍 or 👎 under an answer. */
   feedbackThanks: 'Thanks for the feedback!',
   /** Ephemeral, after the "what went wrong" form was sent. */

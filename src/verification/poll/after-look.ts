@@ -3,6 +3,8 @@ import { delayAfterHold } from '../live/stream-hold';
 import { pollDelaySeconds } from '../poll-schedule';
 import type { PollerParts, PollRun } from './poller-parts';
 import type { Look } from './look-at-task';
+import type { InputRequiredOutcome } from '../../protocols/outcome';
+import { askQuestion } from '../questions/ask-question';
 
 /**
  * async-result's last step (src/verification/poll/async-result.ts): an answer or a permanent
@@ -16,6 +18,10 @@ export async function afterLook(p: PollerParts, run: PollRun, look: Extract<Look
   const attempt = message.attempt + 1;
   trace({ requestId: message.request_id, hop: 'poll', at: clock.now(), detail: { attempt, outcome: outcome.kind, ...(outcome.kind === 'pending' && outcome.state ? { state: outcome.state } : {}), ...(held ? { held_ms: Math.round(held.heldMs) } : {}) } });
 
+  // A question (docs/architecture.md, "Questions"): the task waits for a person, not for a poll.
+  if (outcome.kind === 'input-required') {
+    return askFromPoll(p, run, outcome, held ? held.received : (message.streamed ?? 0) + partial.length);
+  }
   if (outcome.kind === 'success' || (outcome.kind === 'failure' && !outcome.retryable)) {
     return settlement.settle(message, outcome, { log, notes: message.notes, details: { polls: attempt, since_accepted_ms: clock.now() - message.accepted_at }, shown: held ? held.received : (message.streamed ?? 0) + partial.length });
   }
@@ -51,4 +57,16 @@ export async function afterLook(p: PollerParts, run: PollRun, look: Extract<Look
   };
   await options.polls.send(next, { delaySeconds, attributes: { request_id: message.request_id } });
   log.debug('still pending; next poll queued', { attempt, delay_seconds: delaySeconds });
+}
+
+/** The task asked a question: it pauses until answered (src/verification/questions/ask-question.ts); polling ends here. */
+async function askFromPoll(p: PollerParts, run: PollRun, outcome: InputRequiredOutcome, shown: number): Promise<void> {
+  const { options, clock, trace } = p;
+  const { message, agent, log } = run;
+  if (!options.questions) throw new Error('a question reached a poller that takes none');
+  await askQuestion(
+    { room: options.questions, replies: options.replies, polls: options.polls, ...(options.work ? { work: options.work } : {}), clock, trace, log },
+    { ...message, agent: agent.name, ...(message.notes ? { notes: message.notes } : {}) },
+    { outcome, round: message.round ?? 0, shown },
+  );
 }

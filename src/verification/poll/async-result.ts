@@ -2,7 +2,7 @@ import { systemClock } from '../../clock';
 import { taskLogger } from '../../observability/logger';
 import type { Delivery, DeliveryContext, DeliveryHandler } from '../../queue/queue';
 import { agentNamed } from '../routing/agent-directory';
-import { PollMessageSchema, SessionCheckSchema, type PollMessage, type PollsQueueMessage } from '../queues/polls-queue';
+import { PollMessageSchema, QuestionExpirySchema, SessionCheckSchema, type PollMessage, type PollsQueueMessage } from '../queues/polls-queue';
 import { conversationKey } from '../queues/slack-thread';
 import { createSettlement } from '../settle/settle-outcome';
 import { consumeByKind, type QueueTable } from '../queues/queue-consumer';
@@ -10,6 +10,8 @@ import { noTrace } from '../trace';
 import { lookAtTask } from './look-at-task';
 import type { AsyncResultOptions, PollerParts, PollRun } from './poller-parts';
 import { afterLook } from './after-look';
+import { expireQuestion, type ExpireParts } from '../questions/expire-question';
+import type { QuestionRoom } from '../questions/question-room';
 
 /**
  * The async-result function: one poll per invocation. Still pending (or a transient fault) →
@@ -40,7 +42,7 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
       log.info('the task was stopped; polling ends');
       return settlement.stopped(message, { log, agent: agent.name, reached: true, shown: message.streamed ?? 0 });
     }
-    const run: PollRun = { message, agent, log, context, call: { requestId: message.request_id, sessionKey: conversationKey(message), correlationId: message.request_id, signal: context.signal } };
+    const run: PollRun = { message, agent, log, context, call: { requestId: message.request_id, sessionKey: conversationKey(message), correlationId: message.request_id, signal: context.signal, questions: options.questions !== undefined } };
     const started = clock.now();
     const look = await lookAtTask(p, run);
     if (look.kind === 'stopped') {
@@ -57,7 +59,14 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
   const sessions = options.sessions;
   const table: QueueTable<PollsQueueMessage> = {
     poll: { schema: PollMessageSchema, what: 'poll message', handle: poll },
+    'question-expiry': options.questions ? { schema: QuestionExpirySchema, what: 'question timer', handle: (timer, _delivery, { signal }) => expireQuestion(expireParts(p, options.questions!), timer, signal ? { signal } : {}) } : undefined,
     'session-check': sessions ? { schema: SessionCheckSchema, what: 'session check', malformed: 'drop', handle: (check, _delivery, { signal }) => sessions.check(check, signal ? { signal } : {}) } : undefined,
   };
   return settlement.lastReceiveApology(consumeByKind(table, { unmarked: 'poll', log: options.log }), 'poll');
+}
+
+/** What a question's timer needs of async-result: the agents that cancel, the queues, the settlement. */
+function expireParts(p: PollerParts, room: QuestionRoom): ExpireParts {
+  const { options } = p;
+  return { room, agentOf: (name) => agentNamed(options, name), polls: options.polls, replies: options.replies, settlement: p.settlement, messages: options.messages, ...(options.work ? { work: options.work } : {}), clock: p.clock, trace: p.trace, log: options.log };
 }

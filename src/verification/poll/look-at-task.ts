@@ -1,4 +1,4 @@
-import type { Outcome, PendingHandle } from '../../protocols/outcome';
+import type { AgentOutcome, PendingHandle } from '../../protocols/outcome';
 import { liveTargetOf } from '../live/live-parts';
 import { FLUSH_RULES, holdMsFor, holdStream, type HoldEnd } from '../live/stream-hold';
 import { personaFor } from '../routing/agent-directory';
@@ -10,7 +10,7 @@ import type { PollerParts, PollRun } from './poller-parts';
  * cursor (docs/architecture.md §2.5). What the look brought is shown as it comes.
  */
 export type Look =
-  | { kind: 'looked'; outcome: Outcome; held?: HoldEnd; holdMs: number; /** Text a plain poll brought. */ partial: string }
+  | { kind: 'looked'; outcome: AgentOutcome; held?: HoldEnd; holdMs: number; /** Text a plain poll brought. */ partial: string }
   /** The user stopped the task while its stream was held. */
   | { kind: 'stopped'; /** Characters shown before the Stop. */ shown: number };
 
@@ -28,7 +28,7 @@ export async function lookAtTask(p: PollerParts, run: PollRun): Promise<Look> {
     held = await hold(message.handle, streamedBefore, holdMs);
     return held.outcome ? { kind: 'looked', outcome: held.outcome, held, holdMs, partial: '' } : { kind: 'stopped', shown: held.received };
   }
-  const polled = await agent.poll(message.handle, run.call);
+  const polled: AgentOutcome = await agent.poll(message.handle, run.call);
   const partial = polled.kind === 'pending' ? (polled.partial ?? '') : '';
   // A task that streams: show what it produced since the last poll.
   if (partial && options.live) {

@@ -21,6 +21,6 @@ export type PollRun = {
   log: Log;
   context: DeliveryContext;
   /** The conversation's session: the one that runs the task (agent-invoker started it there). */
-  call: { requestId: string; sessionKey: string; correlationId: string; signal: AbortSignal | undefined };
+  call: { requestId: string; sessionKey: string; correlationId: string; signal: AbortSignal | undefined; /** With a questions room: the agent may ask. */ questions: boolean };
 };
 

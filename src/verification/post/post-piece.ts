@@ -18,7 +18,7 @@ export type PostTarget = { channel: string; threadTs: string; persona?: SlackPer
 export type Piece = { key: string; marker: ReplyMarker; text: string; label: string; blocks?: MessageBlock[] };
 
 /** What posting a piece needs: the claims, Slack, and how long a done piece is remembered. */
-export type PieceSink = { claims: ClaimStore; slack: SlackReplies; ttlSeconds: number };
+export type PieceSink = { claims: ClaimStore; slack: Pick<SlackReplies, 'post' | 'findPosted'>; ttlSeconds: number };
 
 /**
  * Posts one message of a reply exactly once across deliveries (`once`, src/verification/stores/once.ts):
@@ -68,7 +68,7 @@ function isUnknownOutcome(error: unknown): boolean {
 }
 
 /** The chunk's message in the thread, if the sink can look; a failed look is a WARN and counts as "not there". */
-async function findPosted(slack: SlackReplies, thread: { channel: string; threadTs: string }, marker: ReplyMarker, context: DeliveryContext, log: Log): Promise<string | undefined> {
+async function findPosted(slack: Pick<SlackReplies, 'findPosted'>, thread: { channel: string; threadTs: string }, marker: ReplyMarker, context: DeliveryContext, log: Log): Promise<string | undefined> {
   if (!slack.findPosted) return undefined;
   try {
     return await slack.findPosted(thread, marker, context);

@@ -26,6 +26,10 @@ import type { OutgoingFiles } from '../files-out/outgoing-files';
 import { shareAnswerFiles } from './share-answer-files';
 import type { ReplyFiles } from '../files-out/outgoing-files';
 import { NO_OUTGOING_FILES, NO_UPLOADS } from '../files-out/no-uploads';
+import { QuestionMessageSchema, type QuestionMessage } from '../queues/replies-queue';
+import { showQuestion, type QuestionSlack } from '../questions/show-question';
+import type { Pauses } from '../stores/pauses';
+import { DEFAULT_USER_MESSAGES, type UserMessages } from '../messages/user-messages';
 
 /**
  * How long a posted chunk stays claimed. SQS keeps a message for at most 14 days, so no
@@ -76,6 +80,10 @@ export type SlackPosterOptions = {
   chunkLimit?: number;
   /** GUARDRAIL: a final answer is checked before Slack shows it (guard-output.ts); `blockedText` stands in for one it blocks. */
   guardrail?: { guardrail: Guardrail; blockedText: string };
+  /** Questions to a person (docs/architecture.md, "Questions"): posted with their buttons, closed with who answered what. */
+  questions?: { slack: QuestionSlack; pauses: Pauses };
+  /** What users are told; needed with `questions`. */
+  messages?: UserMessages;
   metrics?: PipelineMetrics;
   trace?: Tracer;
   clock?: Clock;
@@ -118,6 +126,7 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
   // The replies queue's table: every kind of reply is posted; the assistant surface's Slack calls
   // and feedback go to it (docs/architecture.md §2.6), dropped where this deployment has none.
   const surface = options.surface;
+  const questions = questionRowOf(p);
   const reply: QueueRow<ReplyMessage> = { schema: ReplyMessageSchema, what: 'reply message', handle: (message, delivery, context) => postReply(p, message, delivery, context) };
   const consume = consumeByKind<RepliesQueueMessage>(
     {
@@ -126,11 +135,23 @@ export function createSlackPoster(options: SlackPosterOptions): SlackPoster {
       notice: reply,
       stopped: reply,
       action: surface ? { schema: ActionMessageSchema, what: 'Slack action message', handle: (action, _delivery, context) => surface.act(action, callOf(context)) } : undefined,
+      question: questions,
+      'question-closed': questions,
       feedback: surface ? { schema: FeedbackMessageSchema, what: 'feedback message', handle: (feedback, _delivery, context) => surface.feedback(feedback, callOf(context)) } : undefined,
     },
     { log: options.log },
   );
   return (delivery, context = {}) => consume(delivery, context);
+}
+
+/** The replies queue's question rows (src/verification/questions/show-question.ts); dropped where questions are not taken. */
+function questionRowOf(p: PosterParts): QueueRow<QuestionMessage> | undefined {
+  const questions = p.options.questions;
+  if (!questions) return undefined;
+  const log = p.options.log;
+  const sink = { claims: p.options.claims, slack: questions.slack, ttlSeconds: p.ttlSeconds };
+  const parts = { ...questions, postOnce: (target: PostTarget, piece: Piece, context: DeliveryContext) => postPiece(sink, target, piece, context, log), ...(p.options.live ? { live: p.options.live } : {}), messages: p.options.messages ?? DEFAULT_USER_MESSAGES, log };
+  return { schema: QuestionMessageSchema, what: 'question message', handle: (message, _delivery, context) => showQuestion(parts, message, context) };
 }
 
 async function postReply(p: PosterParts, message: ReplyMessage, delivery: Delivery, context: DeliveryContext): Promise<void> {

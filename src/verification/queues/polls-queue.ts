@@ -28,6 +28,8 @@ export const PollMessageSchema = z.extend(SlackThreadSchema, {
   agent: z.optional(z.string().check(z.minLength(1))),
   /** Characters the agent was sent (text and thread): the charge's estimate when it reports no usage. */
   input_chars: z.optional(z.int().check(z.nonnegative())),
+  /** Questions answered in the task so far (docs/architecture.md, "Questions"): the next one it asks is this round. Absent: none. */
+  round: z.optional(z.int().check(z.nonnegative())),
 });
 export type PollMessage = z.infer<typeof PollMessageSchema>;
 
@@ -43,5 +45,18 @@ export const SessionCheckSchema = z.extend(SlackThreadSchema, {
 });
 export type SessionCheck = z.infer<typeof SessionCheckSchema>;
 
-/** What the polls queue carries: polls, and delayed session checks. */
-export type PollsQueueMessage = PollMessage | SessionCheck;
+/**
+ * A question's timer (src/verification/questions/expire-question.ts): at `expires_at_ms` an unanswered
+ * question is closed and its task cancelled. An SQS delay is at most 15 minutes, so the timer is
+ * sent again until the time comes.
+ */
+export const QuestionExpirySchema = z.object({
+  kind: z.literal('question-expiry'),
+  request_id: z.uuid(),
+  round: z.int().check(z.nonnegative()),
+  expires_at_ms: z.number(),
+});
+export type QuestionExpiry = z.infer<typeof QuestionExpirySchema>;
+
+/** What the polls queue carries: polls, delayed session checks, and questions' timers. */
+export type PollsQueueMessage = PollMessage | SessionCheck | QuestionExpiry;

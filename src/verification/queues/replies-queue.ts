@@ -59,5 +59,17 @@ export const FeedbackMessageSchema = z.object({
 });
 export type FeedbackMessage = z.infer<typeof FeedbackMessageSchema>;
 
-/** What the replies queue carries: replies and notices, Slack calls for the intake, feedback. */
-export type RepliesQueueMessage = ReplyMessage | ActionMessage | FeedbackMessage;
+/**
+ * A task's question to show (`question`: posted with its buttons, the session suspended) or to
+ * close (`question-closed`: its buttons replaced by who answered what, or why it closed) — read
+ * from the pause record (src/verification/questions/show-question.ts).
+ */
+export const QuestionMessageSchema = z.extend(SlackThreadSchema, {
+  kind: z.enum(['question', 'question-closed']),
+  request_id: z.uuid(),
+  round: z.int().check(z.nonnegative()),
+});
+export type QuestionMessage = z.infer<typeof QuestionMessageSchema>;
+
+/** What the replies queue carries: replies and notices, Slack calls for the intake, feedback, questions. */
+export type RepliesQueueMessage = ReplyMessage | ActionMessage | FeedbackMessage | QuestionMessage;

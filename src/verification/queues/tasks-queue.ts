@@ -48,5 +48,25 @@ export const StopMessageSchema = z.extend(SlackThreadSchema, {
 });
 export type StopMessage = z.infer<typeof StopMessageSchema>;
 
-/** What the tasks queue carries: tasks, and Stops. */
-export type TasksQueueMessage = TaskMessage | StopMessage;
+/**
+ * An answer to a task's question (docs/architecture.md, "Questions"): a click on one of its buttons
+ * (`option`, its index), or the answer form's `text`. agent-invoker checks who answered against the
+ * pause and resumes the task once (src/verification/invoke/resume-task.ts).
+ */
+export const AnswerMessageSchema = z.object({
+  kind: z.literal('answer'),
+  /** The click's claim key: the pause records which answer won by it, so a redelivery of the winner goes on. */
+  event_id: z.string().check(z.minLength(1)),
+  request_id: z.uuid(),
+  round: z.int().check(z.nonnegative()),
+  team_id: z.string(),
+  channel: z.string(),
+  user_id: z.string().check(z.minLength(1)),
+  option: z.optional(z.int().check(z.nonnegative())),
+  text: z.optional(z.string().check(z.minLength(1), z.maxLength(3000))),
+  clicked_at: z.number(),
+});
+export type AnswerMessage = z.infer<typeof AnswerMessageSchema>;
+
+/** What the tasks queue carries: tasks, Stops, and answers to questions. */
+export type TasksQueueMessage = TaskMessage | StopMessage | AnswerMessage;

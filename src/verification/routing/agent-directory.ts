@@ -13,6 +13,8 @@ export type AgentDirectory = {
   readonly names?: readonly string[];
   get(name: string): ExecutionAgent | undefined;
   persona(name: string): AgentPersona | undefined;
+  /** Who may answer the agent's questions besides the asker (EXECUTION_AGENTS `approvers`). */
+  approvers?(name: string): readonly string[] | undefined;
 };
 
 /** The default agent and, with several, all of them: what a lookup needs of a function's options. */

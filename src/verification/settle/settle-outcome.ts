@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock';
 import type { Log, LogExtra } from '../../observability/logger';
-import type { Failure, Outcome } from '../../protocols/outcome';
+import type { AgentOutcome, Failure, Outcome } from '../../protocols/outcome';
 import type { DeliveryHandler } from '../../queue/queue';
 import { answerReply, withNotes } from './answer-reply';
 import { userMessageForFailure } from '../messages/failure-messages';
@@ -66,7 +66,7 @@ export type SettlementOptions = {
 
 export type Settlement = {
   /** Counts one call to the agent (`execute_task` or `get_task_result`): how long it took, what came of it; per agent when `agent` is given. */
-  counted(stage: 'execute' | 'poll', outcome: Outcome, startedAt: number, agent?: { name: string; protocol: string }): void;
+  counted(stage: 'execute' | 'poll', outcome: AgentOutcome, startedAt: number, agent?: { name: string; protocol: string }): void;
   /**
    * success → the answer, with the notes about what the task went without under it (an answer with
    * nothing visible → the safe apology); failure → the safe text for its category, logged and traced
@@ -124,9 +124,11 @@ export function createSettlement(options: SettlementOptions): Settlement {
   return {
     counted(stage, outcome, startedAt, agent) {
       const code = outcome.kind === 'failure' ? outcome.code : undefined;
+      // A question leaves the task to go on once answered: counted as a call that is not over yet.
+      const kind = outcome.kind === 'input-required' ? 'pending' : outcome.kind;
       options.metrics?.latency(stage, clock.now() - startedAt);
-      options.metrics?.outcome(stage, outcome.kind, code);
-      if (agent) options.metrics?.agentCall(agent.name, agent.protocol, stage, outcome.kind, clock.now() - startedAt, code);
+      options.metrics?.outcome(stage, kind, code);
+      if (agent) options.metrics?.agentCall(agent.name, agent.protocol, stage, kind, clock.now() - startedAt, code);
     },
 
     async settle(task, outcome, how) {

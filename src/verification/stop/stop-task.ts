@@ -22,6 +22,8 @@ export type StopTaskOptions = FunctionServices & {
   session?: Pick<SlackAssistant, 'setSessionStatus'> & Partial<Pick<SlackAssistant, 'postEphemeral'>>;
   /** STOP_ADMIN_USERS: who may stop anyone's task; everyone else, only their own. */
   stopAdmins?: ReadonlySet<string>;
+  /** A task that waits on a question: its pause closes and its buttons go (src/verification/questions/close-on-stop.ts). */
+  closeQuestion?: (requestId: string) => Promise<void>;
 };
 
 /**
@@ -89,6 +91,7 @@ export function createStopTask(options: StopTaskOptions) {
       else log.info('task cancelled after a Stop', { request_id: task.request_id, task_id: task.handle.taskId });
     }
     options.metrics?.stopped('cancelled');
+    await options.closeQuestion?.(task.request_id);
     await options.replies.send({ ...task.thread, request_id: task.request_id, kind: 'stopped', text: options.messages.stopped, ...(task.agent ? { agent: task.agent } : {}) });
     trace({ requestId: task.request_id, hop: 'reply-queued', at: clock.now(), detail: { kind: 'stopped' } });
   };

@@ -51,6 +51,10 @@ export const STATE_KEYS = {
   budgetNotice: { prefix: 'budget-notice#', holds: 'that a user was told of a budget refusal in a thread today (the invoker admits tasks)', usedBy: ['agentInvoker'] },
   audit: { prefix: 'audit#', holds: "a task's audit record (AUDIT_RETENTION_DAYS); slack-poster adds the user's rating", usedBy: FOLLOW_UPS_AND_POSTER },
   // slack-poster: each reply posted once.
+  pause: { prefix: 'pause#', holds: 'a task waiting on a question to a person: who may answer, the options, the expiry (docs/architecture.md §2.8)', usedBy: FOLLOW_UPS_AND_POSTER },
+  resume: { prefix: 'resume#', holds: "an answer's claim: the task is resumed once", usedBy: ['agentInvoker'] },
+  expire: { prefix: 'expire#', holds: "an unanswered question's expiry claim: the task is cancelled once", usedBy: ['asyncResult'] },
+  question: { prefix: 'question#', holds: "a question's post claim (its buttons posted once)", usedBy: POSTER },
   reply: { prefix: 'reply#', holds: "an answer's chunk claims (and its fallback, its refused-files line)", usedBy: POSTER },
   stopNote: { prefix: 'stop-note#', holds: "a Stop note's chunk claims, apart from the answer's", usedBy: POSTER },
   thanks: { prefix: 'thanks#', holds: 'that a thank-you for a rating was sent', usedBy: POSTER },
