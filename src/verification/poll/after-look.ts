@@ -3,7 +3,7 @@ import { delayAfterHold } from '../live/stream-hold';
 import { pollDelaySeconds } from '../poll-schedule';
 import type { PollerParts, PollRun } from './poller-parts';
 import type { Look } from './look-at-task';
-import type { InputRequiredOutcome } from '../../protocols/outcome';
+import { failure, type InputRequiredOutcome } from '../../protocols/outcome';
 import { askQuestion } from '../questions/ask-question';
 
 /**
@@ -30,9 +30,11 @@ export async function afterLook(p: PollerParts, run: PollRun, look: Extract<Look
   const elapsed = clock.now() - message.accepted_at;
   if (elapsed >= deadlineMs) {
     log.warn('task passed the poll deadline: cancelling it', { deadline_s: options.schedule.deadlineSeconds, polls: attempt });
-    const { failure: cancelFailure } = await agent.cancel(message.handle, run.call);
+    const { failure: cancelFailure, usage } = await agent.cancel(message.handle, run.call);
     if (cancelFailure) log.warn('cancel_task failed; the execution zone will expire the task', { code: cancelFailure.kind === 'failure' ? cancelFailure.code : undefined });
-    return settlement.reply(message, 'error', options.messages.timedOut);
+    // Settled like any failure: the user told it took too long, the task charged what its cancel reported (else the estimate), its reservation given back.
+    const timedOut = { ...failure('timed-out', 'poll:deadline', 'the task passed the poll deadline and was cancelled', false), ...(usage ? { usage } : {}) };
+    return settlement.settle(message, timedOut, { log, notes: message.notes, details: { polls: attempt, since_accepted_ms: elapsed }, shown: held ? held.received : (message.streamed ?? 0) + partial.length });
   }
   // Everything received so far, and whether text came in this look.
   const streamedBefore = message.streamed ?? 0;
