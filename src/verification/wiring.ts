@@ -22,6 +22,7 @@ import { FileUploader } from './files-out/file-uploader';
 import type { FileUploadStates } from './files-out/upload-states';
 import type { OutgoingFiles } from './files-out/outgoing-files';
 import { createLiveReply, type LiveReplyService } from './live/live-reply';
+import type { StepLineTexts } from './live/step-cards';
 import type { BotThreads } from './stores/bot-threads';
 import type { LiveReplies } from './stores/live-replies';
 import type { ClaimStore } from './stores/claim-store';
@@ -163,6 +164,7 @@ export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPort
     ...(ports.records && ports.agent ? { surface: assistantSurfaceOf(context, ports.agent(), ports.records, ports.claims), feedbackButtons: config.FEEDBACK_BUTTONS } : {}),
     ...(ports.files ? { files: { uploader: fileUploaderOf(context, ports.files, ports.claims), outgoing: ports.files.outgoing } } : {}),
     ...(guardrail ? { guardrail: { guardrail, blockedText: config.messages.guardrailBlockedAnswer } } : {}),
+    stepLine: stepsShownWith(context).stepLine,
     ...servicesOf(context),
   });
 }
@@ -266,7 +268,14 @@ function agentCoreSessionStopOf(context: FunctionContext, ports: AsyncResultPort
 
 function liveReplyOf(context: FunctionContext, ports: LivePorts): LiveReplyService {
   const messages = context.config.messages;
-  return createLiveReply({ slack: ports.slack(), store: ports.store, workingText: messages.working, placeholderText: messages.workingPlaceholder, log: context.log, sessions: context.config.AGENT_SESSIONS });
+  return createLiveReply({ slack: ports.slack(), store: ports.store, workingText: messages.working, placeholderText: messages.workingPlaceholder, log: context.log, sessions: context.config.AGENT_SESSIONS, ...stepsShownWith(context) });
+}
+
+/** How the agent's steps are shown (live/step-cards.ts): through the output guardrail, folded with the operator's texts. */
+function stepsShownWith(context: FunctionContext): { guardrail?: Guardrail; stepLine: StepLineTexts } {
+  const { stepDone, stepFailed, stepWorking, stepHidden } = context.config.messages;
+  const guardrail = guardrailOf(context);
+  return { stepLine: { stepDone, stepFailed, stepWorking, stepHidden }, ...(guardrail ? { guardrail } : {}) };
 }
 
 

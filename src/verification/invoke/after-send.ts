@@ -61,6 +61,10 @@ async function firstPoll(p: InvokerParts, run: TaskRun, ready: Ready, sent: Outc
   }
   // A held stream showed its text as it came; otherwise the text the answer brought is shown now.
   const streamed = held ? held.received : (outcome.partial?.length ?? 0);
+  if (!held && outcome.steps && options.live) {
+    const { signal, deadline } = run.context;
+    await options.live.reply.showSteps(target, outcome.steps, { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) });
+  }
   if (!held && outcome.partial && options.live) {
     const { signal, deadline } = run.context;
     await options.live.reply.show(target, 0, outcome.partial, { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) });

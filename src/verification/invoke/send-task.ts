@@ -102,6 +102,7 @@ async function holdTaskStream(p: InvokerParts, run: TaskRun, ready: Ready, param
       if (before === 0) options.metrics?.answerLatency('first-text', agent.name, clock.now() - task.received_at);
       trace({ requestId: task.request_id, hop: 'streamed', at: clock.now(), detail: { chars: before + delta.length } });
     },
+    showSteps: (steps) => live.reply.showSteps(target, steps, slackCall),
     ...(options.work ? { stopped: () => options.work!.isStopped(task.request_id) } : {}),
     rules: { ...FLUSH_RULES, quietMs: agent.streamQuietMs },
     // Known from the first text on: a Stop cancels the task with it.

@@ -1,4 +1,4 @@
-import { failure, pending, type Outcome, type PendingHandle, type StreamStep } from '../../protocols/outcome';
+import { failure, pending, type Outcome, type PendingHandle, type StepsShown, type StreamStep } from '../../protocols/outcome';
 
 /**
  * Holding a task's stream (docs/architecture.md §2.5, "Across the zones"): agent-invoker and
@@ -51,6 +51,11 @@ export type HoldHow = {
   before: number;
   /** Shows `delta`, the agent's text from character `before` on (LiveReplyService.show). */
   show(before: number, delta: string): Promise<void>;
+  /**
+   * Shows the agent's steps (LiveReplyService.showSteps): called at once when they change, after
+   * the text before them is flushed — a step is not held back for words (docs/architecture.md §2.5, "Steps").
+   */
+  showSteps?(steps: StepsShown): Promise<void>;
   /** True once the user stopped the task. */
   stopped?: () => Promise<boolean>;
   /** The task's handle when the caller knows it already (a poll): a quiet stream can be let go before it names the task. */
@@ -138,6 +143,16 @@ export async function holdStream(open: (signal: AbortSignal) => AsyncIterable<St
     return lastFlush + (enough ? (flushes === 0 ? rules.firstGapMs : rules.minGapMs) : rules.maxGapMs);
   };
   const end = (outcome: Outcome | undefined, quiet = false): HoldEnd => ({ outcome, received, handle, texted, heldMs: timer.now() - started, flushes, quiet });
+  let stepsSeen = '';
+  /** New steps: the text before them first, then the steps, at once. */
+  const steps = async (shown: StepsShown | undefined) => {
+    if (!shown || !how.showSteps) return;
+    const seen = JSON.stringify(shown);
+    if (seen === stepsSeen) return;
+    stepsSeen = seen;
+    await flush();
+    await how.showSteps(shown);
+  };
 
   try {
     for (;;) {
@@ -173,17 +188,21 @@ export async function holdStream(open: (signal: AbortSignal) => AsyncIterable<St
       if (step.kind === 'text') {
         if (!handle && how.onHandle) await how.onHandle(step.handle);
         handle = step.handle;
+        if (step.text) {
+          buffer += step.text;
+          received += step.text.length;
+        }
+        await steps(step.steps);
         if (!step.text) continue;
         texted = true;
         lastText = timer.now();
-        buffer += step.text;
-        received += step.text.length;
         continue;
       }
       finished = true;
       if (step.kind === 'pending') {
         if (!handle && how.onHandle) await how.onHandle(step.handle);
         handle = step.handle;
+        await steps(step.steps);
       }
       // Polling may go on from the cursor: everything received is shown first. A success needs
       // no last append: the final answer rewrites the live message whole.

@@ -10,6 +10,14 @@ import type { ReplyMessage } from '../queues/replies-queue';
  */
 export async function guardedReplyText(guardrail: Guardrail, message: ReplyMessage, blockedText: string, call: { signal?: AbortSignal; remainingMs?: number }): Promise<string> {
   if (message.kind !== 'answer') return message.text;
-  const checked = await guardrail.check(message.text, 'output', call);
-  return checked.action === 'blocked' ? blockedText : checked.text;
+  return (await guardedOutput(guardrail, message.text, call)) ?? blockedText;
+}
+
+/**
+ * An agent's words on their way to Slack (an answer, a step's title: src/verification/live/step-cards.ts)
+ * through the output guardrail: the text that may pass, masked where it masks; undefined when it is blocked.
+ */
+export async function guardedOutput(guardrail: Guardrail, text: string, call: { signal?: AbortSignal; remainingMs?: number }): Promise<string | undefined> {
+  const checked = await guardrail.check(text, 'output', call);
+  return checked.action === 'blocked' ? undefined : checked.text;
 }

@@ -94,7 +94,7 @@ export function createSettlement(options: SettlementOptions): Settlement {
   const { trace, clock } = options;
   const maxTaskTokens = options.maxTaskTokens ?? DEFAULT_MAX_TASK_TOKENS;
 
-  async function reply(task: SettledTask, kind: ReplyMessage['kind'], text: string, files?: ReplyMessage['files']): Promise<void> {
+  async function reply(task: SettledTask, kind: ReplyMessage['kind'], text: string, files?: ReplyMessage['files'], steps?: ReplyMessage['steps']): Promise<void> {
     const agent = task.agent ?? options.agent?.name;
     // The answer goes out under the agent's own name and icon, when it has them.
     const persona = agent !== undefined ? options.agents?.persona(agent) : undefined;
@@ -107,6 +107,7 @@ export function createSettlement(options: SettlementOptions): Settlement {
       ...(agent !== undefined ? { agent } : {}),
       ...(persona ? { persona: { ...(persona.username ? { username: persona.username } : {}), ...(persona.iconEmoji ? { icon_emoji: persona.iconEmoji } : {}) } } : {}),
       ...(files ? { files } : {}),
+      ...(steps ? { steps } : {}),
     });
     trace({ requestId: task.request_id, hop: 'reply-queued', at: clock.now(), detail: { kind, ...(files?.count ? { files: files.count } : {}) } });
   }
@@ -148,7 +149,7 @@ export function createSettlement(options: SettlementOptions): Settlement {
         how.log.info('task answered', { ...how.details, ...usageField });
         const files = await handOverFiles(options.outgoingFiles, task.request_id, outcome);
         const answer = answerReply(textWithFiles(outcome.text, outcome.files), options.messages);
-        await reply(task, answer.kind, answer.kind === 'answer' ? withNotes(answer.text, how.notes) : answer.text, files);
+        await reply(task, answer.kind, answer.kind === 'answer' ? withNotes(answer.text, how.notes) : answer.text, files, outcome.steps);
         return settled('answered');
       }
       how.log.warn('task failed', { category: outcome.category, code: outcome.code, error_message: outcome.message, ...how.details });

@@ -43,6 +43,15 @@ export type LiveReply = {
    * writer is taken for dead and the piece for unknown.
    */
   pending?: LiveIntent;
+  /**
+   * The agent's steps shown as task cards (docs/architecture.md §2.5, "Steps"): per step id what
+   * its card last showed (a short print of its status, title and details; `#plan`: the plan's
+   * title). A step is sent again only when that changes, so a redelivered poll or a second hold
+   * never sends a card twice. Written with the intent, as a text piece is.
+   */
+  cards?: Record<string, string>;
+  /** Mode `update`: the steps folded to one line, shown above the text (each update keeps it). */
+  stepsLine?: string;
 };
 
 export type LiveIntent = { token: string; from: number; until: number };
