@@ -27,6 +27,8 @@ export const PLAYGROUND_HTML = `<!doctype html>
   .you { font-weight: 600; }
   .reply { margin-top: 8px; padding: 8px 10px; border-left: 3px solid #007a5a; background: #f3fbf8; white-space: pre-wrap; }
   .reply.streaming { border-left-color: #e8a400; }
+  .cards { margin: 8px 0 0; padding: 0; list-style: none; font-size: 13px; }
+  .cards li { padding: 2px 0; } .cards .plan { font-weight: 600; } .cards .details { color: #666; margin-left: 6px; }
   .waiting { color: #888; font-style: italic; margin-top: 8px; }
   .shared-file { margin-top: 6px; font-size: 13px; }
   .shared-file img.preview { max-width: 240px; max-height: 160px; margin-top: 4px; border: 1px solid #ddd; image-rendering: pixelated; }
@@ -285,6 +287,14 @@ function sessionHtml(r) {
   return '<span class="session ' + escapeHtml(session.status) + '">agent session: ' + escapeHtml(session.status) + '</span>' + stop;
 }
 
+/** A stream's task cards (the agent's steps), as Slack draws them above the text. */
+function cardsHtml(reply) {
+  if (!reply.cards || !reply.cards.length) return '';
+  const icon = { pending: '○', in_progress: '◐', complete: '✓', error: '✗' };
+  return '<ul class="cards" aria-label="steps of the agent">' + (reply.planTitle ? '<li class="plan">' + escapeHtml(reply.planTitle) + '</li>' : '') +
+    reply.cards.map((c) => '<li class="card ' + escapeHtml(c.status) + '"><span aria-hidden="true">' + (icon[c.status] || '·') + '</span> ' + escapeHtml(c.title) + ' <small>(' + escapeHtml(c.status.replace('_', ' ')) + ')</small>' + (c.details ? '<span class="details">' + escapeHtml(c.details) + '</span>' : '') + '</li>').join('') + '</ul>';
+}
+
 /** 👍 / 👎 under an answer that carries feedback buttons; the one given last is marked. */
 function feedbackHtml(reply) {
   if (!reply.feedback || reply.streaming) return '';
@@ -324,7 +334,7 @@ function render() {
     return '<div class="request" data-event-id="' + r.eventId + '">' +
       '<div><div class="you">you: ' + escapeHtml(r.text) + '<span class="state ' + cls + '">' + label + '</span>' + sessionHtml(r) + '</div>' +
       (r.files && r.files.length ? '<div class="files"><span aria-hidden="true">📎</span> files: ' + r.files.map(escapeHtml).join(', ') + '</div>' : '') +
-      (replies.length ? replies.map((p) => '<div class="reply' + (p.streaming ? ' streaming' : '') + '">' + mrkdwnHtml(p.text) + (p.streaming ? ' ▍' : '') + '</div>' + feedbackHtml(p)).join('') : '<div class="waiting">' + (r.trace && r.trace.status ? '⏳ assistant ' + escapeHtml(r.trace.status) : 'waiting for the reply…') + '</div>') +
+      (replies.length ? replies.map((p) => '<div class="reply' + (p.streaming ? ' streaming' : '') + '">' + cardsHtml(p) + mrkdwnHtml(p.text) + (p.streaming ? ' ▍' : '') + '</div>' + feedbackHtml(p)).join('') : '<div class="waiting">' + (r.trace && r.trace.status ? '⏳ assistant ' + escapeHtml(r.trace.status) : 'waiting for the reply…') + '</div>') +
       sharedFilesHtml(r) +
       surfaceHtml(r) +
       (r.note ? '<div class="ephemeral">' + escapeHtml(r.note) + '</div>' : '') +
