@@ -57,7 +57,8 @@ import { closeServer, listenOnLoopback } from './http';
  *                           (a test then knows the task is still working, whatever the machine's load)
  *                 #steps=<n> instead of the lines, n status messages "Step 1" … "Step n" on the
  *                           working task (#delay=<ms> apart), then the answer in one artifact
- *                           ("a2a steps: <text>"), completed: an agent showing its work (a2a-steps.ts)
+ *                           ("a2a steps: <text>"), completed: an agent showing its work (a2a-steps.ts);
+ *                           with #step-title=<words> (up to the next #) each message is "Step i: <words>"
  */
 
 export type RecordedRequest = { headers: IncomingHttpHeaders; body: Record<string, unknown> };
@@ -269,7 +270,8 @@ class DirectiveExecutor implements AgentExecutor {
     if (stepCount !== undefined) {
       bus.publish(AgentEvent.task(taskOf(ctx, TaskState.TASK_STATE_SUBMITTED)));
       for (let step = 1; step <= Number(stepCount); step++) {
-        bus.publish(statusOf(ctx, TaskState.TASK_STATE_WORKING, agentMessage(ctx, `Step ${step}`)));
+        const title = /#step-title=([^#]+)/.exec(text)?.[1]?.trim();
+        bus.publish(statusOf(ctx, TaskState.TASK_STATE_WORKING, agentMessage(ctx, `Step ${step}${title ? `: ${title}` : ''}`)));
         if (!(await wait())) return; // cancelTask published the final state
       }
       bus.publish(update([textPart(`a2a steps: ${text}`)], false, true));

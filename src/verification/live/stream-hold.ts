@@ -144,12 +144,17 @@ export async function holdStream(open: (signal: AbortSignal) => AsyncIterable<St
   };
   const end = (outcome: Outcome | undefined, quiet = false): HoldEnd => ({ outcome, received, handle, texted, heldMs: timer.now() - started, flushes, quiet });
   let stepsSeen = '';
-  /** New steps: the text before them first, then the steps, at once. */
+  /**
+   * New steps: the text before them first, then the steps, at once. A step is the agent at work
+   * as text is: the quiet period counts from it too, so a task that shows steps is held and its
+   * steps keep up with it.
+   */
   const steps = async (shown: StepsShown | undefined) => {
     if (!shown || !how.showSteps) return;
     const seen = JSON.stringify(shown);
     if (seen === stepsSeen) return;
     stepsSeen = seen;
+    lastText = timer.now();
     await flush();
     await how.showSteps(shown);
   };
