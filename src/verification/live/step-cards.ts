@@ -3,7 +3,7 @@ import type { Guardrail } from '../../guardrail/guardrail';
 import type { StepsShown } from '../../protocols/outcome';
 import type { LiveTask } from '../../slack/slack-live';
 import { DEFAULT_USER_MESSAGES, fill } from '../messages/user-messages';
-import { guardedOutput } from '../post/guard-output';
+import { guardedOutput } from '../../guardrail/guarded-output';
 
 /**
  * The agent's steps as Slack shows them (docs/architecture.md §2.5, "Steps"), for live-steps.ts
@@ -51,7 +51,7 @@ export function cardsOf(shown: StepsShown): StepCards {
 
 /**
  * The cards with their words through the output guardrail, as a final answer's are
- * (post/guard-output.ts): masked where it masks; a title it blocks shows `hidden` in its place,
+ * (guardrail/guarded-output.ts): masked where it masks; a title it blocks shows `hidden` in its place,
  * details it blocks are left out. A check that fails throws (the caller shows no card).
  */
 export async function guardedCards(guardrail: Guardrail | undefined, cards: StepCards, hidden: string, call: { signal?: AbortSignal; remainingMs?: number } = {}): Promise<StepCards> {

@@ -1,4 +1,5 @@
 import type { Guardrail } from '../../guardrail/guardrail';
+import { guardedOutput } from '../../guardrail/guarded-output';
 import type { ReplyMessage } from '../queues/replies-queue';
 
 /**
@@ -13,11 +14,3 @@ export async function guardedReplyText(guardrail: Guardrail, message: ReplyMessa
   return (await guardedOutput(guardrail, message.text, call)) ?? blockedText;
 }
 
-/**
- * An agent's words on their way to Slack (an answer, a step's title: src/verification/live/step-cards.ts)
- * through the output guardrail: the text that may pass, masked where it masks; undefined when it is blocked.
- */
-export async function guardedOutput(guardrail: Guardrail, text: string, call: { signal?: AbortSignal; remainingMs?: number }): Promise<string | undefined> {
-  const checked = await guardrail.check(text, 'output', call);
-  return checked.action === 'blocked' ? undefined : checked.text;
-}
