@@ -84,6 +84,13 @@ describe('the agent’s steps in the live message', () => {
     ]);
   });
 
+  it('a task that fails ends the cards still open as errors under its apology; those that ended stay as they were', async () => {
+    const { live, calls } = setup();
+    await live.showSteps(target, { steps: [step(1, 'complete'), step(2, 'in_progress'), step(3, 'pending')] });
+    await live.finish('req-1', 'Sorry, that failed.', 'error');
+    expect(calls.at(-1)).toEqual({ method: 'stopStream', tasks: [{ id: 's2', title: 'Step 2', status: 'error' }, { id: 's3', title: 'Step 3', status: 'error' }, { id: 'answer', title: 'is working on it…', status: 'error' }] });
+  });
+
   it('send nothing while another writer holds the message, or once the final answer closed it', async () => {
     const { live, calls, store } = setup();
     await live.showSteps(target, { steps: [step(1, 'in_progress')] });

@@ -2,7 +2,7 @@ import type { MessageBlock } from '../../slack/feedback-blocks';
 import type { SlackCallOptions } from '../../slack/slack-port';
 import { SlackApiError } from '../../slack/slack-api-error';
 import { codeOf, isStart, STOPPED, withStepsLine, workingTask, type LiveParts, type ReplyKind } from './live-parts';
-import { changedCards, type StepCards } from './step-cards';
+import { changedCards, failedCards, type StepCards } from './step-cards';
 import { close } from './live-start';
 
 /**
@@ -23,8 +23,9 @@ export async function finish(p: LiveParts, requestId: string, text: string, kind
   const withBlocks = blocks?.length ? { blocks } : {};
   if (record.mode === 'stream') {
     try {
-      // The cards end as the agent's steps did: those not shown so (or at all) are sent with the stop.
-      const cards = steps ? changedCards(steps.cards, record.cards).changed.tasks : [];
+      // The cards end as the agent's steps did: those not shown so (or at all) are sent with the stop;
+      // a task that failed (or was stopped) ends those still open as errors.
+      const cards = kind !== 'answer' ? failedCards(record.openCards) : steps ? changedCards(steps.cards, record.cards).changed.tasks : [];
       await p.slack.stopStream(message, { ...callOptions, marker, ...(cards.length ? { tasks: cards } : {}), task: workingTask(p, kind === 'answer' ? 'complete' : 'error'), ...(kind === 'answer' ? withBlocks : { markdownText: `\n\n${text}` }) });
       if (kind !== 'answer' && !dirty) return record.ts;
     } catch (error) {

@@ -6,7 +6,7 @@ import { codeOf, intent, isStart, isUnknownOutcome, lapsed, safePrefix, withStep
 import type { StepCards } from './step-cards';
 
 /** The steps a live message starts with: the cards to send, their prints for the record, the line they fold to. */
-export type StartSteps = { cards: StepCards; prints: Record<string, string>; line: string };
+export type StartSteps = { cards: StepCards; prints: Record<string, string>; open: Record<string, string>; line: string };
 
 /**
  * Starting the live message under its claim (src/verification/live/live-reply.ts): the intent on
@@ -98,7 +98,7 @@ export async function startLive(p: LiveParts, target: LiveTarget, text: string, 
       call,
     );
     // The text it shows is kept: a stream Slack stopped (a Stop, an expiry) can only be rewritten whole.
-    started = { mode: 'stream', channel: target.channel, ts, shown: shownText.raw.length, ...(shownText.safe ? { text: shownText.safe } : {}), ...(steps ? { cards: steps.prints } : {}) };
+    started = { mode: 'stream', channel: target.channel, ts, shown: shownText.raw.length, ...(shownText.safe ? { text: shownText.safe } : {}), ...(steps ? { cards: steps.prints, openCards: steps.open } : {}) };
   } catch (error) {
     if (!(error instanceof SlackApiError)) throw error;
     // No answer: Slack may have started it, and nobody knows its ts. No second one: the answer is posted when it is done.

@@ -4,7 +4,7 @@ import { toSafeMrkdwn } from '../../slack/safe-mrkdwn';
 import type { LiveReply } from '../stores/live-replies';
 import { codeOf, intent, isStart, isUnknownOutcome, lapsed, withStepsLine, type LiveParts, type LiveTarget } from './live-parts';
 import { claimStart, holds, startLive } from './live-start';
-import { anyCards, cardsOf, changedCards, guardedCards, stepLineTexts, stepsLine } from './step-cards';
+import { anyCards, cardsOf, changedCards, guardedCards, openCards, stepLineTexts, stepsLine } from './step-cards';
 
 /**
  * The live reply's steps (src/verification/live/live-reply.ts; docs/architecture.md §2.5, "Steps"):
@@ -31,7 +31,7 @@ export async function showSteps(p: LiveParts, target: LiveTarget, shown: StepsSh
     if (!record || isStart(record)) {
       // The steps come first (the agent works before it writes): they start the live message.
       const claim = await claimStart(p, target, record);
-      if (claim) await startLive(p, target, '', call, claim, { cards, prints: changedCards(cards).prints, line });
+      if (claim) await startLive(p, target, '', call, claim, { cards, prints: changedCards(cards).prints, open: openCards(cards), line });
       return;
     }
     if (record.mode === 'none' || record.dirty) return;
@@ -43,7 +43,7 @@ export async function showSteps(p: LiveParts, target: LiveTarget, shown: StepsSh
     }
     const { changed, prints } = changedCards(cards, record.cards);
     if (!anyCards(changed)) return;
-    const next: LiveReply = { ...record, cards: prints, ...(record.mode === 'update' ? { stepsLine: line } : {}) };
+    const next: LiveReply = { ...record, cards: prints, openCards: openCards(cards), ...(record.mode === 'update' ? { stepsLine: line } : {}) };
     const mine = intent(p, record.shown);
     if (!(await holds(p, requestId, mine.token, p.store.advance(requestId, record.shown, { ...next, pending: mine }, p.ttl)))) {
       p.log.info('another step is changing the live message at the same time; this one shows no card', { cards: changed.tasks.length });

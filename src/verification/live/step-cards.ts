@@ -92,6 +92,16 @@ export function changedCards(cards: StepCards, shown: Readonly<Record<string, st
   return { changed: { tasks, ...(plan ? { planTitle: plan } : {}) }, prints };
 }
 
+/** The cards still open (pending, in progress), id → title: what a task that fails ends as errors. */
+export function openCards(cards: StepCards): Record<string, string> {
+  return Object.fromEntries(cards.tasks.filter((task) => task.status === 'pending' || task.status === 'in_progress').map((task) => [task.id, task.title]));
+}
+
+/** The open cards of a record, ended as errors (a task that failed or was stopped). */
+export function failedCards(open: Readonly<Record<string, string>> = {}): LiveTask[] {
+  return Object.entries(open).map(([id, title]) => ({ id, title, status: 'error' }));
+}
+
 /** Whether there is anything to send. */
 export function anyCards(cards: StepCards): boolean {
   return cards.tasks.length > 0 || cards.planTitle !== undefined;

@@ -50,6 +50,8 @@ export type LiveReply = {
    * never sends a card twice. Written with the intent, as a text piece is.
    */
   cards?: Record<string, string>;
+  /** The cards last shown pending or in progress, id → title: a task that fails ends them as errors. */
+  openCards?: Record<string, string>;
   /** Mode `update`: the steps folded to one line, shown above the text (each update keeps it). */
   stepsLine?: string;
 };
