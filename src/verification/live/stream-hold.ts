@@ -143,17 +143,11 @@ export async function holdStream(open: (signal: AbortSignal) => AsyncIterable<St
     return lastFlush + (enough ? (flushes === 0 ? rules.firstGapMs : rules.minGapMs) : rules.maxGapMs);
   };
   const end = (outcome: Outcome | undefined, quiet = false): HoldEnd => ({ outcome, received, handle, texted, heldMs: timer.now() - started, flushes, quiet });
-  let stepsSeen = '';
-  /**
-   * New steps: the text before them first, then the steps, at once. A step is the agent at work
-   * as text is: the quiet period counts from it too, so a task that shows steps is held and its
-   * steps keep up with it.
-   */
+  const isNew = stepsChange();
+  // New steps: the text before them first, then the steps, at once. A step is the agent at work as
+  // text is: the quiet period counts from it too, so a task that shows steps is held.
   const steps = async (shown: StepsShown | undefined) => {
-    if (!shown || !how.showSteps) return;
-    const seen = JSON.stringify(shown);
-    if (seen === stepsSeen) return;
-    stepsSeen = seen;
+    if (!how.showSteps || !isNew(shown)) return;
     lastText = timer.now();
     await flush();
     await how.showSteps(shown);
@@ -175,13 +169,7 @@ export async function holdStream(open: (signal: AbortSignal) => AsyncIterable<St
       }
       next ??= iterator.next();
       const wakeAt = Math.min(dueAt() ?? Infinity, how.stopped ? lastStopCheck + rules.stopCheckMs : Infinity, handle ? lastText + rules.quietMs : Infinity);
-      let result: IteratorResult<StreamStep> | 'wake';
-      if (wakeAt === Infinity) result = await next;
-      else {
-        const sleep = timer.sleep(wakeAt - timer.now());
-        result = await Promise.race([next, sleep.done.then(() => 'wake' as const)]);
-        sleep.cancel();
-      }
+      const result = await nextOrWake(next, wakeAt, timer);
       if (result === 'wake') continue;
       next = undefined;
       if (result.done) {
@@ -218,18 +206,42 @@ export async function holdStream(open: (signal: AbortSignal) => AsyncIterable<St
     // The hold's own work failed (recording the handle): the read is aborted below, and the task is tried again.
     return end(failure('failed', 'agent:stream-read', `the streamed read failed: ${(error as Error).message}`, true));
   } finally {
-    if (!finished) {
-      // Stopped (or the function's own error): abort the request, then let the read end.
-      own.abort(new Error('the hold ended'));
-      const closing = (async () => {
-        await next?.catch(() => undefined);
-        await iterator.return?.();
-      })().catch(() => undefined);
-      const grace = timer.sleep(1_000);
-      await Promise.race([closing, grace.done]);
-      grace.cancel();
-    }
+    // Stopped (or the function's own error): abort the request, then let the read end.
+    if (!finished) await abandonRead(own, iterator, next, timer);
   }
+}
+
+/** The read's next step, or `'wake'` once `wakeAt` comes first (Infinity: no timer). */
+async function nextOrWake(next: Promise<IteratorResult<StreamStep>>, wakeAt: number, timer: HoldTimer): Promise<IteratorResult<StreamStep> | 'wake'> {
+  if (wakeAt === Infinity) return next;
+  const sleep = timer.sleep(wakeAt - timer.now());
+  const result = await Promise.race([next, sleep.done.then(() => 'wake' as const)]);
+  sleep.cancel();
+  return result;
+}
+
+/** Remembers the steps last shown: true for steps other than those (docs/architecture.md §2.5, "Steps"). */
+function stepsChange(): (shown: StepsShown | undefined) => shown is StepsShown {
+  let seen = '';
+  return (shown): shown is StepsShown => {
+    if (!shown) return false;
+    const now = JSON.stringify(shown);
+    if (now === seen) return false;
+    seen = now;
+    return true;
+  };
+}
+
+/** Aborts a read the hold is done with, and gives it a second to end (its pending step, its `return`). */
+async function abandonRead(own: AbortController, iterator: AsyncIterator<StreamStep>, next: Promise<IteratorResult<StreamStep>> | undefined, timer: HoldTimer): Promise<void> {
+  own.abort(new Error('the hold ended'));
+  const closing = (async () => {
+    await next?.catch(() => undefined);
+    await iterator.return?.();
+  })().catch(() => undefined);
+  const grace = timer.sleep(1_000);
+  await Promise.race([closing, grace.done]);
+  grace.cancel();
 }
 
 /**
