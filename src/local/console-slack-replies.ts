@@ -115,9 +115,10 @@ export class ConsoleSlackReplies implements SlackReplies, SlackConversations, Sl
     if (status) this.write(`\n⏳ assistant ${status} (thread ${thread.threadTs})`);
   }
 
-  async startStream(stream: LiveThread & LiveCards & { markdownText?: string; task?: LiveTask }): Promise<{ ts: string }> {
+  async startStream(stream: LiveThread & LiveCards & { markdownText?: string }): Promise<{ ts: string }> {
     const reply: RecordedReply = { channel: stream.channel, threadTs: stream.threadTs, text: stream.markdownText ?? '', ts: slackTs(), at: this.clock.now(), streaming: true };
-    drawCards(reply, { tasks: [...(stream.task ? [stream.task] : []), ...(stream.tasks ?? [])], ...(stream.planTitle ? { planTitle: stream.planTitle } : {}) });
+    // The agent's steps; the working card (`task`) is what the playground's state chip already says.
+    drawCards(reply, { ...(stream.tasks ? { tasks: stream.tasks } : {}), ...(stream.planTitle ? { planTitle: stream.planTitle } : {}) });
     this.posted.push(reply);
     return { ts: reply.ts };
   }
@@ -129,10 +130,10 @@ export class ConsoleSlackReplies implements SlackReplies, SlackConversations, Sl
     reply.text += markdownText;
   }
 
-  async stopStream(message: LiveMessage, options: { markdownText?: string; marker?: ReplyMarker; blocks?: readonly MessageBlock[]; sessionStatus?: AgentSessionStatus; task?: LiveTask; tasks?: readonly LiveTask[] } = {}): Promise<void> {
+  async stopStream(message: LiveMessage, options: { markdownText?: string; marker?: ReplyMarker; blocks?: readonly MessageBlock[]; sessionStatus?: AgentSessionStatus; tasks?: readonly LiveTask[] } = {}): Promise<void> {
     const reply = this.live(message);
     if (!reply.streaming) throw new SlackApiError('chat.stopStream failed: message_not_in_streaming_state', 'message_not_in_streaming_state', false);
-    drawCards(reply, { tasks: [...(options.tasks ?? []), ...(options.task ? [options.task] : [])] });
+    drawCards(reply, options.tasks ? { tasks: options.tasks } : {});
     reply.text += options.markdownText ?? '';
     reply.streaming = false;
     if (options.marker) reply.requestId = options.marker.requestId;
