@@ -3,6 +3,7 @@ import { postSignedEvent, slackEventEnvelope } from '../../src/local/slack-event
 import { createLogger } from '../../src/observability/logger';
 import type { MemoryQueue } from '../../src/queue/memory-queue';
 import { startSdkA2aAgent, type A2aTestAgent } from '../support/a2a-agents';
+import { eventually } from '../support/http';
 import { FAKE_BOT_USER_ID, slackAppEnv, startFakeSlackApi, type FakeSlackApi, type FakeSlackStream } from '../support/fake-slack-api';
 
 /**
@@ -45,12 +46,12 @@ afterAll(async () => {
   await slack?.close();
 });
 
-/** A mention signed like Slack in its own channel; resolves with its ts once the pipeline is idle. */
-async function mention(stack: LocalStack, channel: string, text: string): Promise<string> {
+/** A mention signed like Slack in its own channel; resolves with its ts once the pipeline is idle (`idle: false`: once it is accepted). */
+async function mention(stack: LocalStack, channel: string, text: string, how: { idle?: boolean } = {}): Promise<string> {
   const ts = slack.addMessage({ channel, user: USER, text: `<@${FAKE_BOT_USER_ID}> ${text}` });
   const { body } = slackEventEnvelope('mention', { text, ts, channel, teamId: TEAM, userId: USER, botUserId: FAKE_BOT_USER_ID });
   expect((await postSignedEvent(stack.ingressUrl, body, SIGNING_SECRET)).status).toBe(200);
-  await stack.pipeline.whenIdle({ timeoutMs: 30_000 });
+  if (how.idle !== false) await stack.pipeline.whenIdle({ timeoutMs: 30_000 });
   return ts;
 }
 
@@ -160,7 +161,11 @@ describe('steps between polls (no held stream), with poll messages delivered twi
       void polls.send(JSON.parse(event.body));
     });
     try {
-      const ts = await mention(stack, 'C0POLLED', 'polled #steps=3 #sleep=600');
+      // Not waiting for the queues to be idle: the copies' replies wait out the replies queue's
+      // visibility timeout behind the one posting them (a chunk claimed by another delivery).
+      const ts = await mention(stack, 'C0POLLED', 'polled #steps=3 #sleep=600', { idle: false });
+      const answered = (stream: FakeSlackStream) => stream.state === 'stopped' && (slack.messageText(stream.ts) ?? '').includes('echo: polled #steps=3 #sleep=600');
+      await eventually(() => (slack.streams.some((stream) => stream.thread_ts === ts && answered(stream)) ? true : undefined), 30_000);
       const stream = streamIn(ts);
       expect(copies).toBeGreaterThan(1);
       expect(stream.cards.filter((card) => ECHO_STEPS.includes(card.id)).map((card) => card.status)).toEqual(['complete', 'complete', 'complete']);

@@ -5,7 +5,7 @@ import { SlackApiError } from '../../src/slack/slack-api-error';
 import type { LiveCards, LiveMessage, LiveTask, SlackLive } from '../../src/slack/slack-live';
 import { createLiveReply } from '../../src/verification/live/live-reply';
 import type { LiveTarget } from '../../src/verification/live/live-parts';
-import { cardPrint, cardsOf, finalCards, stepsLine } from '../../src/verification/live/step-cards';
+import { cardPrint, cardsOf, finalCards, queuedSteps, stepsLine, stepsOfReply } from '../../src/verification/live/step-cards';
 import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-messages';
 import { MemoryLiveReplies } from '../../src/verification/stores/memory-live-replies';
 
@@ -153,6 +153,17 @@ describe('the agent’s steps in the live message', () => {
       { id: 's1', title: 'Mail [EMAIL-1]', status: 'in_progress' },
       { id: 's2', title: DEFAULT_USER_MESSAGES.stepHidden, status: 'pending' },
     ]);
+  });
+});
+
+describe('queuedSteps', () => {
+  it('carries the steps to slack-poster cut to what Slack shows, whatever the agent sent: a reply stays small', () => {
+    const huge = { steps: [step(1, 'complete', { title: 't'.repeat(300), details: 'd'.repeat(1_000_000), sources: Array.from({ length: 20 }, (_, n) => ({ url: `https://x.example/${n}`, title: 's'.repeat(500) })) })], planTitle: 'p'.repeat(400) };
+    const queued = queuedSteps(huge);
+    expect(JSON.stringify(queued).length).toBeLessThan(5_000);
+    expect(queued.steps[0]).toMatchObject({ id: 's1', status: 'complete', title: expect.stringMatching(/^t{255}…$/), details: expect.stringMatching(/^d{255}…$/) });
+    expect(queued.steps[0]!.sources).toHaveLength(5);
+    expect(stepsOfReply(queued).planTitle).toHaveLength(256);
   });
 });
 

@@ -4,6 +4,7 @@ import type { StepsShown } from '../../protocols/outcome';
 import type { LiveTask } from '../../slack/slack-live';
 import { DEFAULT_USER_MESSAGES, fill } from '../messages/user-messages';
 import { guardedOutput } from '../../guardrail/guarded-output';
+import type { ReplyMessage } from '../queues/replies-queue';
 
 /**
  * The agent's steps as Slack shows them (docs/architecture.md §2.5, "Steps"), for live-steps.ts
@@ -39,6 +40,26 @@ const MAX_TITLE = 256;
 const MAX_DETAILS = 256;
 /** A card lists at most this many sources. */
 const MAX_SOURCES = 5;
+
+/**
+ * The steps as the replies queue carries them to slack-poster: each title, details and source cut
+ * to what Slack shows, so a reply stays far below SQS's 256 KiB whatever an agent sent.
+ */
+export function queuedSteps(shown: StepsShown): NonNullable<ReplyMessage['steps']> {
+  const steps = shown.steps.map((step) => ({
+    id: step.id,
+    title: cut(step.title, MAX_TITLE),
+    status: step.status,
+    ...(step.details ? { details: cut(step.details, MAX_DETAILS) } : {}),
+    ...(step.sources?.length ? { sources: step.sources.slice(0, MAX_SOURCES).map((source) => ({ url: source.url, ...(source.title ? { title: cut(source.title, MAX_TITLE) } : {}) })) } : {}),
+  }));
+  return { steps, ...(shown.planTitle ? { plan_title: cut(shown.planTitle, MAX_TITLE) } : {}) };
+}
+
+/** The steps a reply message carries, as the cards take them. */
+export function stepsOfReply(queued: NonNullable<ReplyMessage['steps']>): StepsShown {
+  return { steps: queued.steps, ...(queued.plan_title ? { planTitle: queued.plan_title } : {}) };
+}
 
 /** The cards of the steps as the agent gave them, within Slack's limits (no guardrail: see guardedCards). */
 export function cardsOf(shown: StepsShown): StepCards {

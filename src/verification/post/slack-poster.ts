@@ -15,7 +15,7 @@ import { feedbackBlocks } from '../../slack/feedback-blocks';
 import { conversationOf, replyThreadTs, threadOf } from '../queues/slack-thread';
 import type { LiveReplyService } from '../live/live-reply';
 import { withStepsLine } from '../live/live-parts';
-import { finalCards, type StepLineTexts } from '../live/step-cards';
+import { finalCards, stepsOfReply, type StepLineTexts } from '../live/step-cards';
 import type { BotThreads } from '../stores/bot-threads';
 import type { ClaimStore } from '../stores/claim-store';
 import { noTrace, type Tracer } from '../trace';
@@ -143,7 +143,7 @@ async function postReply(p: PosterParts, message: ReplyMessage, delivery: Delive
   const remaining = context.deadline === undefined ? {} : { remainingMs: context.deadline - p.clock.now() };
   const text = guard ? await guardedReplyText(guard.guardrail, message, guard.blockedText, { ...(context.signal ? { signal: context.signal } : {}), ...remaining }) : message.text;
   // The agent's steps (docs/architecture.md §2.5, "Steps"): the live stream's cards end with them; elsewhere they fold to a line above the answer.
-  const steps = message.kind === 'answer' && message.steps?.steps.length ? await finalCards(guard?.guardrail, message.steps, p.options.stepLine, { ...(context.signal ? { signal: context.signal } : {}), ...remaining }) : undefined;
+  const steps = message.kind === 'answer' && message.steps?.steps.length ? await finalCards(guard?.guardrail, stepsOfReply(message.steps), p.options.stepLine, { ...(context.signal ? { signal: context.signal } : {}), ...remaining }) : undefined;
   const line = steps?.line ? toSafeMrkdwn(steps.line) : '';
   const chunks = splitForSlack(toSafeMrkdwn(text), p.limit - (line ? line.length + 2 : 0));
   const target: PostTarget = { channel: message.channel, threadTs: replyThreadTs(message), ...personaOf(message) };

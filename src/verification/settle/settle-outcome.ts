@@ -20,6 +20,7 @@ import { handOverFiles, textWithFiles } from '../files-out/hand-over-files';
 import type { OutgoingFiles } from '../files-out/outgoing-files';
 import { DEFAULT_MAX_TASK_TOKENS } from '../../contract';
 import { chargedUsage } from './task-charge';
+import { queuedSteps } from '../live/step-cards';
 
 /** Characters the agent was sent: what the invoker counted, else the task's own text. */
 function inputCharsOf(task: SettledTask): number {
@@ -149,7 +150,7 @@ export function createSettlement(options: SettlementOptions): Settlement {
         how.log.info('task answered', { ...how.details, ...usageField });
         const files = await handOverFiles(options.outgoingFiles, task.request_id, outcome);
         const answer = answerReply(textWithFiles(outcome.text, outcome.files), options.messages);
-        await reply(task, answer.kind, answer.kind === 'answer' ? withNotes(answer.text, how.notes) : answer.text, files, outcome.steps);
+        await reply(task, answer.kind, answer.kind === 'answer' ? withNotes(answer.text, how.notes) : answer.text, files, outcome.steps && queuedSteps(outcome.steps));
         return settled('answered');
       }
       how.log.warn('task failed', { category: outcome.category, code: outcome.code, error_message: outcome.message, ...how.details });
