@@ -4,7 +4,7 @@ import { FileDownloadError, type SlackConversations, type SlackThreadMessage, ty
 import { REPLY_METADATA_TYPE } from '../slack/reply-metadata';
 import type { ReactionTarget, ReplyMarker, SlackReplies } from '../slack/slack-port';
 import { SlackApiError } from '../slack/slack-api-error';
-import type { LiveMessage, LiveThread, SlackLive } from '../slack/slack-live';
+import type { LiveCards, LiveMessage, LiveTask, LiveThread, SlackLive } from '../slack/slack-live';
 import type { AgentSession, AgentSessionStatus, SlackAssistant, SuggestedPrompt } from '../slack/slack-assistant';
 import { decodeFeedbackValue, type MessageBlock } from '../slack/feedback-blocks';
 import type { SlackUploads } from '../slack/slack-uploads';
@@ -15,7 +15,22 @@ import { LOCAL_BOT_USER_ID, slackTs } from './slack-event-builder';
  * A posted reply; `requestId` names the task it answers (from the chunk's marker). A live message
  * (streamed or updated) changes its `text` as the answer grows; `streaming` while it does.
  */
-export type RecordedReply = { channel: string; threadTs: string; text: string; ts: string; at: number; requestId?: string; streaming?: boolean; /** The feedback buttons' request id and agent, when the message carries them. */ feedback?: { requestId: string; agent?: string }; /** The buttons of its `actions` block (a question's), as clickable. */ buttons?: LocalButton[] };
+export type RecordedReply = {
+  channel: string;
+  threadTs: string;
+  text: string;
+  ts: string;
+  at: number;
+  requestId?: string;
+  streaming?: boolean;
+  /** The feedback buttons' request id and agent, when the message carries them. */
+  feedback?: { requestId: string; agent?: string };
+  /** The buttons of its `actions` block (a question's), as clickable. */
+  buttons?: LocalButton[];
+  /** A stream's task cards, as Slack draws them: one per id, at its latest state; and the plan's title. */
+  cards?: LiveTask[];
+  planTitle?: string;
+};
 
 /** A message's button, as the playground offers it: its `action_id`, `value` and label. */
 export type LocalButton = { actionId: string; value: string; label: string };
@@ -105,21 +120,25 @@ export class ConsoleSlackReplies implements SlackReplies, SlackConversations, Sl
     if (status) this.write(`\n⏳ assistant ${status} (thread ${thread.threadTs})`);
   }
 
-  async startStream(stream: LiveThread & { markdownText?: string }): Promise<{ ts: string }> {
+  async startStream(stream: LiveThread & LiveCards & { markdownText?: string }): Promise<{ ts: string }> {
     const reply: RecordedReply = { channel: stream.channel, threadTs: stream.threadTs, text: stream.markdownText ?? '', ts: slackTs(), at: this.clock.now(), streaming: true };
+    // The agent's steps; the working card (`task`) is what the playground's state chip already says.
+    drawCards(reply, { ...(stream.tasks ? { tasks: stream.tasks } : {}), ...(stream.planTitle ? { planTitle: stream.planTitle } : {}) });
     this.posted.push(reply);
     return { ts: reply.ts };
   }
 
-  async appendStream(message: LiveMessage, markdownText: string): Promise<void> {
+  async appendStream(message: LiveMessage, markdownText: string, options: LiveCards = {}): Promise<void> {
     const reply = this.live(message);
     if (!reply.streaming) throw new SlackApiError('chat.appendStream failed: message_not_in_streaming_state', 'message_not_in_streaming_state', false);
+    drawCards(reply, options);
     reply.text += markdownText;
   }
 
-  async stopStream(message: LiveMessage, options: { markdownText?: string; marker?: ReplyMarker; blocks?: readonly MessageBlock[]; sessionStatus?: AgentSessionStatus } = {}): Promise<void> {
+  async stopStream(message: LiveMessage, options: { markdownText?: string; marker?: ReplyMarker; blocks?: readonly MessageBlock[]; sessionStatus?: AgentSessionStatus; tasks?: readonly LiveTask[] } = {}): Promise<void> {
     const reply = this.live(message);
     if (!reply.streaming) throw new SlackApiError('chat.stopStream failed: message_not_in_streaming_state', 'message_not_in_streaming_state', false);
+    drawCards(reply, options.tasks ? { tasks: options.tasks } : {});
     reply.text += options.markdownText ?? '';
     reply.streaming = false;
     if (options.marker) reply.requestId = options.marker.requestId;
@@ -246,4 +265,17 @@ function buttonsOf(blocks: readonly MessageBlock[]): LocalButton[] {
     .flatMap((block) => (block.elements as Array<{ type?: string; action_id?: string; value?: string; text?: { text?: string } }> | undefined) ?? [])
     .filter((element) => element.type === 'button' && element.action_id && element.value)
     .map((element) => ({ actionId: element.action_id!, value: element.value!, label: element.text?.text ?? '' }));
+}
+
+/** A stream's cards as Slack draws them: a card per id, changed by a later one with the same id. */
+function drawCards(reply: RecordedReply, { tasks = [], planTitle }: LiveCards): void {
+  if (!tasks.length && !planTitle) return;
+  const cards = [...(reply.cards ?? [])];
+  for (const task of tasks) {
+    const at = cards.findIndex((card) => card.id === task.id);
+    if (at < 0) cards.push({ ...task });
+    else cards[at] = { ...task };
+  }
+  reply.cards = cards;
+  if (planTitle) reply.planTitle = planTitle;
 }

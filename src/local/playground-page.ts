@@ -28,6 +28,8 @@ export const PLAYGROUND_HTML = `<!doctype html>
   .you { font-weight: 600; }
   .reply { margin-top: 8px; padding: 8px 10px; border-left: 3px solid #007a5a; background: #f3fbf8; white-space: pre-wrap; }
   .reply.streaming { border-left-color: #e8a400; }
+  .cards { margin: 8px 0 0; padding: 0; list-style: none; font-size: 13px; }
+  .cards li { padding: 2px 0; } .cards .plan { font-weight: 600; } .cards .details { color: #666; margin-left: 6px; }
   .waiting { color: #888; font-style: italic; margin-top: 8px; }
   .shared-file { margin-top: 6px; font-size: 13px; }
   .shared-file img.preview { max-width: 240px; max-height: 160px; margin-top: 4px; border: 1px solid #ddd; image-rendering: pixelated; }
@@ -62,7 +64,7 @@ export const PLAYGROUND_HTML = `<!doctype html>
 <header><strong>slack-zone-bridge</strong><small>local playground: verification zone ⇄ execution zone</small></header>
 <main>
   <form id="say">
-    <input id="text" type="text" autocomplete="off" placeholder="Ask something… (try: hello · slow #sleep=5000 · a long answer #stream=150 · #fail)" autofocus>
+    <input id="text" type="text" autocomplete="off" placeholder="Ask something… (try: hello · slow #sleep=5000 · a long answer #stream=150 · plan it #steps=3 · #fail)" autofocus>
     <button type="submit">Send</button>
   </form>
   <div class="compose-extra">
@@ -302,6 +304,14 @@ function questionButtonsHtml(reply) {
   return '<div class="feedback" role="group" aria-label="Answer the question">' + reply.buttons.map((b) => '<button type="button" data-action-id="' + escapeHtml(b.actionId) + '" data-ts="' + escapeHtml(reply.ts) + '">' + escapeHtml(b.label) + '</button>').join('') + '</div>';
 }
 
+/** A stream's task cards (the agent's steps), as Slack draws them above the text. */
+function cardsHtml(reply) {
+  if (!reply.cards || !reply.cards.length) return '';
+  const icon = { pending: '○', in_progress: '◐', complete: '✓', error: '✗' };
+  return '<ul class="cards" aria-label="steps of the agent">' + (reply.planTitle ? '<li class="plan">' + escapeHtml(reply.planTitle) + '</li>' : '') +
+    reply.cards.map((c) => '<li class="card ' + escapeHtml(c.status) + '"><span aria-hidden="true">' + (icon[c.status] || '·') + '</span> ' + escapeHtml(c.title) + ' <small>(' + escapeHtml(c.status.replace('_', ' ')) + ')</small>' + (c.details ? '<span class="details">' + escapeHtml(c.details) + '</span>' : '') + '</li>').join('') + '</ul>';
+}
+
 /** 👍 / 👎 under an answer that carries feedback buttons; the one given last is marked. */
 function feedbackHtml(reply) {
   if (!reply.feedback || reply.streaming) return '';
@@ -341,7 +351,7 @@ function render() {
     return '<div class="request" data-event-id="' + r.eventId + '">' +
       '<div><div class="you">you: ' + escapeHtml(r.text) + '<span class="state ' + cls + '">' + label + '</span>' + sessionHtml(r) + '</div>' +
       (r.files && r.files.length ? '<div class="files"><span aria-hidden="true">📎</span> files: ' + r.files.map(escapeHtml).join(', ') + '</div>' : '') +
-      (replies.length ? replies.map((p) => '<div class="reply' + (p.streaming ? ' streaming' : '') + '">' + mrkdwnHtml(p.text) + (p.streaming ? ' ▍' : '') + '</div>' + questionButtonsHtml(p) + feedbackHtml(p)).join('') : '<div class="waiting">' + (r.trace && r.trace.status ? '⏳ assistant ' + escapeHtml(r.trace.status) : 'waiting for the reply…') + '</div>') +
+      (replies.length ? replies.map((p) => '<div class="reply' + (p.streaming ? ' streaming' : '') + '">' + cardsHtml(p) + mrkdwnHtml(p.text) + (p.streaming ? ' ▍' : '') + '</div>' + questionButtonsHtml(p) + feedbackHtml(p)).join('') : '<div class="waiting">' + (r.trace && r.trace.status ? '⏳ assistant ' + escapeHtml(r.trace.status) : 'waiting for the reply…') + '</div>') +
       sharedFilesHtml(r) +
       surfaceHtml(r) +
       (r.note ? '<div class="ephemeral">' + escapeHtml(r.note) + '</div>' : '') +

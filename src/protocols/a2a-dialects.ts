@@ -238,10 +238,10 @@ export type A2aStreamEvent =
   | (Extract<A2aReply, { kind: 'task' }> & { artifacts: A2aArtifactText[] })
   | Exclude<A2aReply, { kind: 'task' }>
   | { kind: 'status'; state: A2aState; taskId?: string; contextId?: string; statusText: string; usage?: UsageReading }
-  | ({ kind: 'artifact'; taskId?: string; contextId?: string; append: boolean } & A2aArtifactText);
+  | ({ kind: 'artifact'; taskId?: string; contextId?: string; append: boolean; /** The artifact's last chunk (0.3 `lastChunk`, 1.0 `lastChunk`; absent: one chunk, whole). */ lastChunk: boolean } & A2aArtifactText);
 
-/** An artifact's id (empty when the agent gave none), its text parts and its file parts (a2a-files.ts), in order. */
-export type A2aArtifactText = { artifactId: string; texts: string[]; files: Record<string, unknown>[] };
+/** An artifact's id (empty when the agent gave none), its name where it has one, its text parts and its file parts (a2a-files.ts), in order. */
+export type A2aArtifactText = { artifactId: string; name?: string; texts: string[]; files: Record<string, unknown>[] };
 
 export function readA2aStreamEvent(result: unknown): A2aStreamEvent {
   if (!isRecord(result)) return { kind: 'unrecognised' };
@@ -276,12 +276,13 @@ function readArtifactUpdate(event: Record<string, unknown>): A2aStreamEvent {
     ...optionalString('taskId', event.taskId),
     ...optionalString('contextId', event.contextId),
     append: event.append === true,
+    lastChunk: event.lastChunk !== false,
     ...artifactText(isRecord(event.artifact) ? event.artifact : {}),
   };
 }
 
 function artifactText(artifact: Record<string, unknown>): A2aArtifactText {
-  return { artifactId: typeof artifact.artifactId === 'string' ? artifact.artifactId : '', texts: textsOf(artifact.parts), files: fileEntriesOf(artifact.parts) };
+  return { artifactId: typeof artifact.artifactId === 'string' ? artifact.artifactId : '', ...optionalString('name', artifact.name), texts: textsOf(artifact.parts), files: fileEntriesOf(artifact.parts) };
 }
 
 function isAgentRole(role: unknown): boolean {

@@ -17,8 +17,9 @@ import {
 } from './a2a-dialects';
 import { filesField } from './a2a-files';
 import { CancelError, ProtocolFailure, answerFailure, callJsonRpc, streamJsonRpc, type RpcAnswer } from './json-rpc-exchange';
-import { failure, inputRequired, pending, success, textStep, type AgentOutcome, type AgentStreamStep, type Failure, type FailureCategory, type Outcome, type PendingHandle } from './outcome';
+import { failure, inputRequired, pending, success, textStep, withSteps, type AgentOutcome, type AgentStreamStep, type Failure, type FailureCategory, type Outcome, type PendingHandle } from './outcome';
 import { a2aQuestion } from './a2a-questions';
+import { A2aSteps } from './a2a-steps';
 import type { CallContext, ExecutionProtocol, StreamHold, TaskInput } from './protocol';
 import { isRetryableRpcError } from './retry-policy';
 import { categoryOfTransportFault } from './transport-failure';
@@ -256,6 +257,8 @@ class StreamedTask {
   private shown: Record<string, string> = { [SHOWN]: '0' };
   /** Whether a step has named the task yet. */
   private announced = false;
+  /** The agent's status messages and named artifacts, as steps (a2a-steps.ts). */
+  private readonly steps = new A2aSteps();
 
   /** `followed`: the handle of a task already followed (a resubscription): its ids and what was shown of it. */
   constructor(
@@ -277,6 +280,15 @@ class StreamedTask {
 
   /** Takes one event in; the outcome when it ends the task. */
   take(event: A2aStreamEvent, method: string): AgentOutcome | undefined {
+    const end = this.read(event, method);
+    if (end?.kind === 'success' || end?.kind === 'failure') {
+      this.steps.end(end.kind === 'success' ? 'completed' : 'failed');
+      return withSteps(end, this.steps.shown);
+    }
+    return end && end.kind !== 'pending' ? withSteps(end, this.steps.shown) : end;
+  }
+
+  private read(event: A2aStreamEvent, method: string): AgentOutcome | undefined {
     switch (event.kind) {
       case 'unrecognised':
         return answerFailure(ProtocolFailure.Malformed, `${method} sent an event that is neither an A2A message, a task nor a task update`);
@@ -291,10 +303,12 @@ class StreamedTask {
       case 'artifact':
         this.know(event);
         this.update(event, event.append);
+        this.steps.artifact(event.artifactId, event.name, event.lastChunk);
         return undefined;
       case 'status': {
         this.know(event);
         this.state = event.state;
+        this.steps.status(event.state, event.statusText);
         if (!isOver(event.state)) return undefined;
         const text = this.text();
         const answer: A2aReply & { kind: 'task' } = { kind: 'task', state: event.state, ...this.ids(), answer: text || event.statusText, artifactText: text, statusText: event.statusText, ...(event.usage ? { usage: event.usage } : {}), ...filesField([...this.artifacts.values()].flatMap((artifact) => artifact.files)) };
@@ -303,15 +317,19 @@ class StreamedTask {
     }
   }
 
-  /** What the artifacts say beyond what was shown, as a text step; none if nothing, or if the text was rewritten. */
+  /**
+   * What the artifacts say beyond what was shown, as a text step, with the steps when they changed;
+   * none if nothing, or if the text was rewritten.
+   */
   newText(): AgentStreamStep | undefined {
     if (!this.taskId) return undefined;
     const { shown, partial } = streamedSoFar(this.text(), { taskId: this.taskId, ...this.shown });
     this.shown = shown;
+    const stepped = this.steps.takeChange();
     // The task's id goes out once even before any text: a caller that reads a quiet task may let go and poll.
-    if (!partial && this.announced) return undefined;
+    if (!partial && this.announced && !stepped) return undefined;
     this.announced = true;
-    return textStep(partial ?? '', this.handle!);
+    return textStep(partial ?? '', this.handle!, this.steps.shown);
   }
 
   private know(event: { taskId?: string; contextId?: string }): void {

@@ -19,7 +19,7 @@ import {
 } from '../contract';
 import { TransportError } from '../transport/transport';
 import { CancelError, ProtocolFailure, answerFailure, callJsonRpc, streamJsonRpc, type RpcAnswer, type StreamReadOptions } from './json-rpc-exchange';
-import { failure, inputRequired, pending, stepsShown, success, textStep, type AgentOutcome, type AgentStreamStep, type FailureCategory, type PendingHandle } from './outcome';
+import { failure, finalSteps, inputRequired, pending, stepsShown, success, textStep, withSteps, type AgentOutcome, type AgentStreamStep, type FailureCategory, type PendingHandle } from './outcome';
 import type { CallContext, ExecutionProtocol, StreamHold, TaskInput } from './protocol';
 import { isRetryableRpcError } from './retry-policy';
 
@@ -116,14 +116,12 @@ function outcomeOf(request: JsonRpcRequest<unknown>, answer: RpcAnswer, schema: 
       if (result.status === 'success') {
         // `usage` and `files` are read apart: a malformed one is dropped or refused, never the answer.
         const { status: _status, response_text, usage, files, ...extra } = result;
-        return success(response_text, extra, readUsage(usage), readFiles(files));
+        return withSteps(success(response_text, extra, readUsage(usage), readFiles(files)), finalSteps(extra as { steps?: unknown; plan_title?: unknown }));
       }
       const next = result.cursor ?? cursor;
       // A question: resumed later from this handle. The resumed run's text starts again from its first character.
       if (result.status === 'input_required') return inputRequired({ taskId: result.task_id }, result.question, stepsShown(result));
-      const steps = stepsShown(result);
-      const waiting = pending({ taskId: result.task_id, ...(next === undefined ? {} : { cursor: next }) }, result.status, result.text);
-      return steps && waiting.kind === 'pending' ? { ...waiting, steps } : waiting;
+      return withSteps(pending({ taskId: result.task_id, ...(next === undefined ? {} : { cursor: next }) }, result.status, result.text), stepsShown(result));
     }
   }
 }

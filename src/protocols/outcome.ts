@@ -1,4 +1,4 @@
-import type { AgentFile, FilesReading, Question, RefusedFile, Step, Usage, UsageReading } from '../contract';
+import { MAX_STEPS, StepSchema, type AgentFile, type FilesReading, type Question, type RefusedFile, type Step, type Usage, type UsageReading } from '../contract';
 
 /**
  * What an execution protocol makes of a response, in the pipeline's terms (docs/architecture.md §4.3).
@@ -54,7 +54,7 @@ export type Failure = {
  * settlement logs it. `files`: the files the agent made, to upload after the text; `filesRefused`:
  * those it sent that break the contract's rules, each with the line the thread shows (docs/contract.md, "Files").
  */
-export type SuccessOutcome = { kind: 'success'; text: string; extra: Record<string, unknown>; usage?: Usage; usageDropped?: string; files?: AgentFile[]; filesRefused?: RefusedFile[] };
+export type SuccessOutcome = { kind: 'success'; text: string; extra: Record<string, unknown>; usage?: Usage; usageDropped?: string; files?: AgentFile[]; filesRefused?: RefusedFile[]; /** The steps as they ended, where the agent showed any (docs/contract.md, "Steps"). */ steps?: StepsShown };
 
 export type Outcome =
   | SuccessOutcome
@@ -119,6 +119,21 @@ export type StreamStep = TextStep | Outcome;
 export type AgentStreamStep = TextStep | AgentOutcome;
 
 export const textStep = (text: string, handle: PendingHandle, steps?: StepsShown): TextStep => ({ kind: 'text', text, handle, ...(steps ? { steps } : {}) });
+
+/**
+ * The steps of a final answer, read apart as usage is: a success's `steps` are not checked by its
+ * schema, so steps that break the contract are left out here — never the answer.
+ */
+export function finalSteps(answer: { steps?: unknown; plan_title?: unknown }): StepsShown | undefined {
+  const steps = StepSchema.array().max(MAX_STEPS).safeParse(answer.steps);
+  if (!steps.success) return undefined;
+  return stepsShown({ steps: steps.data, ...(typeof answer.plan_title === 'string' ? { plan_title: answer.plan_title } : {}) });
+}
+
+/** `outcome` with `steps` when there are any. */
+export function withSteps<T extends object>(outcome: T, steps: StepsShown | undefined): T & { steps?: StepsShown } {
+  return steps ? { ...outcome, steps } : outcome;
+}
 
 /** The steps fields of a contract answer, as an outcome carries them; undefined when it has none. */
 export function stepsShown(answer: { steps?: Step[] | undefined; plan_title?: string | undefined }): StepsShown | undefined {

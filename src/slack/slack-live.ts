@@ -21,7 +21,21 @@ export type LiveMessage = { channel: string; ts: string };
  * A step shown in a streamed message's timeline (`chunks` item `task_update`): e.g. a "working"
  * step while the answer is produced, marked `complete` when the stream stops.
  */
-export type LiveTask = { id: string; title: string; status: 'pending' | 'in_progress' | 'complete' | 'error'; details?: string };
+export type LiveTask = {
+  id: string;
+  title: string;
+  status: 'pending' | 'in_progress' | 'complete' | 'error';
+  details?: string;
+  /** Links the step used, shown on its card (Slack's `url` source elements). */
+  sources?: ReadonlyArray<{ url: string; text: string }>;
+};
+
+/**
+ * Task cards for a stream call (docs/architecture.md §2.5, "Steps"): `task_update` chunks, each
+ * the card's latest state (Slack draws one card per id, and a later chunk with the same id changes
+ * it), and a `plan_update` chunk with the plan's title.
+ */
+export type LiveCards = { tasks?: readonly LiveTask[]; planTitle?: string };
 
 /** Slack's limit on the markdown of one `chat.startStream` / `appendStream` / `stopStream` call. */
 export const STREAM_MARKDOWN_LIMIT = 12_000;
@@ -43,16 +57,17 @@ export interface SlackLive {
    * after no answer (it may have landed): an `outcome: 'unknown'` error means a stream may exist.
    */
   startStream(
-    stream: LiveThread & { recipientUserId?: string; recipientTeamId?: string; markdownText?: string; task?: LiveTask; /** Who the stream is posted as (chat.startStream takes `username` and `icon_emoji`). */ persona?: SlackPersona },
+    stream: LiveThread & LiveCards & { recipientUserId?: string; recipientTeamId?: string; markdownText?: string; task?: LiveTask; /** Who the stream is posted as (chat.startStream takes `username` and `icon_emoji`). */ persona?: SlackPersona },
     options?: SlackCallOptions,
   ): Promise<{ ts: string }>;
   /**
    * `chat.appendStream`: adds `markdownText` to the streamed message. More than 12,000 characters
    * go as several calls, in order; if one fails after others landed, the error's outcome is
    * `unknown`. Never tried again after no answer (a repeat would show the text twice). A stopped
-   * or expired stream refuses with `message_not_in_streaming_state`.
+   * or expired stream refuses with `message_not_in_streaming_state`. `tasks` and `planTitle`
+   * (task cards) go first, in the first call; `markdownText` may then be empty.
    */
-  appendStream(message: LiveMessage, markdownText: string, options?: SlackCallOptions): Promise<void>;
+  appendStream(message: LiveMessage, markdownText: string, options?: SlackCallOptions & LiveCards): Promise<void>;
   /**
    * `chat.stopStream`: ends the stream, with optional final `markdownText` (appended), the reply
    * `marker` as the message's metadata (so `findPosted` finds it), and a final state of `task`.
@@ -66,6 +81,8 @@ export interface SlackLive {
       markdownText?: string;
       marker?: ReplyMarker;
       task?: LiveTask;
+      /** The task cards' final states, before `task`. */
+      tasks?: readonly LiveTask[];
       /** Under the final text: the feedback buttons (src/slack/feedback-blocks.ts). */
       blocks?: readonly MessageBlock[];
       /** Moves the thread's agent session out of `processing` in the same call. */

@@ -22,6 +22,7 @@ import { FileUploader } from './files-out/file-uploader';
 import type { FileUploadStates } from './files-out/upload-states';
 import type { OutgoingFiles } from './files-out/outgoing-files';
 import { createLiveReply, type LiveReplyService } from './live/live-reply';
+import type { StepLineTexts } from './live/step-cards';
 import type { BotThreads } from './stores/bot-threads';
 import type { LiveReplies } from './stores/live-replies';
 import type { ClaimStore } from './stores/claim-store';
@@ -177,6 +178,7 @@ export function wireSlackPoster(context: FunctionContext, ports: SlackPosterPort
     ...(ports.files ? { files: { uploader: fileUploaderOf(context, ports.files, ports.claims), outgoing: ports.files.outgoing } } : {}),
     ...(guardrail ? { guardrail: { guardrail, blockedText: config.messages.guardrailBlockedAnswer } } : {}),
     ...(ports.pauses && ports.live ? { questions: { slack: ports.live.slack(), pauses: ports.pauses }, messages: config.messages } : {}),
+    stepLine: stepLineOf(context),
     ...servicesOf(context),
   });
 }
@@ -313,11 +315,17 @@ function liveReplyOf(context: FunctionContext, ports: LivePorts): LiveReplyServi
     placeholderText: messages.workingPlaceholder,
     log: context.log,
     sessions: context.config.AGENT_SESSIONS,
-    // Previews show only what the output guardrail released (src/verification/live/live-guard.ts).
+    // Previews and step cards show only what the output guardrail released (live/live-guard.ts, live/step-cards.ts).
     ...(guardrail ? { guardrail: { guardrail, blockedText: messages.guardrailBlockedAnswer } } : {}),
+    stepLine: stepLineOf(context),
   });
 }
 
+/** The texts the agent's steps fold to where the answer is no stream (live/step-cards.ts): the operator's, through USER_MESSAGES_JSON. */
+function stepLineOf(context: FunctionContext): StepLineTexts {
+  const { stepDone, stepFailed, stepWorking, stepHidden } = context.config.messages;
+  return { stepDone, stepFailed, stepWorking, stepHidden };
+}
 
 function required<T>(port: (() => T) | undefined, message: string): () => T {
   if (!port) throw new Error(message);

@@ -92,6 +92,19 @@ describe('the playground page in a real browser (Chromium, playwright-core)', ()
     expect(await request.locator('table.trace').innerText()).toMatch(/answer so far shown \(\d+ characters\)/);
   });
 
+  it('draws the agent\'s steps as task cards above the answer, each ending complete', async () => {
+    const page = await browser.newPage();
+    await page.goto(stack.playgroundUrl);
+    await page.fill('#text', 'plan it #steps=3');
+    await page.press('#text', 'Enter');
+    const request = page.locator('.request').first();
+    await request.locator('.reply:not(.streaming)', { hasText: 'echo: plan it #steps=3' }).waitFor({ timeout: 15_000 });
+    const cards = request.locator('.cards li.card');
+    expect(await cards.allInnerTexts()).toEqual(expect.arrayContaining([1, 2, 3].map((n) => expect.stringContaining(`Step ${n} (complete)`))));
+    expect(await request.locator('.cards li.card.complete', { hasText: 'Step' }).count()).toBe(3);
+    expect(await request.locator('.cards .plan').innerText()).toBe('Echo plan');
+  });
+
   /** A new page that has said `text`: the request it shows for it. */
   async function ask(text: string) {
     const page = await browser.newPage();

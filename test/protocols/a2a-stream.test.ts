@@ -68,10 +68,22 @@ describe.each<A2aVersion>(['1.0', '0.3'])('A2A %s, an @a2a-js/sdk agent that str
     // The task is named first, before its text (a caller holding a quiet task may let go and poll), then one step per update.
     expect(steps[0]).toMatchObject({ kind: 'text', text: '', handle: { taskId: expect.any(String), a2aVersion: version, contextId: expect.any(String), shown: '0' } });
     expect(steps.filter((step) => step.kind === 'text' && step.text)).toHaveLength(streamedLines(text).length);
-    expect(steps.filter((step) => step.kind === 'text' && !step.text)).toHaveLength(1);
+    // One step without text names the task; the others without text carry its status messages as steps.
+    expect(steps.filter((step) => step.kind === 'text' && !step.text && !step.steps)).toHaveLength(1);
     expect(textOf(steps)).toBe(streamedAnswer(text));
     expect(steps.at(-1)).toMatchObject({ kind: 'success', text: streamedAnswer(text), extra: { state: 'completed' } });
-    expect(steps[1]).toMatchObject({ kind: 'text', handle: { taskId: expect.any(String), a2aVersion: version, contextId: expect.any(String), shown: String(streamedLines(text)[0]!.length) } });
+    expect(steps.find((step) => step.kind === 'text' && step.text)).toMatchObject({ kind: 'text', handle: { taskId: expect.any(String), a2aVersion: version, contextId: expect.any(String), shown: String(streamedLines(text)[0]!.length) } });
+  });
+
+  it('status messages of the working task are its steps: each in progress, complete once the next comes, all complete with the answer', async () => {
+    const text = 'plan it #stream #steps=3 #delay=20';
+    const steps = await ask(text);
+    const views = steps.flatMap((step) => (step.kind === 'text' && step.steps ? [step.steps.steps] : []));
+    expect(views[0]).toEqual([{ id: 'status-1', title: 'Step 1', status: 'in_progress' }]);
+    expect(views.some((view) => view.length === 2 && view[0]!.status === 'complete' && view[1]!.status === 'in_progress')).toBe(true);
+    const last = steps.at(-1)!;
+    expect(last).toMatchObject({ kind: 'success', text: `a2a steps: ${text}` });
+    expect(last.kind === 'success' && last.steps?.steps).toEqual([1, 2, 3].map((n) => ({ id: `status-${n}`, title: `Step ${n}`, status: 'complete' })));
   });
 
   it('an agent replacing its artifact with the whole text each time gives the same text steps', async () => {

@@ -205,6 +205,23 @@ describe('startFakeSlackApi', () => {
       expect(() => slack.expireStream('9.9')).toThrow(/no stream/);
     });
 
+    it('draws task_update chunks as cards (one per id, latest state) and plan_update as the title; refuses malformed chunks and display modes as Slack does', async () => {
+      const { ts } = (await api('chat.startStream', { channel: 'D1', thread_ts: '1.1', task_display_mode: 'plan', chunks: [{ type: 'plan_update', title: 'Plan' }, { type: 'task_update', id: 'a', title: 'A', status: 'in_progress' }] })).json as { ts: string };
+      await api('chat.appendStream', { channel: 'D1', ts, chunks: [{ type: 'task_update', id: 'b', title: 'B', status: 'pending' }, { type: 'task_update', id: 'a', title: 'A', status: 'complete' }] });
+      expect(slack.streams[0]).toMatchObject({ task_display_mode: 'plan', plan_title: 'Plan', cards: [{ id: 'a', title: 'A', status: 'complete' }, { id: 'b', title: 'B', status: 'pending' }] });
+
+      const refused = [
+        [{ type: 'task_update', id: 'a', title: 'A', status: 'done' }],
+        [{ type: 'task_update', title: 'A', status: 'complete' }],
+        [{ type: 'task_update', id: 'a', title: 'A', status: 'complete', sources: [{ url: 'https://x.example' }] }],
+        [{ type: 'plan_update' }],
+        [{ type: 'mystery' }],
+      ];
+      for (const chunks of refused) expect((await api('chat.appendStream', { channel: 'D1', ts, chunks })).json).toEqual({ ok: false, error: 'invalid_chunks' });
+      expect((await api('chat.startStream', { channel: 'D1', thread_ts: '1.1', task_display_mode: 'grid' })).json).toEqual({ ok: false, error: 'invalid_arguments' });
+      expect(slack.streams[0]!.cards).toHaveLength(2);
+    });
+
     it('refuses more than 12,000 characters of markdown in one call, an append without content, and a message that is not a stream', async () => {
       const { ts } = (await api('chat.startStream', { channel: 'D1', thread_ts: '1.1' })).json as { ts: string };
       const posted = (await api('chat.postMessage', { channel: 'D1', thread_ts: '1.1', text: 'a post' })).json.ts as string;

@@ -192,6 +192,22 @@ describe('SlackLive over the real WebClient', () => {
       expect(thread.messages).toEqual([expect.objectContaining({ ts, text: 'The answer is **42**.', bot_id: expect.any(String) })]);
     });
 
+    it('sends task cards (and the plan title) as chunks before the text, and cards alone as one call; Slack keeps one card per id at its latest state', async () => {
+      const live = liveFor();
+      const { ts } = await live.startStream({ ...DM_THREAD, tasks: [{ id: 's1', title: 'Search the wiki', status: 'in_progress' }], planTitle: 'Plan' });
+      await live.appendStream({ channel: 'D1', ts }, '', { tasks: [{ id: 's1', title: 'Search the wiki', status: 'complete', details: '3 pages', sources: [{ url: 'https://wiki.example/a', text: 'Page A' }] }, { id: 's2', title: 'Draft', status: 'in_progress' }] });
+      await live.appendStream({ channel: 'D1', ts }, 'The answer', { tasks: [{ id: 's2', title: 'Draft', status: 'complete' }] });
+
+      const appended = calls('chat.appendStream').map((call) => JSON.parse(String(call.body.chunks)));
+      expect(appended[0]).toEqual([
+        { type: 'task_update', id: 's1', title: 'Search the wiki', status: 'complete', details: '3 pages', sources: [{ type: 'url', url: 'https://wiki.example/a', text: 'Page A' }] },
+        { type: 'task_update', id: 's2', title: 'Draft', status: 'in_progress' },
+      ]);
+      expect(appended[1]).toEqual([{ type: 'task_update', id: 's2', title: 'Draft', status: 'complete' }, { type: 'markdown_text', text: 'The answer' }]);
+      expect(JSON.parse(String(calls('chat.startStream')[0]?.body.chunks))[0]).toEqual({ type: 'plan_update', title: 'Plan' });
+      expect(slack.streams[0]).toMatchObject({ text: 'The answer', plan_title: 'Plan', cards: [expect.objectContaining({ id: 's1', status: 'complete', details: '3 pages' }), expect.objectContaining({ id: 's2', status: 'complete' })] });
+    });
+
     it('splits more than 12,000 characters into several calls, in order, never inside a surrogate pair', async () => {
       const live = liveFor();
       const { ts } = await live.startStream(DM_THREAD);

@@ -55,6 +55,10 @@ import { closeServer, listenOnLoopback } from './http';
  *                           last word. The agent's onAnswerText option sees each word as it is published
  *                 #gated    after its first line it waits for the agent's `gate` option to let it go on
  *                           (a test then knows the task is still working, whatever the machine's load)
+ *                 #steps=<n> instead of the lines, n status messages "Step 1" … "Step n" on the
+ *                           working task (#delay=<ms> apart), then the answer in one artifact
+ *                           ("a2a steps: <text>"), completed: an agent showing its work (a2a-steps.ts);
+ *                           with #step-title=<words> (up to the next #) each message is "Step i: <words>"
  */
 
 export type RecordedRequest = { headers: IncomingHttpHeaders; body: Record<string, unknown> };
@@ -261,6 +265,19 @@ class DirectiveExecutor implements AgentExecutor {
       await sleep(delayMs, undefined, { signal: controller.signal }).catch(() => undefined);
       return !controller.signal.aborted;
     };
+
+    const stepCount = /#steps=(\d+)/.exec(text)?.[1];
+    if (stepCount !== undefined) {
+      bus.publish(AgentEvent.task(taskOf(ctx, TaskState.TASK_STATE_SUBMITTED)));
+      for (let step = 1; step <= Number(stepCount); step++) {
+        const title = /#step-title=([^#]+)/.exec(text)?.[1]?.trim();
+        bus.publish(statusOf(ctx, TaskState.TASK_STATE_WORKING, agentMessage(ctx, `Step ${step}${title ? `: ${title}` : ''}`)));
+        if (!(await wait())) return; // cancelTask published the final state
+      }
+      bus.publish(update([textPart(`a2a steps: ${text}`)], false, true));
+      bus.publish(statusOf(ctx, TaskState.TASK_STATE_COMPLETED));
+      return;
+    }
 
     const wordCount = /#words=(\d+)/.exec(text)?.[1];
     if (wordCount !== undefined) {

@@ -87,9 +87,19 @@ export type FakeSlackStream = {
   text: string;
   appends: string[];
   tasks: Array<Record<string, unknown>>;
+  /**
+   * The task cards the message shows, as Slack draws them: one per `task_update` id, in the order
+   * first sent, each at its latest state (a later chunk with the same id changes the card).
+   */
+  cards: FakeSlackCard[];
+  /** The plan's title (the last `plan_update`), and how tasks are shown (`task_display_mode`, timeline by default). */
+  plan_title?: string;
+  task_display_mode: 'timeline' | 'plan';
   /** The blocks `chat.stopStream` put under it. */
   blocks?: FakeSlackBlock[];
 };
+/** A task card on a streamed message. */
+export type FakeSlackCard = { id: string; title: string; status: 'pending' | 'in_progress' | 'complete' | 'error'; details?: string; output?: string; sources?: Array<{ type: 'url'; url: string; text: string }> };
 /** An accepted `chat.update`. */
 export type FakeSlackUpdate = { channel: string; ts: string; text: string; blocks?: FakeSlackBlock[] };
 
@@ -448,6 +458,8 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
       }
       const content = streamContent(body);
       if ('error' in content) return content.error;
+      const displayMode = body.task_display_mode === undefined ? 'timeline' : body.task_display_mode;
+      if (displayMode !== 'timeline' && displayMode !== 'plan') return apiError('invalid_arguments');
       const ts = nextTs();
       streams.push({
         channel,
@@ -459,7 +471,10 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
         text: content.text,
         appends: [],
         tasks: content.tasks,
+        cards: [],
+        task_display_mode: displayMode,
       });
+      drawCards(streams.at(-1)!, content);
       botWroteIn(channel, threadTs);
       notifyStreamWaiters();
       return ok({ channel, ts });
@@ -473,6 +488,7 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
       found.stream.text += content.text;
       found.stream.appends.push(content.text);
       found.stream.tasks.push(...content.tasks);
+      drawCards(found.stream, content);
       notifyStreamWaiters();
       return ok({ channel: found.stream.channel, ts: found.stream.ts });
     },
@@ -489,6 +505,7 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
       if (sessionStatus === INVALID) return apiError('invalid_arguments');
       found.stream.text += content.text;
       found.stream.tasks.push(...content.tasks);
+      drawCards(found.stream, content);
       found.stream.state = 'stopped';
       if (blocks) {
         found.stream.blocks = blocks;
@@ -642,14 +659,31 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
     return { stream };
   }
 
-  /** A stream call's `markdown_text` and `chunks` (markdown_text chunks add text; task_update chunks are recorded). */
-  function streamContent(body: Record<string, unknown>): { text: string; tasks: Array<Record<string, unknown>>; given: boolean } | { error: Answer } {
+  /** The cards a stream call's chunks draw or change, and the plan title it sets. */
+  function drawCards(stream: FakeSlackStream, content: { tasks: Array<Record<string, unknown>>; planTitle?: string }): void {
+    for (const task of content.tasks) {
+      const { type: _type, ...card } = task as FakeSlackCard & { type: string };
+      const at = stream.cards.findIndex((known) => known.id === card.id);
+      if (at < 0) stream.cards.push(card);
+      else stream.cards[at] = card;
+    }
+    if (content.planTitle !== undefined) stream.plan_title = content.planTitle;
+  }
+
+  /**
+   * A stream call's `markdown_text` and `chunks` (markdown_text chunks add text; task_update chunks
+   * are recorded and drawn; plan_update sets the plan's title). A chunk Slack would not take —
+   * no type, a task without its id, title or a known status, details or a source that is not one,
+   * a plan without a title — is refused with `invalid_chunks`, as Slack refuses it.
+   */
+  function streamContent(body: Record<string, unknown>): { text: string; tasks: Array<Record<string, unknown>>; planTitle?: string; given: boolean } | { error: Answer } {
     const markdown = typeof body.markdown_text === 'string' ? body.markdown_text : undefined;
     const chunks = jsonArg(body.chunks);
     if (chunks === INVALID || (chunks !== undefined && !Array.isArray(chunks))) return { error: apiError('invalid_chunks') };
     let text = markdown ?? '';
     if (markdown !== undefined && markdown.length > STREAM_MARKDOWN_LIMIT) return { error: apiError('msg_too_long') };
     const tasks: Array<Record<string, unknown>> = [];
+    let planTitle: string | undefined;
     for (const chunk of (chunks ?? []) as unknown[]) {
       const item = chunk as Record<string, unknown> | null;
       if (typeof item !== 'object' || item === null || typeof item.type !== 'string') return { error: apiError('invalid_chunks') };
@@ -658,12 +692,15 @@ export async function startFakeSlackApi(options: { botToken?: string } = {}): Pr
         if (item.text.length > STREAM_MARKDOWN_LIMIT) return { error: apiError('msg_too_long') };
         text += item.text;
       } else if (item.type === 'task_update') {
-        if (typeof item.id !== 'string' || typeof item.title !== 'string' || !['pending', 'in_progress', 'complete', 'error'].includes(String(item.status))) return { error: apiError('invalid_chunks') };
+        if (!isTaskChunk(item)) return { error: apiError('invalid_chunks') };
         tasks.push(item);
-      }
+      } else if (item.type === 'plan_update') {
+        if (typeof item.title !== 'string' || !item.title) return { error: apiError('invalid_chunks') };
+        planTitle = item.title;
+      } else if (item.type !== 'blocks') return { error: apiError('invalid_chunks') };
     }
     if (text.length > STREAM_MARKDOWN_LIMIT) return { error: apiError('msg_too_long') };
-    return { text, tasks, given: markdown !== undefined || (chunks !== undefined && (chunks as unknown[]).length > 0) };
+    return { text, tasks, ...(planTitle !== undefined ? { planTitle } : {}), given: markdown !== undefined || (chunks !== undefined && (chunks as unknown[]).length > 0) };
   }
 
   function react(op: 'add' | 'remove', body: Record<string, unknown>): Answer {
@@ -1056,6 +1093,14 @@ function validActions(block: FakeSlackBlock): boolean {
 
 function sessionStatusArg(value: unknown): FakeSlackSessionStatus | typeof INVALID {
   return (AGENT_SESSION_STATUSES as readonly unknown[]).includes(value) ? (value as FakeSlackSessionStatus) : INVALID;
+}
+
+/** A `task_update` chunk as Slack takes it: an id, a title, a known status; details and output strings; sources `{type: 'url', url, text}`. */
+function isTaskChunk(item: Record<string, unknown>): boolean {
+  if (typeof item.id !== 'string' || !item.id || typeof item.title !== 'string' || !['pending', 'in_progress', 'complete', 'error'].includes(String(item.status))) return false;
+  if ((item.details !== undefined && typeof item.details !== 'string') || (item.output !== undefined && typeof item.output !== 'string')) return false;
+  if (item.sources === undefined) return true;
+  return Array.isArray(item.sources) && item.sources.every((source: unknown) => typeof source === 'object' && source !== null && (source as Record<string, unknown>).type === 'url' && typeof (source as Record<string, unknown>).url === 'string' && typeof (source as Record<string, unknown>).text === 'string');
 }
 
 function stringArg(value: unknown): string | undefined {

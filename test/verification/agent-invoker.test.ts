@@ -27,6 +27,13 @@ describe('createAgentInvoker', () => {
     expect(parts.sentPolls()).toEqual([]);
   });
 
+  it('tells the agent who is asking, with the Enterprise Grid organisation Slack gave (docs/contract.md, "Who is asking")', async () => {
+    const parts = followUpParts();
+    const task = taskMessage('who #asker', { enterprise_id: 'E0ORG' });
+    await createAgentInvoker(parts.options)(delivery(task), {});
+    expect(parts.sentReplies()).toEqual([expect.objectContaining({ kind: 'answer', text: `echo: who #asker\nasker: slack:${THREAD.team_id}:${task.user_id} (E0ORG)` })]);
+  });
+
   it('puts the notes about what the task went without under the answer', async () => {
     // Prepare
     const parts = followUpParts();

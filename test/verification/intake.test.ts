@@ -45,6 +45,16 @@ describe('the intake table', () => {
     expect(decision).toEqual({ kind: 'accept', claimKey: 'event#Ev1', results: [{ kind: 'task', task: { thread: { team_id: 'T1', channel: 'C1', ts: '1.000001' }, user: 'U1', text: 'hello', botUserId: 'UBOT' } }] });
   });
 
+  it('keeps the Enterprise Grid organisation Slack names, for the asker (docs/contract.md, "Who is asking")', async () => {
+    const event = { type: 'app_mention', user: 'U1', text: '<@UBOT> hello', ts: '1.000001', channel: 'C1' };
+    const grid = SlackEnvelopeSchema.parse({ type: 'event_callback', team_id: 'T1', enterprise_id: 'E0ORG', event_id: 'Ev1', event, authorizations: [{ user_id: 'UBOT', is_bot: true }] }) as SlackEventCallback;
+    expect(await EVENT_HANDLERS.app_mention!(grid, context())).toMatchObject({ results: [{ kind: 'task', task: { user: 'U1', enterpriseId: 'E0ORG' } }] });
+    // Outside a Grid Slack sends null, or nothing: no enterprise id.
+    const plain = SlackEnvelopeSchema.parse({ type: 'event_callback', team_id: 'T1', enterprise_id: null, event_id: 'Ev2', event, authorizations: [{ user_id: 'UBOT', is_bot: true }] }) as SlackEventCallback;
+    const decision = await EVENT_HANDLERS.app_mention!(plain, context());
+    expect(decision.kind === 'accept' && decision.results[0]).not.toHaveProperty('task.enterpriseId');
+  });
+
   it('takes a reply without a mention only in a thread the bot answered in', async () => {
     const threads = new MemoryBotThreads();
     const reply = { type: 'message', channel_type: 'channel', user: 'U1', text: 'and then?', ts: '1.000002', thread_ts: '1.000001', channel: 'C1' };

@@ -68,6 +68,22 @@ describe('createSlackPoster', () => {
     ]);
   });
 
+  it('posts an answer shown nowhere live with the agent’s steps folded to one line above it, once; chunks stay within the limit', async () => {
+    const post = poster({ chunkLimit: 200 });
+    const steps = { steps: [{ id: 's1', title: 'Searched the wiki', status: 'complete' as const }, { id: 's2', title: 'Checked <!channel>', status: 'error' as const }] };
+    const message = replyMessage({ text: paragraph('forty-two', 30), steps });
+    await post(delivery(message));
+    await post(delivery(message, 2));
+    const texts = slack.posts.map((p) => p.text);
+    // Made safe as the answer is: a title never pings the channel.
+    expect(texts[0]!.startsWith('✓ Searched the wiki · ✗ Checked ')).toBe(true);
+    expect(texts[0]).toMatch(/^[^\n]+\n\nforty-two/);
+    expect(texts[0]).not.toContain('<!channel>');
+    expect(texts.slice(1).every((text) => !text.includes('Searched'))).toBe(true);
+    expect(texts.every((text) => text.length <= 200)).toBe(true);
+    expect(texts.join(' ').replace(/^.*\n\n/, '').split(/\s+/).filter((word) => word.startsWith('forty-two'))).toHaveLength(30);
+  });
+
   it('posts a long answer as ordered chunks under Slack’s limit, all in the same thread', async () => {
     const text = [paragraph('alpha', 500), paragraph('bravo', 500), paragraph('charlie', 400)].join('\n\n');
 

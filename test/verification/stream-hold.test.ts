@@ -260,6 +260,31 @@ describe('exactly once across a hold that ends mid-text and the poll that goes o
 });
 
 describe('holdStream: a quiet task is let go', () => {
+  it('shows a step change at once — the words before it first, not waiting for more — and keeps holding a task that shows steps', async () => {
+    const sim = simulation();
+    const shown = recorder(sim);
+    const seen: Array<{ at: number; steps: string[] }> = [];
+    const steps = (status: 'in_progress' | 'complete', n: number) => ({ steps: [{ id: `s${n}`, title: `Step ${n}`, status }] });
+    const { open } = sim.stream([
+      [300, textStep('One', handle(3))],
+      [320, textStep('', handle(3), steps('in_progress', 1))],
+      // The same steps again (a repeated event) show nothing.
+      [330, textStep('', handle(3), steps('in_progress', 1))],
+      [4_000, textStep('', handle(3), steps('complete', 1))],
+      [8_000, success('One')],
+    ]);
+
+    const end = await sim.run(holdStream(open, { before: 0, show: shown.show, showSteps: async (shownSteps) => void seen.push({ at: sim.now(), steps: shownSteps.steps.map((step) => `${step.id}:${step.status}`) }), timer: sim.timer }));
+
+    expect(shown.flushes).toEqual([{ at: 320, before: 0, delta: 'One' }]);
+    expect(seen).toEqual([
+      { at: 320, steps: ['s1:in_progress'] },
+      { at: 4_000, steps: ['s1:complete'] },
+    ]);
+    // A step 3.7 s after the last one is activity: the hold did not let the task go quiet at 5 s.
+    expect(end).toMatchObject({ outcome: { kind: 'success' }, quiet: false });
+  });
+
   it('lets a task that names itself and writes nothing go after quietMs: pending, the request aborted', async () => {
     const sim = simulation();
     const shown = recorder(sim);

@@ -1,7 +1,8 @@
+import type { ChatStartStreamArguments } from '@slack/web-api';
 import { SlackApiError } from '../slack-api-error';
 import type { MessageBlock } from '../feedback-blocks';
 import type { AgentSessionStatus } from '../slack-assistant';
-import { STREAM_MARKDOWN_LIMIT, type LiveMessage, type LiveTask, type LiveThread, type SlackLive } from '../slack-live';
+import { STREAM_MARKDOWN_LIMIT, type LiveCards, type LiveMessage, type LiveTask, type LiveThread, type SlackLive } from '../slack-live';
 import type { ReplyMarker, SlackCallOptions, SlackPersona } from '../slack-port';
 import { WebApiPort } from './web-api-port';
 import { personaArguments, replyMetadata, withTextSection } from './replies';
@@ -38,7 +39,7 @@ export class WebApiLive extends WebApiPort implements SlackLive {
   }
 
   async startStream(
-    { channel, threadTs, recipientUserId, recipientTeamId, markdownText, task, persona }: LiveThread & { recipientUserId?: string; recipientTeamId?: string; markdownText?: string; task?: LiveTask; persona?: SlackPersona },
+    { channel, threadTs, recipientUserId, recipientTeamId, markdownText, task, tasks, planTitle, persona }: LiveThread & LiveCards & { recipientUserId?: string; recipientTeamId?: string; markdownText?: string; task?: LiveTask; persona?: SlackPersona },
     options: SlackCallOptions = {},
   ): Promise<{ ts: string }> {
     // Refused here as Slack would: a stream whose start failed half-way would leave the caller without its ts.
@@ -49,7 +50,7 @@ export class WebApiLive extends WebApiPort implements SlackLive {
     const since = slackTsOf(systemClock.now() - LANDED_LOOKBACK_MS);
     try {
       // Never repeated after no answer or a server error: a second start would be a second message.
-      const result = await this.call('chat.startStream', () => this.client.chat.startStream({ channel, thread_ts: threadTs, ...recipient, ...streamContent(markdownText, task), ...personaArguments(persona) }), options);
+      const result = await this.call('chat.startStream', () => this.client.chat.startStream({ channel, thread_ts: threadTs, ...recipient, ...streamContent(markdownText, { tasks: [...(task ? [task] : []), ...(tasks ?? [])], ...(planTitle ? { planTitle } : {}) }), ...personaArguments(persona) }), options);
       return { ts: result.ts ?? '' };
     } catch (error) {
       if (!(error instanceof SlackApiError) || error.outcome !== 'unknown') throw error;
@@ -80,12 +81,16 @@ export class WebApiLive extends WebApiPort implements SlackLive {
     return started.length === 1 ? started[0]!.ts : undefined;
   }
 
-  async appendStream(message: LiveMessage, markdownText: string, options: SlackCallOptions = {}): Promise<void> {
-    await this.appendPieces(message, splitMarkdown(markdownText, STREAM_MARKDOWN_LIMIT), options);
+  async appendStream(message: LiveMessage, markdownText: string, options: SlackCallOptions & LiveCards = {}): Promise<void> {
+    const { tasks, planTitle, ...callOptions } = options;
+    const cards = { ...(tasks?.length ? { tasks } : {}), ...(planTitle ? { planTitle } : {}) };
+    const pieces = splitMarkdown(markdownText, STREAM_MARKDOWN_LIMIT);
+    // Cards alone are one call with no text.
+    await this.appendPieces(message, pieces.length || !(tasks?.length || planTitle) ? pieces : [''], callOptions, cards);
   }
 
-  async stopStream(message: LiveMessage, options: SlackCallOptions & { markdownText?: string; marker?: ReplyMarker; task?: LiveTask; blocks?: readonly MessageBlock[]; sessionStatus?: AgentSessionStatus } = {}): Promise<void> {
-    const { markdownText, marker, task, blocks, sessionStatus, ...callOptions } = options;
+  async stopStream(message: LiveMessage, options: SlackCallOptions & { markdownText?: string; marker?: ReplyMarker; task?: LiveTask; tasks?: readonly LiveTask[]; blocks?: readonly MessageBlock[]; sessionStatus?: AgentSessionStatus } = {}): Promise<void> {
+    const { markdownText, marker, task, tasks, blocks, sessionStatus, ...callOptions } = options;
     const pieces = markdownText ? splitMarkdown(markdownText, STREAM_MARKDOWN_LIMIT) : [];
     const last = pieces.pop();
     // What does not fit the stop goes first, as appends.
@@ -97,7 +102,7 @@ export class WebApiLive extends WebApiPort implements SlackLive {
           this.client.chat.stopStream({
             channel: message.channel,
             ts: message.ts,
-            ...streamContent(last, task),
+            ...streamContent(last, { tasks: [...(tasks ?? []), ...(task ? [task] : [])] }),
             ...(marker ? { metadata: replyMetadata(marker) } : {}),
             ...(blocks?.length ? { blocks: [...blocks] } : {}),
             ...(sessionStatus ? { session_status: sessionStatus } : {}),
@@ -123,11 +128,15 @@ export class WebApiLive extends WebApiPort implements SlackLive {
     );
   }
 
-  /** `chat.appendStream` once per piece, in order; never again after no answer or a server error (it may have landed: the text would show twice). */
-  private async appendPieces(message: LiveMessage, pieces: readonly string[], options: SlackCallOptions): Promise<void> {
+  /**
+   * `chat.appendStream` once per piece, in order, `cards` with the first; never again after no
+   * answer or a server error (it may have landed: the text would show twice).
+   */
+  private async appendPieces(message: LiveMessage, pieces: readonly string[], options: SlackCallOptions, cards: LiveCards = {}): Promise<void> {
     for (const [index, piece] of pieces.entries()) {
+      const content = index === 0 && (cards.tasks?.length || cards.planTitle) ? streamContent(piece, cards) : { markdown_text: piece };
       try {
-        await this.call('chat.appendStream', () => this.client.chat.appendStream({ channel: message.channel, ts: message.ts, markdown_text: piece }), options);
+        await this.call('chat.appendStream', () => this.client.chat.appendStream({ channel: message.channel, ts: message.ts, ...content }), options);
       } catch (error) {
         throw index > 0 ? partlyLanded(error, 'chat.appendStream', index) : error;
       }
@@ -142,13 +151,27 @@ const MAX_LOADING_MESSAGES = 10;
 const STREAM_STATE_ERRORS: ReadonlySet<string> = new Set(['message_not_in_streaming_state']);
 
 /**
- * A stream call's content: plain `markdown_text`, or — with a task step — `chunks` (Slack takes
- * one or the other), the task first.
+ * A stream call's content: plain `markdown_text`, or — with task cards — `chunks` (Slack takes
+ * one or the other): the plan's title, the cards, then the text.
  */
-function streamContent(markdownText: string | undefined, task: LiveTask | undefined) {
-  if (!task) return markdownText ? { markdown_text: markdownText } : {};
-  const taskChunk = { type: 'task_update' as const, id: task.id, title: task.title, status: task.status, ...(task.details ? { details: task.details } : {}) };
-  return { chunks: markdownText ? [taskChunk, { type: 'markdown_text' as const, text: markdownText }] : [taskChunk] };
+/** One chunk of a stream call, as @slack/web-api types it. */
+type StreamChunk = NonNullable<ChatStartStreamArguments['chunks']>[number];
+
+function streamContent(markdownText: string | undefined, { tasks = [], planTitle }: LiveCards) {
+  if (!tasks.length && !planTitle) return markdownText ? { markdown_text: markdownText } : {};
+  const chunks: StreamChunk[] = [
+    ...(planTitle ? [{ type: 'plan_update' as const, title: planTitle }] : []),
+    ...tasks.map((task) => ({
+      type: 'task_update' as const,
+      id: task.id,
+      title: task.title,
+      status: task.status,
+      ...(task.details ? { details: task.details } : {}),
+      ...(task.sources?.length ? { sources: task.sources.map((source) => ({ type: 'url' as const, url: source.url, text: source.text })) } : {}),
+    })),
+    ...(markdownText ? [{ type: 'markdown_text' as const, text: markdownText }] : []),
+  ];
+  return { chunks };
 }
 
 /**

@@ -107,6 +107,7 @@ async function deliverTask(to: IntakeDestinations, draft: TaskDraft, at: IntakeA
       received_at: started,
       ...(files?.length ? { files } : {}),
       ...(draft.botUserId ? { bot_user_id: draft.botUserId } : {}),
+      ...(draft.enterpriseId ? { enterprise_id: draft.enterpriseId } : {}),
       ...(draft.followUp ? { follow_up: true } : {}),
       ...(routed ? { agent: routed.agent } : {}),
     },

@@ -23,6 +23,8 @@ export type TaskDraft = {
   files?: SlackFile[];
   /** The bot's own user id, when the event says it. */
   botUserId?: string;
+  /** The asker's Enterprise Grid organisation, when Slack gives one. */
+  enterpriseId?: string;
   /** A thread reply without a mention, taken because the bot answered there before. */
   followUp?: true;
 };

@@ -41,6 +41,8 @@ export const SlackEnvelopeSchema = z.discriminatedUnion('type', [
   z.looseObject({
       type: z.literal('event_callback'),
       team_id: z.string(),
+      /** The Enterprise Grid organisation, where Slack gives one: it goes with the asker (docs/contract.md, "Who is asking"). */
+      enterprise_id: z.optional(z.nullable(z.string())),
       event_id: z.string(),
       event_time: z.optional(z.number()),
       event: SlackInnerEventSchema,

@@ -7,6 +7,7 @@ import type { Ready } from './before-send';
 import { RetryableTaskError, type ChargedTask, type InvokerParts, type TaskRun } from './invoker-parts';
 import { requeueForSession, waitsForSession } from './session-busy';
 import type { Sent } from './send-task';
+import { askerCall } from '../queues/asker';
 import type { TaskInputs } from './task-inputs';
 
 /**
@@ -52,7 +53,7 @@ async function firstPoll(p: InvokerParts, run: TaskRun, ready: Ready, sent: Outc
   const { task, thread, log } = run;
   const { agent, target } = ready;
   const { outcome, held, holdMs } = sent;
-  const call = { requestId: task.request_id, sessionKey: conversationKey(thread), correlationId: task.request_id, signal: run.context.signal };
+  const call = { requestId: task.request_id, sessionKey: conversationKey(thread), correlationId: task.request_id, signal: run.context.signal, ...askerCall(task) };
   if (options.work) {
     // A Stop that came while execute_task was on its way had no handle to cancel with: cancel now.
     if (await options.work.isStopped(task.request_id)) {
@@ -64,6 +65,10 @@ async function firstPoll(p: InvokerParts, run: TaskRun, ready: Ready, sent: Outc
   }
   // A held stream showed its text as it came; otherwise the text the answer brought is shown now.
   const streamed = held ? held.received : (outcome.partial?.length ?? 0);
+  if (!held && outcome.steps && options.live) {
+    const { signal, deadline } = run.context;
+    await options.live.reply.showSteps(target, outcome.steps, { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) });
+  }
   if (!held && outcome.partial && options.live) {
     const { signal, deadline } = run.context;
     await options.live.reply.show(target, 0, outcome.partial, { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) });

@@ -2,6 +2,7 @@ import { askerOf, type ExecuteTaskParams } from '../../contract';
 import type { AgentOutcome } from '../../protocols/outcome';
 import { FLUSH_RULES, holdMsFor, holdStream, type HoldEnd } from '../live/stream-hold';
 import { conversationKey, replyThreadTs } from '../queues/slack-thread';
+import { askerCall } from '../queues/asker';
 import type { Ready } from './before-send';
 import type { ChargedTask, InvokerParts, TaskRun } from './invoker-parts';
 import type { TaskInputs } from './task-inputs';
@@ -36,7 +37,7 @@ export async function taskParams(p: InvokerParts, run: TaskRun, ready: Ready): P
     user_id: task.user_id,
   };
   // Who is asking, as this zone verified it (docs/contract.md, "Who is asking"): only this zone sets it.
-  const asker = askerOf(task.team_id, task.user_id);
+  const asker = askerOf(task.team_id, task.user_id, task.enterprise_id);
   if (asker) params.asker = asker;
   const inputs: TaskInputs = options.readInputs ? await options.readInputs(task, { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) }) : { notes: [] };
   if (inputs.messages) params.messages = inputs.messages;
@@ -67,7 +68,7 @@ export async function sendTask(p: InvokerParts, run: TaskRun, ready: Ready, para
   options.metrics?.taskSent(agent.protocol, agent.transport);
   options.metrics?.agentTask(agent.name, agent.protocol);
   // With a questions room the agent may ask (docs/architecture.md, "Questions"); without one a question is a failure.
-  const call = { requestId: task.request_id, sessionKey: conversationKey(run.thread), correlationId: task.request_id, signal: run.context.signal, questions: options.questions !== undefined };
+  const call = { requestId: task.request_id, sessionKey: conversationKey(run.thread), correlationId: task.request_id, signal: run.context.signal, questions: options.questions !== undefined, ...askerCall(task) };
   // Live answers from an agent that streams: the stream is held while text flows (docs/architecture.md §2.5).
   const holdMs = options.live && agent.streams ? holdMsFor(agent.streamHoldMs, clock.now(), run.context.deadline, options.schedule.deadlineSeconds * 1000) : 0;
   if (holdMs <= 0 || !options.live) {
@@ -88,7 +89,7 @@ export async function sendTask(p: InvokerParts, run: TaskRun, ready: Ready, para
 }
 
 /** `execute_task` as a stream, its text shown as it comes, held until the hold's end, the answer's, or a Stop. */
-async function holdTaskStream(p: InvokerParts, run: TaskRun, ready: Ready, params: ExecuteTaskParams, how: { call: { requestId: string; sessionKey: string; correlationId: string; signal: AbortSignal | undefined }; holdMs: number }): Promise<{ end: HoldEnd; acceptedTraced: boolean }> {
+async function holdTaskStream(p: InvokerParts, run: TaskRun, ready: Ready, params: ExecuteTaskParams, how: { call: { requestId: string; sessionKey: string; correlationId: string; signal: AbortSignal | undefined; askerId?: string }; holdMs: number }): Promise<{ end: HoldEnd; acceptedTraced: boolean }> {
   const { options, clock, trace } = p;
   const { task, thread } = run;
   const { agent, target } = ready;
@@ -103,6 +104,7 @@ async function holdTaskStream(p: InvokerParts, run: TaskRun, ready: Ready, param
       if (before === 0) options.metrics?.answerLatency('first-text', agent.name, clock.now() - task.received_at);
       trace({ requestId: task.request_id, hop: 'streamed', at: clock.now(), detail: { chars: before + delta.length } });
     },
+    showSteps: (steps) => live.reply.showSteps(target, steps, slackCall),
     ...(options.work ? { stopped: () => options.work!.isStopped(task.request_id) } : {}),
     rules: { ...FLUSH_RULES, quietMs: agent.streamQuietMs },
     // Known from the first text on: a Stop cancels the task with it.

@@ -11,6 +11,7 @@ import { SLACK_CHUNK_LIMIT } from '../../slack/split-message';
 import type { ReplyMessage } from '../queues/replies-queue';
 import { threadOf, type SlackThread } from '../queues/slack-thread';
 import type { LiveIntent, LiveReplies, LiveReply } from '../stores/live-replies';
+import type { StepLineTexts } from './step-cards';
 
 /** What the live reply is given, and what its steps share (src/verification/live/live-reply.ts). */
 
@@ -28,8 +29,13 @@ export type LiveReplyOptions = {
   sessions?: boolean;
   /** For the leases of intents. */
   clock?: Clock;
-  /** GUARDRAIL: previews show only text the output guardrail released (src/verification/live/live-guard.ts); `blockedText` ends a blocked one. */
+  /**
+   * GUARDRAIL: previews show only text the output guardrail released (src/verification/live/live-guard.ts),
+   * `blockedText` ends a blocked one; the agent's step titles and details pass it too (step-cards.ts).
+   */
   guardrail?: { guardrail: Guardrail; blockedText: string };
+  /** The texts the steps fold to where the answer is no stream (messages/user-messages.ts). */
+  stepLine?: StepLineTexts;
 };
 
 
@@ -74,6 +80,11 @@ export const lapsed = (p: LiveParts, pending: LiveIntent) => pending.until <= p.
 export const isStart = (record: LiveReply) => record.mode === 'starting' || record.mode === 'status';
 /** The stream's one timeline step: the agent working on the answer. */
 export const workingTask = (p: LiveParts, status: LiveTask['status']): LiveTask => ({ id: 'answer', title: p.options.workingText, status });
+
+/** A message's text under the steps' line (an answer that is no stream: docs/architecture.md §2.5, "Steps"). */
+export function withStepsLine(line: string | undefined, text: string): string {
+  return line ? `${line}\n\n${text}` : text;
+}
 
 /** How the sign of life shows, for the trace. */
 export function shownAs(record: LiveReply | undefined): LiveReply['mode'] | 'session' {

@@ -1,6 +1,6 @@
 import type { SlackCallOptions } from '../../slack/slack-port';
 import type { LiveReply } from '../stores/live-replies';
-import { codeOf, intent, isStart, isUnknownOutcome, lapsed, LIVE_TEXT_LIMIT, safePrefix, type LiveParts, type LiveTarget } from './live-parts';
+import { codeOf, intent, isStart, isUnknownOutcome, lapsed, LIVE_TEXT_LIMIT, safePrefix, withStepsLine, type LiveParts, type LiveTarget } from './live-parts';
 import { guardPiece, withoutPreviews } from './live-guard';
 import { claimStart, holds, startLive } from './live-start';
 
@@ -58,7 +58,7 @@ export async function show(p: LiveParts, target: LiveTarget, before: number, del
     }
     try {
       if (record.mode === 'stream') await p.slack.appendStream({ channel: record.channel, ts: record.ts }, piece.safe, call);
-      else await p.slack.update({ channel: record.channel, ts: record.ts }, next.dirty ? text : `${text} …`, call);
+      else await p.slack.update({ channel: record.channel, ts: record.ts }, withStepsLine(record.stepsLine, next.dirty ? text : `${text} …`), call);
     } catch (error) {
       // No answer: it may be there. A refusal (an expired stream): previews end. Either way the final answer rewrites the message.
       p.log.warn('a preview of the answer did not reach Slack; the final answer will replace the message', { code: codeOf(error), mode: record.mode });

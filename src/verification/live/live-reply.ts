@@ -1,12 +1,13 @@
 import type { MessageBlock } from '../../slack/feedback-blocks';
 import type { AgentSessionStatus } from '../../slack/slack-assistant';
 import type { SlackCallOptions } from '../../slack/slack-port';
-import { endSession, finish } from './live-finish';
+import type { StepsShown } from '../../protocols/outcome';
+import { endSession, finish, type FinalSteps } from './live-finish';
 import { interim, sessionStatus } from './live-interim';
+import { showSteps } from './live-steps';
 import { livePartsOf, type LiveReplyOptions, type LiveTarget, type ReplyKind } from './live-parts';
 import { show } from './live-preview';
 import { signOfLife } from './sign-of-life';
-
 
 /**
  * Live answers (docs/architecture.md §2.5): a sign of life as soon as a task is picked up, and the
@@ -29,13 +30,14 @@ import { signOfLife } from './sign-of-life';
  *   rewrites the message whole.
  */
 export function createLiveReply(options: LiveReplyOptions) {
-  // Its steps, one file each: sign-of-life.ts and live-preview.ts (agent-invoker and async-result),
+  // Its steps, one file each: sign-of-life.ts, live-preview.ts and live-steps.ts (agent-invoker and async-result),
   // live-finish.ts (slack-poster); starting the message under its claim, live-start.ts.
   const p = livePartsOf(options);
   return {
     signOfLife: (target: LiveTarget, call: SlackCallOptions = {}, how: { title?: string } = {}) => signOfLife(p, target, call, how),
     show: (target: LiveTarget, before: number, delta: string, call: SlackCallOptions = {}) => show(p, target, before, delta, call),
-    finish: (requestId: string, text: string, kind: ReplyKind, call: SlackCallOptions & { blocks?: readonly MessageBlock[] } = {}) => finish(p, requestId, text, kind, call),
+    showSteps: (target: LiveTarget, steps: StepsShown, call: SlackCallOptions = {}) => showSteps(p, target, steps, call),
+    finish: (requestId: string, text: string, kind: ReplyKind, call: SlackCallOptions & { blocks?: readonly MessageBlock[]; steps?: FinalSteps } = {}) => finish(p, requestId, text, kind, call),
     endSession: (requestId: string, call: SlackCallOptions = {}) => endSession(p, requestId, call),
     // A question pauses the task (live-interim.ts): what was shown stays, the session is suspended and resumed.
     interim: (requestId: string, call: SlackCallOptions = {}) => interim(p, requestId, call),

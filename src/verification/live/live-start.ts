@@ -2,7 +2,11 @@ import type { SlackCallOptions } from '../../slack/slack-port';
 import { SlackApiError } from '../../slack/slack-api-error';
 import { replyThreadTs } from '../queues/slack-thread';
 import type { LiveReply } from '../stores/live-replies';
-import { codeOf, intent, isStart, isUnknownOutcome, lapsed, safePrefix, workingTask, type LiveParts, type LiveTarget, type StartClaim } from './live-parts';
+import { codeOf, intent, isStart, isUnknownOutcome, lapsed, safePrefix, withStepsLine, workingTask, type LiveParts, type LiveTarget, type StartClaim } from './live-parts';
+import type { StepCards } from './step-cards';
+
+/** The steps a live message starts with: the cards to send, their prints for the record, the line they fold to. */
+export type StartSteps = { cards: StepCards; prints: Record<string, string>; open: Record<string, string>; line: string };
 
 /**
  * Starting the live message under its claim (src/verification/live/live-reply.ts): the intent on
@@ -82,8 +86,10 @@ export async function recordStart(p: LiveParts, claim: StartClaim, started: Live
  * Starts a live message holding `text` (may be empty) under the claim: a stream, else a posted
  * message; records it. `guarded`: the characters of the answer taken in and what the output
  * guardrail keeps on the record, when `text` is what it released of them (live-guard.ts).
+ * `steps`: the agent's steps so far (live-steps.ts) — cards in a stream, their line above a
+ * posted message.
  */
-export async function startLive(p: LiveParts, target: LiveTarget, text: string, call: SlackCallOptions, claim: StartClaim, guarded?: { shown: number; fields: Partial<LiveReply> }): Promise<LiveReply> {
+export async function startLive(p: LiveParts, target: LiveTarget, text: string, call: SlackCallOptions, claim: StartClaim, guarded?: { shown: number; fields: Partial<LiveReply> }, steps?: StartSteps): Promise<LiveReply> {
   const threadTs = replyThreadTs(target);
   const shownText = safePrefix(text);
   const taken = guarded ? { shown: guarded.shown, ...guarded.fields } : { shown: shownText.raw.length };
@@ -91,11 +97,11 @@ export async function startLive(p: LiveParts, target: LiveTarget, text: string, 
   let started: LiveReply | undefined;
   try {
     const { ts } = await p.slack.startStream(
-      { channel: target.channel, threadTs, recipientUserId: target.user_id, recipientTeamId: target.team_id, task: workingTask(p, 'in_progress'), ...(shownText.raw ? { markdownText: shownText.safe } : {}), ...(target.persona ? { persona: target.persona } : {}) },
+      { channel: target.channel, threadTs, recipientUserId: target.user_id, recipientTeamId: target.team_id, task: workingTask(p, 'in_progress'), ...steps?.cards, ...(shownText.raw ? { markdownText: shownText.safe } : {}), ...(target.persona ? { persona: target.persona } : {}) },
       call,
     );
     // The text it shows is kept: a stream Slack stopped (a Stop, an expiry) can only be rewritten whole.
-    started = { mode: 'stream', channel: target.channel, ts, ...taken, ...(shownText.safe ? { text: shownText.safe } : {}) };
+    started = { mode: 'stream', channel: target.channel, ts, ...taken, ...(shownText.safe ? { text: shownText.safe } : {}), ...(steps ? { cards: steps.prints, openCards: steps.open } : {}) };
   } catch (error) {
     if (!(error instanceof SlackApiError)) throw error;
     // No answer, and the port found no stream it started (src/slack/web-api/live.ts): nobody knows its ts. No second one: the answer is posted when it is done.
@@ -106,9 +112,9 @@ export async function startLive(p: LiveParts, target: LiveTarget, text: string, 
   }
   if (!started) {
     try {
-      const body = shownText.raw ? `${shownText.safe} …` : p.options.placeholderText;
+      const body = withStepsLine(steps?.line, shownText.raw ? `${shownText.safe} …` : p.options.placeholderText);
       const { ts } = await p.slack.post({ channel: target.channel, threadTs, text: body, ...(target.persona ? { persona: target.persona } : {}) }, call);
-      started = { mode: 'update', channel: target.channel, ts, ...taken, text: shownText.safe };
+      started = { mode: 'update', channel: target.channel, ts, ...taken, text: shownText.safe, ...(steps?.line ? { stepsLine: steps.line } : {}) };
     } catch (error) {
       if (!(error instanceof SlackApiError)) throw error;
       p.log.warn(isUnknownOutcome(error) ? 'no answer to posting the live message; the answer comes when it is done' : 'Slack refused the live message too; the answer comes when it is done', { code: codeOf(error) });

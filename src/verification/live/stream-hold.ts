@@ -1,4 +1,4 @@
-import { failure, pending, type AgentOutcome, type AgentStreamStep, type PendingHandle } from '../../protocols/outcome';
+import { failure, pending, type AgentOutcome, type AgentStreamStep, type PendingHandle, type StepsShown } from '../../protocols/outcome';
 
 /**
  * Holding a task's stream (docs/architecture.md §2.5, "Across the zones"): agent-invoker and
@@ -51,6 +51,11 @@ export type HoldHow = {
   before: number;
   /** Shows `delta`, the agent's text from character `before` on (LiveReplyService.show). */
   show(before: number, delta: string): Promise<void>;
+  /**
+   * Shows the agent's steps (LiveReplyService.showSteps): called at once when they change, after
+   * the text before them is flushed — a step is not held back for words (docs/architecture.md §2.5, "Steps").
+   */
+  showSteps?(steps: StepsShown): Promise<void>;
   /** True once the user stopped the task. */
   stopped?: () => Promise<boolean>;
   /** The task's handle when the caller knows it already (a poll): a quiet stream can be let go before it names the task. */
@@ -138,6 +143,15 @@ export async function holdStream(open: (signal: AbortSignal) => AsyncIterable<Ag
     return lastFlush + (enough ? (flushes === 0 ? rules.firstGapMs : rules.minGapMs) : rules.maxGapMs);
   };
   const end = (outcome: AgentOutcome | undefined, quiet = false): HoldEnd => ({ outcome, received, handle, texted, heldMs: timer.now() - started, flushes, quiet });
+  const isNew = stepsChange();
+  // New steps: the text before them first, then the steps, at once. A step is the agent at work as
+  // text is: the quiet period counts from it too, so a task that shows steps is held.
+  const steps = async (shown: StepsShown | undefined) => {
+    if (!how.showSteps || !isNew(shown)) return;
+    lastText = timer.now();
+    await flush();
+    await how.showSteps(shown);
+  };
 
   try {
     for (;;) {
@@ -155,13 +169,7 @@ export async function holdStream(open: (signal: AbortSignal) => AsyncIterable<Ag
       }
       next ??= iterator.next();
       const wakeAt = Math.min(dueAt() ?? Infinity, how.stopped ? lastStopCheck + rules.stopCheckMs : Infinity, handle ? lastText + rules.quietMs : Infinity);
-      let result: IteratorResult<AgentStreamStep> | 'wake';
-      if (wakeAt === Infinity) result = await next;
-      else {
-        const sleep = timer.sleep(wakeAt - timer.now());
-        result = await Promise.race([next, sleep.done.then(() => 'wake' as const)]);
-        sleep.cancel();
-      }
+      const result = await nextOrWake(next, wakeAt, timer);
       if (result === 'wake') continue;
       next = undefined;
       if (result.done) {
@@ -173,17 +181,21 @@ export async function holdStream(open: (signal: AbortSignal) => AsyncIterable<Ag
       if (step.kind === 'text') {
         if (!handle && how.onHandle) await how.onHandle(step.handle);
         handle = step.handle;
+        if (step.text) {
+          buffer += step.text;
+          received += step.text.length;
+        }
+        await steps(step.steps);
         if (!step.text) continue;
         texted = true;
         lastText = timer.now();
-        buffer += step.text;
-        received += step.text.length;
         continue;
       }
       finished = true;
       if (step.kind === 'pending') {
         if (!handle && how.onHandle) await how.onHandle(step.handle);
         handle = step.handle;
+        await steps(step.steps);
       }
       // Polling may go on from the cursor: everything received is shown first. A success needs
       // no last append: the final answer rewrites the live message whole.
@@ -194,18 +206,42 @@ export async function holdStream(open: (signal: AbortSignal) => AsyncIterable<Ag
     // The hold's own work failed (recording the handle): the read is aborted below, and the task is tried again.
     return end(failure('failed', 'agent:stream-read', `the streamed read failed: ${(error as Error).message}`, true));
   } finally {
-    if (!finished) {
-      // Stopped (or the function's own error): abort the request, then let the read end.
-      own.abort(new Error('the hold ended'));
-      const closing = (async () => {
-        await next?.catch(() => undefined);
-        await iterator.return?.();
-      })().catch(() => undefined);
-      const grace = timer.sleep(1_000);
-      await Promise.race([closing, grace.done]);
-      grace.cancel();
-    }
+    // Stopped (or the function's own error): abort the request, then let the read end.
+    if (!finished) await abandonRead(own, iterator, next, timer);
   }
+}
+
+/** The read's next step, or `'wake'` once `wakeAt` comes first (Infinity: no timer). */
+async function nextOrWake(next: Promise<IteratorResult<AgentStreamStep>>, wakeAt: number, timer: HoldTimer): Promise<IteratorResult<AgentStreamStep> | 'wake'> {
+  if (wakeAt === Infinity) return next;
+  const sleep = timer.sleep(wakeAt - timer.now());
+  const result = await Promise.race([next, sleep.done.then(() => 'wake' as const)]);
+  sleep.cancel();
+  return result;
+}
+
+/** Remembers the steps last shown: true for steps other than those (docs/architecture.md §2.5, "Steps"). */
+function stepsChange(): (shown: StepsShown | undefined) => shown is StepsShown {
+  let seen = '';
+  return (shown): shown is StepsShown => {
+    if (!shown) return false;
+    const now = JSON.stringify(shown);
+    if (now === seen) return false;
+    seen = now;
+    return true;
+  };
+}
+
+/** Aborts a read the hold is done with, and gives it a second to end (its pending step, its `return`). */
+async function abandonRead(own: AbortController, iterator: AsyncIterator<AgentStreamStep>, next: Promise<IteratorResult<AgentStreamStep>> | undefined, timer: HoldTimer): Promise<void> {
+  own.abort(new Error('the hold ended'));
+  const closing = (async () => {
+    await next?.catch(() => undefined);
+    await iterator.return?.();
+  })().catch(() => undefined);
+  const grace = timer.sleep(1_000);
+  await Promise.race([closing, grace.done]);
+  grace.cancel();
 }
 
 /**

@@ -35,6 +35,15 @@ export const DEFAULT_USER_MESSAGES = {
   threadTrimmed: 'I read only the latest {kept} earlier messages of this thread.',
   threadPartial: "This thread is too long for me to read to its end; I answered from {kept} of its earlier messages, not the most recent ones.",
   filesSkipped: "I couldn't read {files}.",
+  /**
+   * The agent's steps folded to one line where the answer is not a stream (docs/architecture.md
+   * §2.5, "Steps"): one entry per step, joined by " · "; `{title}` is the step's. `stepHidden`
+   * stands in for a title the output guardrail blocks.
+   */
+  stepDone: '✓ {title}',
+  stepFailed: '✗ {title}',
+  stepWorking: '… {title}',
+  stepHidden: '(a step not shown)',
   /** Under what was shown when the user pressed Stop (docs/architecture.md §2.6). */
   stopped: '_Stopped._',
   /** Ephemeral, to someone who pressed Stop on another person's answer (not on STOP_ADMIN_USERS): nothing was stopped. */

@@ -4,6 +4,7 @@ import type { Delivery, DeliveryContext, DeliveryHandler } from '../../queue/que
 import { agentNamed } from '../routing/agent-directory';
 import { PollMessageSchema, QuestionExpirySchema, SessionCheckSchema, type PollMessage, type PollsQueueMessage } from '../queues/polls-queue';
 import { conversationKey } from '../queues/slack-thread';
+import { askerCall } from '../queues/asker';
 import { createSettlement } from '../settle/settle-outcome';
 import { consumeByKind, type QueueTable } from '../queues/queue-consumer';
 import { noTrace } from '../trace';
@@ -42,7 +43,7 @@ export function createAsyncResult(options: AsyncResultOptions): DeliveryHandler 
       log.info('the task was stopped; polling ends');
       return settlement.stopped(message, { log, agent: agent.name, reached: true, shown: message.streamed ?? 0 });
     }
-    const run: PollRun = { message, agent, log, context, call: { requestId: message.request_id, sessionKey: conversationKey(message), correlationId: message.request_id, signal: context.signal, questions: options.questions !== undefined } };
+    const run: PollRun = { message, agent, log, context, call: { requestId: message.request_id, sessionKey: conversationKey(message), correlationId: message.request_id, signal: context.signal, questions: options.questions !== undefined, ...askerCall(message) } };
     const started = clock.now();
     const look = await lookAtTask(p, run);
     if (look.kind === 'stopped') {

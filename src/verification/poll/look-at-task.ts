@@ -30,6 +30,8 @@ export async function lookAtTask(p: PollerParts, run: PollRun): Promise<Look> {
   }
   const polled: AgentOutcome = await agent.poll(message.handle, run.call);
   const partial = polled.kind === 'pending' ? (polled.partial ?? '') : '';
+  // The steps the poll found (no stream between polls): shown once, as the record counts them.
+  if (polled.kind === 'pending' && polled.steps && options.live) await options.live.reply.showSteps(targetOf(p, run), polled.steps, slackCallOf(run));
   // A task that streams: show what it produced since the last poll.
   if (partial && options.live) {
     await options.live.reply.show(targetOf(p, run), streamedBefore, partial, slackCallOf(run));
@@ -66,6 +68,7 @@ function heldStream(p: PollerParts, run: PollRun): (handle: PendingHandle, befor
         if (from === 0) options.metrics?.answerLatency('first-text', agent.name, clock.now() - message.received_at);
         trace({ requestId: message.request_id, hop: 'streamed', at: clock.now(), detail: { chars: from + delta.length } });
       },
+      showSteps: (steps) => options.live!.reply.showSteps(targetOf(p, run), steps, slackCallOf(run)),
       ...(options.work ? { stopped: () => options.work!.isStopped(message.request_id) } : {}),
       rules: { ...FLUSH_RULES, quietMs: agent.streamQuietMs },
       ...(signal ? { signal } : {}),

@@ -21,6 +21,7 @@ export type PollRun = {
   log: Log;
   context: DeliveryContext;
   /** The conversation's session: the one that runs the task (agent-invoker started it there). */
-  call: { requestId: string; sessionKey: string; correlationId: string; signal: AbortSignal | undefined; /** With a questions room: the agent may ask. */ questions: boolean };
+  /** `questions`: with a questions room the agent may ask; `askerId`: who is asking, on every call (docs/contract.md, "Who is asking"). */
+  call: { requestId: string; sessionKey: string; correlationId: string; signal: AbortSignal | undefined; questions: boolean; askerId?: string };
 };
 

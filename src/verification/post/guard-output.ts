@@ -1,4 +1,5 @@
 import type { Guardrail } from '../../guardrail/guardrail';
+import { guardedOutput } from '../../guardrail/guarded-output';
 import type { ReplyMessage } from '../queues/replies-queue';
 
 /**
@@ -10,6 +11,6 @@ import type { ReplyMessage } from '../queues/replies-queue';
  */
 export async function guardedReplyText(guardrail: Guardrail, message: ReplyMessage, blockedText: string, call: { signal?: AbortSignal; remainingMs?: number }): Promise<string> {
   if (message.kind !== 'answer') return message.text;
-  const checked = await guardrail.check(message.text, 'output', call);
-  return checked.action === 'blocked' ? blockedText : checked.text;
+  return (await guardedOutput(guardrail, message.text, call)) ?? blockedText;
 }
+

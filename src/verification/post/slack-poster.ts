@@ -14,6 +14,8 @@ import type { ThreadWork } from '../stores/thread-work';
 import { feedbackBlocks } from '../../slack/feedback-blocks';
 import { conversationOf, replyThreadTs, threadOf } from '../queues/slack-thread';
 import type { LiveReplyService } from '../live/live-reply';
+import { withStepsLine } from '../live/live-parts';
+import { finalCards, stepsOfReply, type StepLineTexts } from '../live/step-cards';
 import type { BotThreads } from '../stores/bot-threads';
 import type { ClaimStore } from '../stores/claim-store';
 import { noTrace, type Tracer } from '../trace';
@@ -78,7 +80,9 @@ export type SlackPosterOptions = {
   files?: { uploader: FileUploader; outgoing: OutgoingFiles };
   /** Longest message posted, in UTF-16 code units. @default SLACK_CHUNK_LIMIT */
   chunkLimit?: number;
-  /** GUARDRAIL: a final answer is checked before Slack shows it (guard-output.ts); `blockedText` stands in for one it blocks. */
+  /** The texts the agent's steps fold to where the answer is no stream (live/step-cards.ts). */
+  stepLine?: StepLineTexts;
+  /** GUARDRAIL: a final answer (and its steps) is checked before Slack shows it (guard-output.ts); `blockedText` stands in for one it blocks. */
   guardrail?: { guardrail: Guardrail; blockedText: string };
   /** Questions to a person (docs/architecture.md, "Questions"): posted with their buttons, closed with who answered what. */
   questions?: { slack: QuestionSlack; pauses: Pauses };
@@ -159,7 +163,10 @@ async function postReply(p: PosterParts, message: ReplyMessage, delivery: Delive
   const guard = p.options.guardrail;
   const remaining = context.deadline === undefined ? {} : { remainingMs: context.deadline - p.clock.now() };
   const text = guard ? await guardedReplyText(guard.guardrail, message, guard.blockedText, { ...(context.signal ? { signal: context.signal } : {}), ...remaining }) : message.text;
-  const chunks = splitForSlack(toSafeMrkdwn(text), p.limit);
+  // The agent's steps (docs/architecture.md §2.5, "Steps"): the live stream's cards end with them; elsewhere they fold to a line above the answer.
+  const steps = message.kind === 'answer' && message.steps?.steps.length ? await finalCards(guard?.guardrail, stepsOfReply(message.steps), p.options.stepLine, { ...(context.signal ? { signal: context.signal } : {}), ...remaining }) : undefined;
+  const line = steps?.line ? toSafeMrkdwn(steps.line) : '';
+  const chunks = splitForSlack(toSafeMrkdwn(text), p.limit - (line ? line.length + 2 : 0));
   const target: PostTarget = { channel: message.channel, threadTs: replyThreadTs(message), ...personaOf(message) };
   if (chunks.length === 0) {
     // Slack refuses a message with no visible text; retrying would not change that. The
@@ -182,12 +189,12 @@ async function postReply(p: PosterParts, message: ReplyMessage, delivery: Delive
     // The feedback buttons go under the last message of an answer (docs/architecture.md §2.6, "Feedback").
     const blocks = p.options.feedbackButtons && message.kind === 'answer' && index === chunks.length - 1 ? feedbackBlocks({ requestId: message.request_id, ...(message.agent ? { agent: message.agent } : {}) }) : undefined;
     // The Stop's note has claims of its own: it never takes (or is taken by) a chunk of the answer.
-    const piece: Piece = { key: `${message.kind === 'stopped' ? 'stop-note' : 'reply'}#${message.request_id}#${index}`, marker: { requestId: message.request_id, chunk: index }, text, label: `chunk ${index}`, ...(blocks ? { blocks } : {}) };
+    const piece: Piece = { key: `${message.kind === 'stopped' ? 'stop-note' : 'reply'}#${message.request_id}#${index}`, marker: { requestId: message.request_id, chunk: index }, text: index === 0 ? withStepsLine(line, text) : text, label: `chunk ${index}`, ...(blocks ? { blocks } : {}) };
     try {
       // The first chunk of a task whose answer was shown live goes into that message (it replaces
       // the previews, exactly once: finishing again rewrites it the same).
       const live = index === 0 && p.options.live ? p.options.live : undefined;
-      const result = await postPiece({ claims: p.options.claims, slack: p.slack, ttlSeconds: p.ttlSeconds }, target, piece, context, log, live && (() => live.finish(message.request_id, text, message.kind, { ...context, ...(blocks ? { blocks } : {}) })));
+      const result = await postPiece({ claims: p.options.claims, slack: p.slack, ttlSeconds: p.ttlSeconds }, target, piece, context, log, live && (() => live.finish(message.request_id, text, message.kind, { ...context, ...(blocks ? { blocks } : {}), ...(steps ? { steps: { cards: steps.cards, line } } : {}) })));
       if (result.posted) posted += 1;
       else alreadyOut.push(result.ts);
     } catch (error) {

@@ -25,6 +25,17 @@ export const ReplyMessageSchema = z.extend(SlackThreadSchema, {
    * refused with their reason; slack-poster shares them after the text.
    */
   files: z.optional(z.object({ count: z.number().check(z.int(), z.minimum(0)), refused: z.optional(z.array(z.object({ name: z.string(), reason: z.string() }))) })),
+  /**
+   * The steps the answer's task ended with (docs/contract.md, "Steps"), within Slack's limits
+   * (live/step-cards.ts, `queuedSteps`): slack-poster ends the live message's task cards with them,
+   * or folds them to a line.
+   */
+  steps: z.optional(
+    z.object({
+      steps: z.array(z.object({ id: z.string(), title: z.string(), status: z.enum(['pending', 'in_progress', 'complete', 'error']), details: z.optional(z.string()), sources: z.optional(z.array(z.object({ url: z.string(), title: z.optional(z.string()) }))) })),
+      plan_title: z.optional(z.string()),
+    }),
+  ),
 });
 export type ReplyMessage = z.infer<typeof ReplyMessageSchema>;
 

@@ -18,6 +18,8 @@ export const TaskMessageSchema = z.extend(SlackThreadSchema, {
   /** Epoch ms when slack-events accepted the event. */
   received_at: z.number(),
   files: z.optional(z.array(TaskFileSchema).check(z.maxLength(MAX_TASK_FILES))),
+  /** The asker's Enterprise Grid organisation, when Slack gave one (docs/contract.md, "Who is asking"). */
+  enterprise_id: z.optional(z.string()),
   /** The bot's user id, when the event named it: the invoker tells the bot's own replies by it. */
   bot_user_id: z.optional(z.string()),
   /** A thread reply without a mention, taken because the bot answered in that thread before. */

@@ -20,6 +20,7 @@ import { handOverFiles, textWithFiles } from '../files-out/hand-over-files';
 import type { OutgoingFiles } from '../files-out/outgoing-files';
 import { DEFAULT_MAX_TASK_TOKENS, type Usage } from '../../contract';
 import { chargedUsage } from './task-charge';
+import { queuedSteps } from '../live/step-cards';
 
 /** Characters the agent was sent: what the invoker counted, else the task's own text. */
 function inputCharsOf(task: SettledTask): number {
@@ -94,7 +95,7 @@ export function createSettlement(options: SettlementOptions): Settlement {
   const { trace, clock } = options;
   const maxTaskTokens = options.maxTaskTokens ?? DEFAULT_MAX_TASK_TOKENS;
 
-  async function reply(task: SettledTask, kind: ReplyMessage['kind'], text: string, files?: ReplyMessage['files']): Promise<void> {
+  async function reply(task: SettledTask, kind: ReplyMessage['kind'], text: string, files?: ReplyMessage['files'], steps?: ReplyMessage['steps']): Promise<void> {
     const agent = task.agent ?? options.agent?.name;
     // The answer goes out under the agent's own name and icon, when it has them.
     const persona = agent !== undefined ? options.agents?.persona(agent) : undefined;
@@ -107,6 +108,7 @@ export function createSettlement(options: SettlementOptions): Settlement {
       ...(agent !== undefined ? { agent } : {}),
       ...(persona ? { persona: { ...(persona.username ? { username: persona.username } : {}), ...(persona.iconEmoji ? { icon_emoji: persona.iconEmoji } : {}) } } : {}),
       ...(files ? { files } : {}),
+      ...(steps ? { steps } : {}),
     });
     trace({ requestId: task.request_id, hop: 'reply-queued', at: clock.now(), detail: { kind, ...(files?.count ? { files: files.count } : {}) } });
   }
@@ -150,7 +152,7 @@ export function createSettlement(options: SettlementOptions): Settlement {
         how.log.info('task answered', { ...how.details, ...usageField });
         const files = await handOverFiles(options.outgoingFiles, task.request_id, outcome);
         const answer = answerReply(textWithFiles(outcome.text, outcome.files), options.messages);
-        await reply(task, answer.kind, answer.kind === 'answer' ? withNotes(answer.text, how.notes) : answer.text, files);
+        await reply(task, answer.kind, answer.kind === 'answer' ? withNotes(answer.text, how.notes) : answer.text, files, outcome.steps && queuedSteps(outcome.steps));
         return settled('answered');
       }
       how.log.warn('task failed', { category: outcome.category, code: outcome.code, error_message: outcome.message, ...how.details });

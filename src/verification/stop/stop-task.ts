@@ -6,6 +6,7 @@ import type { SlackAssistant } from '../../slack/slack-assistant';
 import type { StopMessage } from '../queues/tasks-queue';
 import { agentNamed, type AgentDirectory } from '../routing/agent-directory';
 import { conversationKey, replyThreadTs, threadOf } from '../queues/slack-thread';
+import { askerCall } from '../queues/asker';
 import { type ReplyMessage } from '../queues/replies-queue';
 import type { ThreadWork } from '../stores/thread-work';
 import { noTrace } from '../trace';
@@ -84,7 +85,7 @@ export function createStopTask(options: StopTaskOptions) {
     const agent = agentNamed(options, task.agent);
     if (task.handle && !agent) log.warn('the task was accepted by an execution agent that is no longer configured; it is not cancelled', { request_id: task.request_id, agent: task.agent });
     if (task.handle && agent) {
-      const { failure, usage } = await agent.cancel(task.handle, { requestId: task.request_id, sessionKey: conversationKey(task.thread), correlationId: task.request_id, ...(call.signal ? { signal: call.signal } : {}) });
+      const { failure, usage } = await agent.cancel(task.handle, { requestId: task.request_id, sessionKey: conversationKey(task.thread), correlationId: task.request_id, ...(call.signal ? { signal: call.signal } : {}), ...askerCall({ team_id: task.thread.team_id, user_id: task.user_id }) });
       // What the task used until the Stop: its settlement charges it rather than an estimate.
       if (usage) await options.work.cancelReported(task.request_id, usage);
       if (failure) log.warn('cancel_task failed after a Stop; the execution zone will expire the task', { request_id: task.request_id, code: failure.kind === 'failure' ? failure.code : undefined });

@@ -51,6 +51,17 @@ export type LiveReply = {
   pending?: LiveIntent;
   /** The output guardrail's stream, when there is one (src/verification/live/live-guard.ts). */
   mask?: LiveMask;
+  /**
+   * The agent's steps shown as task cards (docs/architecture.md §2.5, "Steps"): per step id what
+   * its card last showed (a short print of its status, title and details; `#plan`: the plan's
+   * title). A step is sent again only when that changes, so a redelivered poll or a second hold
+   * never sends a card twice. Written with the intent, as a text piece is.
+   */
+  cards?: Record<string, string>;
+  /** The cards last shown pending or in progress, id → title: a task that fails ends them as errors. */
+  openCards?: Record<string, string>;
+  /** Mode `update`: the steps folded to one line, shown above the text (each update keeps it). */
+  stepsLine?: string;
 };
 
 /**

@@ -51,5 +51,5 @@ export class MemoryLiveReplies implements LiveReplies {
 }
 
 function copy(reply: LiveReply): LiveReply {
-  return { ...reply, ...(reply.pending ? { pending: { ...reply.pending } } : {}) };
+  return { ...reply, ...(reply.pending ? { pending: { ...reply.pending } } : {}), ...(reply.cards ? { cards: { ...reply.cards } } : {}), ...(reply.openCards ? { openCards: { ...reply.openCards } } : {}) };
 }

@@ -64,6 +64,16 @@ describe.each(stores)('%s', (_name, makeStore) => {
     expect(await store.advance(id, 4, stream(8), 3600)).toBe(true);
   });
 
+  it('keeps what each task card shows through an intent and its settling (a card change claims the record as a piece of text does)', async () => {
+    const id = requestId();
+    await store.create(id, stream(3), 3600);
+    // A card change leaves `shown` where it is: the intent is what holds the record.
+    expect(await store.advance(id, 3, stream(3, { cards: { s1: 'print-a' }, pending: intent('a', 3) }), 3600)).toBe(true);
+    expect(await store.advance(id, 3, stream(3, { cards: { s1: 'print-b' }, pending: intent('b', 3) }), 3600)).toBe(false);
+    expect(await store.settle(id, 'a', stream(3, { cards: { s1: 'print-a', '#plan': 'Plan' } }), 3600)).toBe(true);
+    expect(await store.get(id)).toEqual(stream(3, { cards: { s1: 'print-a', '#plan': 'Plan' } }));
+  });
+
   it('settle can hand an intent over (a lapsed one taken over): the old token cannot settle it after', async () => {
     const id = requestId();
     await store.create(id, stream(0, { pending: intent('dead', 0) }), 3600);
