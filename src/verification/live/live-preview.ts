@@ -1,8 +1,8 @@
 import type { SlackCallOptions } from '../../slack/slack-port';
 import type { LiveReply } from '../stores/live-replies';
-import { codeOf, intent, isStart, isUnknownOutcome, lapsed, LIVE_TEXT_LIMIT, safePrefix, withStepsLine, type LiveParts, type LiveTarget } from './live-parts';
+import { codeOf, intent, isStart, isUnknownOutcome, LIVE_TEXT_LIMIT, safePrefix, withStepsLine, type LiveParts, type LiveTarget } from './live-parts';
 import { guardPiece, withoutPreviews } from './live-guard';
-import { claimStart, holds, startLive } from './live-start';
+import { changeable, claimStart, holds, startLive } from './live-start';
 
 /**
  * Shows `delta`, the agent's text from character `before` on. Applies only what is not shown
@@ -23,13 +23,8 @@ export async function show(p: LiveParts, target: LiveTarget, before: number, del
       if (claim) await startLive(p, target, guarded.show, call, claim, { shown: delta.length, fields: guarded.fields });
       return;
     }
-    if (record.mode === 'none' || record.dirty) return;
-    const { pending, ...base } = record;
-    if (pending) {
-      // Another step is showing its piece; past its lease its writer is gone, and the piece may or may not be out.
-      if (lapsed(p, pending)) await p.store.settle(requestId, pending.token, { ...base, dirty: true }, p.ttl);
-      return;
-    }
+    const base = await changeable(p, requestId, record);
+    if (!base) return;
     const end = before + delta.length;
     // Already shown (a redelivered poll), or a gap an earlier step left: the final answer fills it.
     if (record.shown >= end || record.shown < before) return;

@@ -29,6 +29,20 @@ export async function holds(p: LiveParts, requestId: string, token: string, writ
 }
 
 /**
+ * A started live message a preview or a card may change now: undefined when there is none to
+ * change (no message, or a dirty one the final answer rewrites) or another step is changing it —
+ * past its lease that writer is gone and its change may or may not be out, so the message is
+ * marked dirty. Resolves with the record as it is, without an intent.
+ */
+export async function changeable(p: LiveParts, requestId: string, record: LiveReply): Promise<LiveReply | undefined> {
+  if (record.mode === 'none' || record.dirty) return undefined;
+  const { pending, ...base } = record;
+  if (!pending) return base;
+  if (lapsed(p, pending)) await p.store.settle(requestId, pending.token, { ...base, dirty: true }, p.ttl);
+  return undefined;
+}
+
+/**
  * Claims starting the live message (or the sign of life): on no record, a new `starting` one; on
  * a `status` one (the sign of life showed no message yet), an intent on it; on a start whose
  * writer's lease is over, the intent taken over. Undefined when another writer holds it, or a

@@ -2,8 +2,8 @@ import type { StepsShown } from '../../protocols/outcome';
 import type { SlackCallOptions } from '../../slack/slack-port';
 import { toSafeMrkdwn } from '../../slack/safe-mrkdwn';
 import type { LiveReply } from '../stores/live-replies';
-import { codeOf, intent, isStart, isUnknownOutcome, lapsed, withStepsLine, type LiveParts, type LiveTarget } from './live-parts';
-import { claimStart, holds, startLive } from './live-start';
+import { codeOf, intent, isStart, isUnknownOutcome, withStepsLine, type LiveParts, type LiveTarget } from './live-parts';
+import { changeable, claimStart, holds, startLive } from './live-start';
 import { anyCards, cardsOf, changedCards, guardedCards, openCards, stepLineTexts, stepsLine } from './step-cards';
 
 /**
@@ -34,13 +34,8 @@ export async function showSteps(p: LiveParts, target: LiveTarget, shown: StepsSh
       if (claim) await startLive(p, target, '', call, claim, undefined, { cards, prints: changedCards(cards).prints, open: openCards(cards), line });
       return;
     }
-    if (record.mode === 'none' || record.dirty) return;
-    const { pending, ...base } = record;
-    if (pending) {
-      // Another step is changing the message; past its lease its writer is gone.
-      if (lapsed(p, pending)) await p.store.settle(requestId, pending.token, { ...base, dirty: true }, p.ttl);
-      return;
-    }
+    const base = await changeable(p, requestId, record);
+    if (!base) return;
     const { changed, prints } = changedCards(cards, record.cards);
     if (!anyCards(changed)) return;
     const next: LiveReply = { ...record, cards: prints, openCards: openCards(cards), ...(record.mode === 'update' ? { stepsLine: line } : {}) };
