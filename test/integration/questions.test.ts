@@ -153,6 +153,38 @@ describe.each(['in-process', 'https', 'agentcore'])('a question to a person over
     expect(threadTexts(slack, asked.ts).filter((text) => text.includes('\nanswer:'))).toHaveLength(1);
   });
 
+  it('a second question in one task: round 2 is posted, answered and resumed once; round 1’s closed buttons answer nothing', async () => {
+    const calls = countCalls(stack.runtime!);
+    const channel = 'C0ASK5';
+    const first = await ask(stack, slack, channel, 'two steps #ask=First?#ask=Second?');
+    expect(slack.messageText(first.questionTs)).toContain('First?');
+    expect(await click(stack, first, channel, 'Approve', ALICE)).toBe(200);
+    const secondPost = await eventually(() => slack.posts.find((post) => post.thread_ts === first.ts && post.ts !== first.questionTs && questionButtons(slack.messageBlocks(post.ts))), 15_000);
+    expect(slack.messageText(secondPost.ts)).toContain('Second?');
+    const second: Asked = { ...first, questionTs: secondPost.ts, buttons: questionButtons(slack.messageBlocks(secondPost.ts))! };
+    await quiet(stack);
+    expect(calls.resumes).toHaveLength(1);
+
+    // Round 1's Reject, clicked while round 2 waits (a stale button): it answers neither round.
+    expect(await click(stack, first, channel, 'Reject', ALICE)).toBe(200);
+    await eventually(() => slack.ephemerals.find((ephemeral) => ephemeral.user === ALICE && ephemeral.text === DEFAULT_USER_MESSAGES.questionClosed), 10_000);
+    await quiet(stack);
+    expect(calls.resumes).toHaveLength(1);
+    expect(questionButtons(slack.messageBlocks(second.questionTs))).toBeDefined();
+
+    expect(await click(stack, second, channel, 'Reject', ALICE)).toBe(200);
+    const answer = await eventually(() => threadTexts(slack, first.ts).find((text) => text.includes('\nanswer: Approve') && text.includes('\nanswer: Reject')), 15_000);
+    expect(answer).toContain(`\nanswer: Approve (by slack:${TEAM}:${ALICE})\nanswer: Reject (by slack:${TEAM}:${ALICE})`);
+    await quiet(stack);
+    // One task, asked twice and resumed twice — once a round.
+    expect(calls.executes).toHaveLength(1);
+    expect(calls.resumes).toHaveLength(2);
+    expect(new Set(calls.resumes).size).toBe(1);
+    expect(threadTexts(slack, first.ts).filter((text) => text.includes('\nanswer:'))).toHaveLength(1);
+    expect(JSON.stringify(slack.messageBlocks(first.questionTs))).toContain(`*Approve* — answered by <@${ALICE}>`);
+    expect(JSON.stringify(slack.messageBlocks(second.questionTs))).toContain(`*Reject* — answered by <@${ALICE}>`);
+  });
+
   it('Stop while the question waits cancels the task, closes the question and leaves the session', async () => {
     const calls = countCalls(stack.runtime!);
     const channel = 'C0ASK3';

@@ -20,7 +20,8 @@ import { InputRequired } from './input-required';
  *                  each in_progress then complete, `#sleep`'s delay (or 50 ms) apart
  *   `#ask=<question>` pause on that question (the text up to the next ` #` or the end), with the
  *                  options Approve and Reject (docs/contract.md, "Questions"); resumed, it answers
- *                  `echo: … \nanswer: <label> (by <who>)`
+ *                  `echo: … \nanswer: <label> (by <who>)`; several (`#ask=First?#ask=Second?`)
+ *                  ask in turn, one round each, and answer one `answer:` line each, in order
  * and show what context it was given, on lines after the echo, in this order:
  *   `#context`     adds `context: <n> turns (<roles>)`: the thread messages it received
  *                  (`params.messages`), roles in order as received, joined by ", " — e.g.
@@ -163,19 +164,23 @@ async function showSteps(text: string, context: ExecutorContext, delayMs: number
 }
 
 /**
- * `#ask=<question>`: the line naming the answer once answered; before that, the task pauses on
- * the question (InputRequired) with Approve and Reject, or a free-text field with `#ask-text=`.
+ * `#ask=<question>`: the lines naming the answers once answered; before that, the task pauses on
+ * the first question not yet answered (InputRequired) with Approve and Reject, or a free-text field
+ * with `#ask-text=`. Each `#ask` is its own round: the first is `echo-ask`, the n-th `echo-ask-<n>`.
  */
 function askedAnswer(text: string, context: ExecutorContext): string | undefined {
-  const directive = /#ask(-text)?=([^#]+)/.exec(text);
-  if (!directive) return undefined;
-  const answer = context.answers?.find((given) => given.question_id === ECHO_QUESTION_ID);
-  if (!answer) {
-    const question = directive[2]!.trim() || 'Go ahead?';
-    throw new InputRequired(
-      directive[1] ? { id: ECHO_QUESTION_ID, text: question, free_text: { label: 'Your answer' } } : { id: ECHO_QUESTION_ID, text: question, options: ECHO_OPTIONS },
-    );
+  const directives = [...text.matchAll(/#ask(-text)?=([^#]+)/g)];
+  if (directives.length === 0) return undefined;
+  const lines: string[] = [];
+  for (const [index, directive] of directives.entries()) {
+    const id = index === 0 ? ECHO_QUESTION_ID : `${ECHO_QUESTION_ID}-${index + 1}`;
+    const answer = context.answers?.find((given) => given.question_id === id);
+    if (!answer) {
+      const question = directive[2]!.trim() || 'Go ahead?';
+      throw new InputRequired(directive[1] ? { id, text: question, free_text: { label: 'Your answer' } } : { id, text: question, options: ECHO_OPTIONS });
+    }
+    const chosen = ECHO_OPTIONS.find((option) => option.value === answer.value)?.label ?? answer.text ?? answer.value;
+    lines.push(`answer: ${chosen}${answer.answered_by ? ` (by ${answer.answered_by.id})` : ''}`);
   }
-  const chosen = ECHO_OPTIONS.find((option) => option.value === answer.value)?.label ?? answer.text ?? answer.value;
-  return `answer: ${chosen}${answer.answered_by ? ` (by ${answer.answered_by.id})` : ''}`;
+  return lines.join('\n');
 }
