@@ -6,7 +6,8 @@ import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-mess
 import { FAKE_BOT_USER_ID, slackAppEnv, startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
 import { eventually } from '../support/http';
 import { capturingLog, questionButtons, type QuestionButton } from '../support/slack-surface';
-import { startSdkA2aAgent, type A2aTestAgent } from '../support/a2a-agents';
+import { SIGN_IN_URL, startSdkA2aAgent, type A2aTestAgent } from '../support/a2a-agents';
+import { SIGNED_IN_TEXT } from '../../src/verification/questions/answer-rules';
 
 /**
  * A question to a person (docs/architecture.md, "Questions"), through the local stack with the
@@ -333,6 +334,29 @@ describe.each(['1.0', '0.3'])('a question from an A2A %s agent (@a2a-js/sdk, inp
     expect(typeof sent[1]!.message!.taskId).toBe('string');
     // Each dialect on its own wire: 0.3's methods are `message/send`, `message/stream`; 1.0's `SendMessage`, `SendStreamingMessage`.
     expect(agent.requests.every((request) => String(request.body.method).startsWith('message/') === (dialect === '0.3'))).toBe(true);
+    expect(questionButtons(slack.messageBlocks(asked.questionTs))).toBeUndefined();
+  });
+
+  it('auth-required: the sign-in link goes to the asker alone, and "I have signed in" resumes the same task', async () => {
+    const channel = 'C0ASK8';
+    const before = agent.requests.length;
+    const asked = await ask(stack, slack, channel, 'the report #signin');
+    expect(Object.keys(asked.buttons)).toEqual([DEFAULT_USER_MESSAGES.questionSignedIn]);
+    const link = await eventually(() => slack.ephemerals.find((ephemeral) => ephemeral.text.includes(SIGN_IN_URL)), 10_000);
+    expect(link.user).toBe(ALICE);
+    // Nothing anyone else can read carries the link: not the question, not the thread.
+    expect(slack.ephemerals.filter((ephemeral) => ephemeral.text.includes(SIGN_IN_URL)).map((ephemeral) => ephemeral.user)).toEqual([ALICE]);
+    expect(threadTexts(slack, asked.ts).filter((text) => text.includes(SIGN_IN_URL))).toEqual([]);
+    expect(JSON.stringify(slack.messageBlocks(asked.questionTs))).not.toContain(SIGN_IN_URL);
+
+    expect(await click(stack, asked, channel, DEFAULT_USER_MESSAGES.questionSignedIn, ALICE)).toBe(200);
+    const answer = await eventually(() => threadTexts(slack, asked.ts).find((text) => text.includes('a2a confirmed')), 15_000);
+    expect(answer).toContain(`a2a confirmed: ${SIGNED_IN_TEXT}`);
+    // The same task at the agent: the second message carries the first one's task id.
+    const sent = agent.requests.slice(before).map((request) => request.body.params as { message?: { taskId?: string } } | undefined).filter((params) => params?.message);
+    expect(sent).toHaveLength(2);
+    expect(sent[0]!.message!.taskId).toBeUndefined();
+    expect(link.text).toContain(`task=${sent[1]!.message!.taskId}`);
     expect(questionButtons(slack.messageBlocks(asked.questionTs))).toBeUndefined();
   });
 });
