@@ -86,3 +86,30 @@ describe('EchoExecutor: context and attachments', () => {
     }
   });
 });
+
+describe('EchoExecutor: #ask with #stream', () => {
+  const streamed = (answers?: Array<{ question_id: string; value: string }>) => {
+    const texts: string[] = [];
+    const run = new EchoExecutor().execute({ text: 'look #stream=1 #ask=Go on?' }, { ...context(), onText: (text: string) => texts.push(text), ...(answers ? { answers } : {}) });
+    return { texts, run };
+  };
+
+  it('streams its echo before it asks, and, resumed, answers only what follows it', async () => {
+    const asking = streamed();
+    await expect(asking.run).rejects.toMatchObject({ name: 'InputRequired', question: { id: 'echo-ask', text: 'Go on?' } });
+    expect(asking.texts.join('')).toBe('echo: look #stream=1 #ask=Go on?');
+
+    const resumed = streamed([{ question_id: 'echo-ask', value: 'approve' }]);
+    expect(await resumed.run).toMatchObject({ response_text: 'answer: Approve' });
+    expect(resumed.texts).toEqual(['answer: Approve']);
+  });
+
+  it('asks several questions in turn, one answer line each', async () => {
+    const executor = new EchoExecutor();
+    const params = { text: 'two #ask=First?#ask=Second?' };
+    await expect(executor.execute(params, context())).rejects.toMatchObject({ question: { id: 'echo-ask', text: 'First?' } });
+    await expect(executor.execute(params, { ...context(), answers: [{ question_id: 'echo-ask', value: 'approve' }] })).rejects.toMatchObject({ question: { id: 'echo-ask-2', text: 'Second?' } });
+    const done = await executor.execute(params, { ...context(), answers: [{ question_id: 'echo-ask', value: 'approve' }, { question_id: 'echo-ask-2', value: 'reject' }] });
+    expect(done.response_text).toBe('echo: two #ask=First?#ask=Second?\nanswer: Approve\nanswer: Reject');
+  });
+});

@@ -210,6 +210,12 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined
   }
 }
 
+/** A Slack interactivity payload (a click, a form) as API Gateway hands it to slack-events: signed, form-encoded. */
+export function interactionEvent(payload: Record<string, unknown>): APIGatewayProxyEvent {
+  const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+  return apiGatewayEvent(body, { ...slackSignatureHeaders(SECRET, body), 'content-type': 'application/x-www-form-urlencoded' });
+}
+
 export function apiGatewayEvent(body: string, headers: Record<string, string>): APIGatewayProxyEvent {
   return { body, headers, isBase64Encoded: false, httpMethod: 'POST', path: '/slack/events' } as unknown as APIGatewayProxyEvent;
 }
@@ -259,7 +265,7 @@ export class SqsReplay {
 
   /**
    * Delivers what is visible now, one batch per queue; returns how many records were delivered.
-   * Each consumer gets its deployed Lambda timeout, or `timeoutMs`.
+   * Each consumer gets its deployed Lambda timeout, or `timeoutMs`; a consumer killed at it fails its whole batch.
    */
   async deliverVisible(options: { timeoutMs?: number } = {}): Promise<number> {
     this.pickUp();
@@ -270,7 +276,10 @@ export class SqsReplay {
       if (batch.length === 0) continue;
       for (const message of batch) message.receiveCount += 1;
       const handler = this.pipeline.handlers[CONSUMERS[queue]];
-      const result = await handler(sqsEvent(batch), lambdaContext(options.timeoutMs ?? FUNCTION_TIMEOUT_SECONDS[QUEUE_SETTINGS[queue].consumer] * 1000, CONSUMERS[queue]));
+      const result = await handler(sqsEvent(batch), lambdaContext(options.timeoutMs ?? FUNCTION_TIMEOUT_SECONDS[QUEUE_SETTINGS[queue].consumer] * 1000, CONSUMERS[queue])).catch(
+        // Killed at its deadline (middy's TimeoutError) or crashed: Lambda gives the whole batch back to the queue.
+        (): SQSBatchResponse => ({ batchItemFailures: batch.map((message) => ({ itemIdentifier: message.id })) }),
+      );
       const failed = new Set(result.batchItemFailures.map((failure) => failure.itemIdentifier));
       for (const message of batch) {
         this.deliveries.push({ queue, id: message.id, receiveCount: message.receiveCount, failed: failed.has(message.id) });

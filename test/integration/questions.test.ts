@@ -6,7 +6,8 @@ import { DEFAULT_USER_MESSAGES } from '../../src/verification/messages/user-mess
 import { FAKE_BOT_USER_ID, slackAppEnv, startFakeSlackApi, type FakeSlackApi } from '../support/fake-slack-api';
 import { eventually } from '../support/http';
 import { capturingLog, questionButtons, type QuestionButton } from '../support/slack-surface';
-import { startSdkA2aAgent, type A2aTestAgent } from '../support/a2a-agents';
+import { SIGN_IN_URL, startSdkA2aAgent, type A2aTestAgent } from '../support/a2a-agents';
+import { SIGNED_IN_TEXT } from '../../src/verification/questions/answer-rules';
 
 /**
  * A question to a person (docs/architecture.md, "Questions"), through the local stack with the
@@ -151,6 +152,38 @@ describe.each(['in-process', 'https', 'agentcore'])('a question to a person over
     await quiet(stack);
     expect(calls.resumes).toHaveLength(1);
     expect(threadTexts(slack, asked.ts).filter((text) => text.includes('\nanswer:'))).toHaveLength(1);
+  });
+
+  it('a second question in one task: round 2 is posted, answered and resumed once; round 1’s closed buttons answer nothing', async () => {
+    const calls = countCalls(stack.runtime!);
+    const channel = 'C0ASK5';
+    const first = await ask(stack, slack, channel, 'two steps #ask=First?#ask=Second?');
+    expect(slack.messageText(first.questionTs)).toContain('First?');
+    expect(await click(stack, first, channel, 'Approve', ALICE)).toBe(200);
+    const secondPost = await eventually(() => slack.posts.find((post) => post.thread_ts === first.ts && post.ts !== first.questionTs && questionButtons(slack.messageBlocks(post.ts))), 15_000);
+    expect(slack.messageText(secondPost.ts)).toContain('Second?');
+    const second: Asked = { ...first, questionTs: secondPost.ts, buttons: questionButtons(slack.messageBlocks(secondPost.ts))! };
+    await quiet(stack);
+    expect(calls.resumes).toHaveLength(1);
+
+    // Round 1's Reject, clicked while round 2 waits (a stale button): it answers neither round.
+    expect(await click(stack, first, channel, 'Reject', ALICE)).toBe(200);
+    await eventually(() => slack.ephemerals.find((ephemeral) => ephemeral.user === ALICE && ephemeral.text === DEFAULT_USER_MESSAGES.questionClosed), 10_000);
+    await quiet(stack);
+    expect(calls.resumes).toHaveLength(1);
+    expect(questionButtons(slack.messageBlocks(second.questionTs))).toBeDefined();
+
+    expect(await click(stack, second, channel, 'Reject', ALICE)).toBe(200);
+    const answer = await eventually(() => threadTexts(slack, first.ts).find((text) => text.includes('\nanswer: Approve') && text.includes('\nanswer: Reject')), 15_000);
+    expect(answer).toContain(`\nanswer: Approve (by slack:${TEAM}:${ALICE})\nanswer: Reject (by slack:${TEAM}:${ALICE})`);
+    await quiet(stack);
+    // One task, asked twice and resumed twice — once a round.
+    expect(calls.executes).toHaveLength(1);
+    expect(calls.resumes).toHaveLength(2);
+    expect(new Set(calls.resumes).size).toBe(1);
+    expect(threadTexts(slack, first.ts).filter((text) => text.includes('\nanswer:'))).toHaveLength(1);
+    expect(JSON.stringify(slack.messageBlocks(first.questionTs))).toContain(`*Approve* — answered by <@${ALICE}>`);
+    expect(JSON.stringify(slack.messageBlocks(second.questionTs))).toContain(`*Reject* — answered by <@${ALICE}>`);
   });
 
   it('Stop while the question waits cancels the task, closes the question and leaves the session', async () => {
@@ -301,6 +334,29 @@ describe.each(['1.0', '0.3'])('a question from an A2A %s agent (@a2a-js/sdk, inp
     expect(typeof sent[1]!.message!.taskId).toBe('string');
     // Each dialect on its own wire: 0.3's methods are `message/send`, `message/stream`; 1.0's `SendMessage`, `SendStreamingMessage`.
     expect(agent.requests.every((request) => String(request.body.method).startsWith('message/') === (dialect === '0.3'))).toBe(true);
+    expect(questionButtons(slack.messageBlocks(asked.questionTs))).toBeUndefined();
+  });
+
+  it('auth-required: the sign-in link goes to the asker alone, and "I have signed in" resumes the same task', async () => {
+    const channel = 'C0ASK8';
+    const before = agent.requests.length;
+    const asked = await ask(stack, slack, channel, 'the report #signin');
+    expect(Object.keys(asked.buttons)).toEqual([DEFAULT_USER_MESSAGES.questionSignedIn]);
+    const link = await eventually(() => slack.ephemerals.find((ephemeral) => ephemeral.text.includes(SIGN_IN_URL)), 10_000);
+    expect(link.user).toBe(ALICE);
+    // Nothing anyone else can read carries the link: not the question, not the thread.
+    expect(slack.ephemerals.filter((ephemeral) => ephemeral.text.includes(SIGN_IN_URL)).map((ephemeral) => ephemeral.user)).toEqual([ALICE]);
+    expect(threadTexts(slack, asked.ts).filter((text) => text.includes(SIGN_IN_URL))).toEqual([]);
+    expect(JSON.stringify(slack.messageBlocks(asked.questionTs))).not.toContain(SIGN_IN_URL);
+
+    expect(await click(stack, asked, channel, DEFAULT_USER_MESSAGES.questionSignedIn, ALICE)).toBe(200);
+    const answer = await eventually(() => threadTexts(slack, asked.ts).find((text) => text.includes('a2a confirmed')), 15_000);
+    expect(answer).toContain(`a2a confirmed: ${SIGNED_IN_TEXT}`);
+    // The same task at the agent: the second message carries the first one's task id.
+    const sent = agent.requests.slice(before).map((request) => request.body.params as { message?: { taskId?: string } } | undefined).filter((params) => params?.message);
+    expect(sent).toHaveLength(2);
+    expect(sent[0]!.message!.taskId).toBeUndefined();
+    expect(link.text).toContain(`task=${sent[1]!.message!.taskId}`);
     expect(questionButtons(slack.messageBlocks(asked.questionTs))).toBeUndefined();
   });
 });

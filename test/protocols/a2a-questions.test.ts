@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { A2aProtocol } from '../../src/protocols/a2a';
 import type { A2aVersion } from '../../src/protocols/a2a-dialects';
 import { ExecutionAgent } from '../../src/protocols/execution-agent';
-import { startSdkA2aAgent, type A2aTestAgent } from '../support/a2a-agents';
+import { SIGN_IN_URL, startSdkA2aAgent, type A2aTestAgent } from '../support/a2a-agents';
 
 /**
  * An @a2a-js/sdk agent that asks (docs/contract.md, "Questions"): its input-required task is a
@@ -40,5 +40,11 @@ describe.each<[A2aVersion, boolean]>([
 
   it('auth-required is a question of kind auth', async () => {
     expect(await execution.start({ text: '#auth' }, { requestId: randomUUID(), questions: true })).toMatchObject({ kind: 'input-required', question: { kind: 'auth', text: 'sign in first' } });
+  });
+
+  it('auth-required with a link: the link is the question\'s auth_url, and out of its text (which the whole thread sees)', async () => {
+    const asked = await execution.start({ text: '#signin' }, { requestId: randomUUID(), questions: true });
+    if (asked.kind !== 'input-required') throw new Error(`expected a question, got ${asked.kind}`);
+    expect(asked.question).toMatchObject({ kind: 'auth', text: 'Sign in at the link sent to the asker', auth_url: `${SIGN_IN_URL}?task=${asked.handle.taskId}` });
   });
 });

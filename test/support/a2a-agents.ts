@@ -29,6 +29,9 @@ import { closeServer, listenOnLoopback } from './http';
  *   #confirm      a Task that asks first (input-required, "Deploy <text>?" in its status message);
  *                 the answer — a message on the same taskId — completes it with the artifact
  *                 "a2a confirmed: <answer>" (docs/contract.md, "Questions")
+ *   #signin       a Task that needs the user to sign in first (auth-required, "Sign in at
+ *                 https://auth.example.test/authorize?task=<id>" in its status message); the next
+ *                 message on the same taskId completes it as #confirm's answer does
  *   #slow         a Task that works for 10 s unless it is cancelled
  *   #throttle     HTTP 429 (Retry-After: 0) before the SDK sees the request, as a rate-limiting
  *                 proxy in front of an agent answers
@@ -180,6 +183,9 @@ class DirectiveRequestHandler extends DefaultRequestHandler {
   }
 }
 
+/** Where `#signin` sends the user (never fetched). */
+export const SIGN_IN_URL = 'https://auth.example.test/authorize';
+
 class DirectiveExecutor implements AgentExecutor {
   private readonly running = new Map<string, { controller: AbortController; contextId: string }>();
 
@@ -198,10 +204,14 @@ class DirectiveExecutor implements AgentExecutor {
       ['#auth', TaskState.TASK_STATE_AUTH_REQUIRED, 'sign in first'],
     ];
     try {
-      // The answer to a task that asked (#confirm): the same task goes on, and completes.
-      if (ctx.task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED) {
+      // The answer to a task that asked (#confirm, #signin): the same task goes on, and completes.
+      if (ctx.task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED || ctx.task?.status?.state === TaskState.TASK_STATE_AUTH_REQUIRED) {
         const answer = { artifactId: 'answer', name: '', description: '', parts: [textPart(`a2a confirmed: ${text}`)], metadata: undefined, extensions: [] };
         bus.publish(AgentEvent.task({ ...taskOf(ctx, TaskState.TASK_STATE_COMPLETED), artifacts: [answer] }));
+        return;
+      }
+      if (text.includes('#signin')) {
+        bus.publish(AgentEvent.task(taskOf(ctx, TaskState.TASK_STATE_AUTH_REQUIRED, agentMessage(ctx, `Sign in at ${SIGN_IN_URL}?task=${ctx.taskId}`))));
         return;
       }
       if (text.includes('#confirm')) {

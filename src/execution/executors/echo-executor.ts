@@ -20,7 +20,10 @@ import { InputRequired } from './input-required';
  *                  each in_progress then complete, `#sleep`'s delay (or 50 ms) apart
  *   `#ask=<question>` pause on that question (the text up to the next ` #` or the end), with the
  *                  options Approve and Reject (docs/contract.md, "Questions"); resumed, it answers
- *                  `echo: … \nanswer: <label> (by <who>)`
+ *                  `echo: … \nanswer: <label> (by <who>)`; several (`#ask=First?#ask=Second?`)
+ *                  ask in turn, one round each, and answer one `answer:` line each, in order;
+ *                  with `#stream=<ms>` the echo line is streamed before the first question and
+ *                  the resumed run answers only the `answer:` lines (what it showed stays above)
  * and show what context it was given, on lines after the echo, in this order:
  *   `#context`     adds `context: <n> turns (<roles>)`: the thread messages it received
  *                  (`params.messages`), roles in order as received, joined by ", " — e.g.
@@ -61,10 +64,17 @@ export class EchoExecutor implements Executor {
       throw new RpcError(-32000, 'The echo executor was asked to fail');
     }
     if (directives && params.text.includes('#crash')) throw new Error('echo executor crashed on purpose');
-    const echo = `echo: ${params.text}`;
+    const streamDirective = directives ? /#stream=(\d+)/.exec(params.text) : null;
+    const streamMs = streamDirective ? Number(streamDirective[1]) : this.streamMs;
+    // `#stream=` with `#ask=`: the echo line is streamed before the first question, and the resumed
+    // run answers only what follows it — the thread keeps what was shown before the question.
+    const showsBeforeAsking = onText !== undefined && streamDirective !== null && /#ask(-text)?=/.test(params.text);
+    const resumed = (context.answers?.length ?? 0) > 0;
+    const echo = showsBeforeAsking && resumed ? undefined : `echo: ${params.text}`;
     const lines: string[] = [];
     if (directives) {
       await showSteps(params.text, context, delayMs);
+      if (showsBeforeAsking && !resumed) await streamWords(echo!, params, context, streamMs);
       const answer = askedAnswer(params.text, context);
       if (answer) lines.push(answer);
     }
@@ -81,27 +91,27 @@ export class EchoExecutor implements Executor {
       lines.push(`attachment: ${attachment.name} ${attachment.mimetype} ${attachment.size} bytes sha256=${sha256}`);
     }
     if (onText) {
-      const streamDirective = directives ? /#stream=(\d+)/.exec(params.text) : null;
-      const streamMs = streamDirective ? Number(streamDirective[1]) : this.streamMs;
-      if (streamMs > 0) {
-        // Word by word, what it has cost so far goes with each word: a task stopped midway is charged for what it wrote.
-        const input = inputWords(params);
-        let output = 0;
-        const chunkDirective = directives ? /#chunk=(\d+)/.exec(params.text) : null;
-        for (const word of chunkDirective ? piecesOf(echo, Number(chunkDirective[1])) : words(echo)) {
-          onText(word);
-          output += countWords(word);
-          context.used?.({ input_tokens: input, output_tokens: output, model: 'echo' });
-          await sleep(streamMs, undefined, { signal: context.signal });
-        }
-      } else {
-        onText(echo);
-      }
-      for (const line of lines) onText(`\n${line}`);
+      // A resumed run that showed its echo before asking has no echo: only the answer lines are new.
+      if (echo !== undefined && streamMs > 0) await streamWords(echo, params, context, streamMs);
+      else if (echo !== undefined) onText(echo);
+      lines.forEach((line, index) => onText(echo === undefined && index === 0 ? line : `\n${line}`));
     }
-    const responseText = lines.length > 0 ? [echo, ...lines].join('\n') : echo;
+    const responseText = [...(echo === undefined ? [] : [echo]), ...lines].join('\n');
     const files = directives ? echoFilesOf(params.text) : [];
     return { response_text: responseText, usage: { input_tokens: inputWords(params), output_tokens: countWords(responseText), model: 'echo' }, ...(files.length ? { files } : {}) };
+  }
+}
+
+/** Word by word (or `#chunk=<n>` characters at a time), what it has cost so far going with each word: a task stopped midway is charged for what it wrote. */
+async function streamWords(text: string, params: ExecuteTaskParams, context: ExecutorContext, streamMs: number): Promise<void> {
+  const input = inputWords(params);
+  let output = 0;
+  const chunkDirective = /#chunk=(\d+)/.exec(params.text);
+  for (const word of chunkDirective ? piecesOf(text, Number(chunkDirective[1])) : words(text)) {
+    context.onText!(word);
+    output += countWords(word);
+    context.used?.({ input_tokens: input, output_tokens: output, model: 'echo' });
+    await sleep(streamMs, undefined, { signal: context.signal });
   }
 }
 
@@ -163,19 +173,23 @@ async function showSteps(text: string, context: ExecutorContext, delayMs: number
 }
 
 /**
- * `#ask=<question>`: the line naming the answer once answered; before that, the task pauses on
- * the question (InputRequired) with Approve and Reject, or a free-text field with `#ask-text=`.
+ * `#ask=<question>`: the lines naming the answers once answered; before that, the task pauses on
+ * the first question not yet answered (InputRequired) with Approve and Reject, or a free-text field
+ * with `#ask-text=`. Each `#ask` is its own round: the first is `echo-ask`, the n-th `echo-ask-<n>`.
  */
 function askedAnswer(text: string, context: ExecutorContext): string | undefined {
-  const directive = /#ask(-text)?=([^#]+)/.exec(text);
-  if (!directive) return undefined;
-  const answer = context.answers?.find((given) => given.question_id === ECHO_QUESTION_ID);
-  if (!answer) {
-    const question = directive[2]!.trim() || 'Go ahead?';
-    throw new InputRequired(
-      directive[1] ? { id: ECHO_QUESTION_ID, text: question, free_text: { label: 'Your answer' } } : { id: ECHO_QUESTION_ID, text: question, options: ECHO_OPTIONS },
-    );
+  const directives = [...text.matchAll(/#ask(-text)?=([^#]+)/g)];
+  if (directives.length === 0) return undefined;
+  const lines: string[] = [];
+  for (const [index, directive] of directives.entries()) {
+    const id = index === 0 ? ECHO_QUESTION_ID : `${ECHO_QUESTION_ID}-${index + 1}`;
+    const answer = context.answers?.find((given) => given.question_id === id);
+    if (!answer) {
+      const question = directive[2]!.trim() || 'Go ahead?';
+      throw new InputRequired(directive[1] ? { id, text: question, free_text: { label: 'Your answer' } } : { id, text: question, options: ECHO_OPTIONS });
+    }
+    const chosen = ECHO_OPTIONS.find((option) => option.value === answer.value)?.label ?? answer.text ?? answer.value;
+    lines.push(`answer: ${chosen}${answer.answered_by ? ` (by ${answer.answered_by.id})` : ''}`);
   }
-  const chosen = ECHO_OPTIONS.find((option) => option.value === answer.value)?.label ?? answer.text ?? answer.value;
-  return `answer: ${chosen}${answer.answered_by ? ` (by ${answer.answered_by.id})` : ''}`;
+  return lines.join('\n');
 }
