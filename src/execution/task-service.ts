@@ -489,7 +489,7 @@ export class TaskService {
     let slotHandedOver = false;
     try {
       const answers: Answer[] = [...(record.answers ?? []), answer];
-      const resumed = await this.options.store.transition(taskId, ['input_required'], { status: 'accepted', question: null, answers });
+      const resumed = await this.options.store.transition(taskId, ['input_required'], { status: 'accepted', question: null, answers, partial: null });
       if (!resumed) {
         const now = await this.options.store.get(taskId);
         if (!now) throw new RpcError(ErrorCode.TaskNotFound);
@@ -529,8 +529,9 @@ export class TaskService {
     const question = parsed.data;
     const expiresAt = run.taken?.expires_at ?? (await this.options.store.get(taskId))?.expires_at ?? Math.floor(this.clock.now() / 1000) + this.options.ttlSeconds;
     await this.options.store.putParams(taskId, JSON.stringify(params), expiresAt);
-    // The run that resumes the task answers afresh: its text starts again from the first character.
-    const paused = await this.options.store.transition(taskId, run.from, { status: 'input_required', question, owner: run.owner, ...(params.stream === true ? { partial: null } : {}) });
+    // Its partial text stays while it waits, for a streamed read to send what it has not yet sent
+    // before the question; the resume clears it (the resumed run's text starts again from the first character).
+    const paused = await this.options.store.transition(taskId, run.from, { status: 'input_required', question, owner: run.owner });
     if (!paused) return this.notTaken(taskId);
     run.log.info('task paused on a question', { question_id: question.id });
     return { ok: true, result: { status: 'input_required', task_id: taskId, question, ...stepsOf(paused) } };
@@ -595,8 +596,13 @@ export class TaskService {
       if (debug) log.debug('task succeeded', { duration_ms: this.clock.now() - started, executor: this.options.executor.name });
       return { ok: true, result };
     } catch (caught) {
+      if (caught instanceof InputRequired && !control.aborted) {
+        // The text written just before the question reaches the store first: a streamed read sends it before the question.
+        await writer?.flush().catch((error: unknown) => log.warn('the text before a question could not be stored; the question goes on', { error: error as Error }));
+        writer?.stop();
+        return await this.pause(taskId, params, caught, { from, owner, steps, taken, log });
+      }
       writer?.stop();
-      if (caught instanceof InputRequired && !control.aborted) return await this.pause(taskId, params, caught, { from, owner, steps, taken, log });
       steps?.stop();
       const reason = control.aborted ? control.reason : caught;
       if (reason instanceof HandoffSignal) return { ok: false, error: new RpcError(ErrorCode.InternalError) };

@@ -77,12 +77,12 @@ export async function* readTaskText(
     for (;;) {
       bell.clear();
       if (hold.signal?.aborted) return;
-      if (ended) return yield ended;
+      if (ended) return yield* textBeforeQuestion(source, taskId, cursor, ended);
       const record = await source.store.get(taskId);
       if (hold.signal?.aborted) return;
-      if (ended) return yield ended;
+      if (ended) return yield* textBeforeQuestion(source, taskId, cursor, ended);
       if (!record) return yield { error: new RpcError(ErrorCode.TaskNotFound) };
-      if (!PENDING_STATUSES.includes(record.status)) return yield source.endOf(record);
+      if (!PENDING_STATUSES.includes(record.status)) return yield* textBeforeQuestion(source, taskId, cursor, source.endOf(record), record);
       const kept = record.partial?.text ?? '';
       // Steps (docs/contract.md, "Steps") go out whole whenever they changed, with the text or alone.
       const steps = record.steps?.length ? JSON.stringify([record.steps, record.plan_title]) : undefined;
@@ -114,6 +114,20 @@ export async function* readTaskText(
     hold.signal?.removeEventListener('abort', bell.ring);
     bell.clear();
   }
+}
+
+/**
+ * The stream's last response, `end`; when it is a question, first the text the task wrote before
+ * it that this stream has not sent (from `cursor`): the agent's words up to its question reach the
+ * caller whole, however fast it asked (docs/contract.md, "Questions").
+ */
+async function* textBeforeQuestion(source: TaskTextSource, taskId: string, cursor: number, end: StreamEvent, known?: TaskRecord): AsyncGenerator<StreamEvent, void, undefined> {
+  if ('result' in end && (end.result as { status?: unknown } | undefined)?.status === 'input_required') {
+    const record = known ?? (await source.store.get(taskId).catch(() => undefined));
+    const kept = record?.status === 'input_required' ? (record.partial?.text ?? '') : '';
+    if (kept.length > cursor) yield { result: { status: 'working', task_id: taskId, text: kept.slice(cursor), cursor: String(kept.length) } };
+  }
+  yield end;
 }
 
 /** How much longer text gathers after the event sent at `lastSent`: up to STREAM_COALESCE_MS, never past the hold. */

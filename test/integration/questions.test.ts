@@ -186,6 +186,22 @@ describe.each(['in-process', 'https', 'agentcore'])('a question to a person over
     expect(JSON.stringify(slack.messageBlocks(second.questionTs))).toContain(`*Reject* — answered by <@${ALICE}>`);
   });
 
+  it('text the agent streams just before its question stays above it, whole, and the resumed answer follows, each shown once', async () => {
+    const channel = 'C0ASK6';
+    // Streamed a few milliseconds a word: the question comes before a stream's next read.
+    const text = 'ship the release notes to everyone now #stream=5 #ask=Ship it?';
+    const asked = await ask(stack, slack, channel, text);
+    await quiet(stack);
+    const before = threadTexts(slack, asked.ts).filter((shown) => shown.startsWith('echo: '));
+    expect(before).toEqual([`echo: ${text}`]);
+    expect(await click(stack, asked, channel, 'Approve', ALICE)).toBe(200);
+    await eventually(() => threadTexts(slack, asked.ts).find((shown) => shown.includes('answer: Approve')), 15_000);
+    await quiet(stack);
+    const texts = threadTexts(slack, asked.ts);
+    expect(texts.filter((shown) => shown.includes(`echo: ${text}`))).toHaveLength(1);
+    expect(texts.filter((shown) => shown.includes('answer: Approve'))).toHaveLength(1);
+  });
+
   it('Stop while the question waits cancels the task, closes the question and leaves the session', async () => {
     const calls = countCalls(stack.runtime!);
     const channel = 'C0ASK3';
