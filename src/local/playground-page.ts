@@ -64,7 +64,7 @@ export const PLAYGROUND_HTML = `<!doctype html>
 <header><strong>slack-zone-bridge</strong><small>local playground: verification zone ⇄ execution zone</small></header>
 <main>
   <form id="say">
-    <input id="text" type="text" autocomplete="off" placeholder="Ask something… (try: hello · slow #sleep=5000 · a long answer #stream=150 · plan it #steps=3 · #fail)" autofocus>
+    <input id="text" type="text" autocomplete="off" placeholder="Ask something… (try: hello · slow #sleep=5000 · a long answer #stream=150 · plan it #steps=3 · deploy #ask=Ship it? · #fail)" autofocus>
     <button type="submit">Send</button>
   </form>
   <div class="compose-extra">
