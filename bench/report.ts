@@ -9,6 +9,7 @@ import type { PollCostResult, TaskCost } from './poll-cost';
 import type { ProtocolOverheadResult } from './protocol-overhead';
 import { FIRST_TEXT_DELAY_TARGET_MS, MASK_TARGET_MS, type GuardrailBenchResult } from './guardrail';
 import type { BoundedWaitsResult } from './bounded-waits';
+import { RESUME_TARGET_MS, STEP_CARD_TARGET_MS, type StepsQuestionsResult } from './steps-questions';
 import { SPLITTER_TARGET_MS, type SplitterResult } from './reply-splitter';
 import type { ThroughputResult } from './runtime-throughput';
 import { SERVER_KINDS } from './support/throughput-shared';
@@ -32,6 +33,7 @@ export type BenchResults = {
   liveAnswers?: LiveAnswersResult;
   guardrail?: GuardrailBenchResult;
   boundedWaits?: BoundedWaitsResult;
+  stepsQuestions?: StepsQuestionsResult;
   /** Parts that threw, with why. */
   failures: Array<{ part: string; error: string }>;
 };
@@ -203,6 +205,21 @@ function targets(results: BenchResults): Target[] {
       target: `the same through the live path (held stream, live reply, @slack/web-api against the fake Slack): added first text delay ≤ ${FIRST_TEXT_DELAY_TARGET_MS} ms p95, no entity in any Slack call`,
       measured: `+${formatNumber(live.added.p95)} ms p95 (p50 ${formatNumber(live.added.p50)}, max ${formatNumber(live.added.max)}); ${live.leaked} of ${live.answers} answers showed an entity`,
       pass: live.leaked === 0 && live.added.p95 <= FIRST_TEXT_DELAY_TARGET_MS,
+    });
+  }
+  const sq = results.stepsQuestions;
+  if (sq) {
+    list.push({
+      part: '10',
+      target: `a step's card in Slack (task_update, through the live path against the fake Slack) ≤ ${STEP_CARD_TARGET_MS} ms p95 after the agent emits it, every step shown`,
+      measured: `${formatNumber(sq.cards.p95)} ms p95 (p50 ${formatNumber(sq.cards.p50)}, max ${formatNumber(sq.cards.max)}); ${sq.cards.missing} of ${sq.cards.samples + sq.cards.missing} never shown`,
+      pass: sq.cards.missing === 0 && sq.cards.p95 <= STEP_CARD_TARGET_MS,
+    });
+    list.push({
+      part: '10',
+      target: `a question answered: click to the resumed task's answer in the thread ≤ ${RESUME_TARGET_MS} ms p95 (local stack, https), every click resumed`,
+      measured: `${formatNumber(sq.resume.p95)} ms p95 (p50 ${formatNumber(sq.resume.p50)}, max ${formatNumber(sq.resume.max)}); ${sq.resume.missing} of ${sq.resume.rounds} not resumed`,
+      pass: sq.resume.missing === 0 && sq.resume.p95 <= RESUME_TARGET_MS,
     });
   }
   return list;
@@ -486,6 +503,25 @@ function boundedWaitsSection(b: BoundedWaitsResult): string {
   ].join('\n');
 }
 
+function stepsQuestionsSection(sq: StepsQuestionsResult): string {
+  const c = sq.cards;
+  const r = sq.resume;
+  return [
+    '## 10. Steps and questions',
+    '',
+    `The agent at work (bench/steps-questions.ts; docs/architecture.md §2.5 "Steps", §2.8 "Questions to a person"). Step cards: ${c.tasks} tasks whose agent emits ${c.steps} steps, each in progress and then complete, a change every ${c.stepMs} ms, held as agent-invoker holds a stream (its flush rules and real timers) and shown by the live reply with the real @slack/web-api client against the fake Slack API; a sample is one state change, from the moment the agent yielded it to the fake Slack's arrival time of the first stream call whose task_update chunk carries it. ` +
+      `Resume: ${r.rounds} questions (the echo agent's \`#ask=\`) through the whole local stack (both zones, https between them, in-memory queues), each answered by the asker's click on Approve (a signed block_actions to the ingress); from the click to the resumed task's answer in the thread (the local workspace's time for that message).`,
+    '',
+    table(
+      ['what', 'samples', 'p50', 'p95', 'max', 'missing'],
+      [
+        ['agent emits a step → its card in Slack', String(c.samples), `${formatNumber(c.p50)} ms`, `${formatNumber(c.p95)} ms`, `${formatNumber(c.max)} ms`, String(c.missing)],
+        ['click on Approve → the resumed answer', String(r.rounds - r.missing), `${formatNumber(r.p50)} ms`, `${formatNumber(r.p95)} ms`, `${formatNumber(r.max)} ms`, String(r.missing)],
+      ],
+    ),
+  ].join('\n');
+}
+
 function splitterSection(s: SplitterResult): string {
   return [
     '## 6. Reply splitter on pathological text',
@@ -680,6 +716,7 @@ export function renderResults(results: BenchResults): string {
   if (results.liveAnswers) parts.push('', liveAnswersSection(results.liveAnswers, results));
   if (results.guardrail) parts.push('', guardrailSection(results.guardrail));
   if (results.boundedWaits) parts.push('', boundedWaitsSection(results.boundedWaits));
+  if (results.stepsQuestions) parts.push('', stepsQuestionsSection(results.stepsQuestions));
   parts.push('', notesSection(results), '');
   return parts.join('\n');
 }

@@ -9,6 +9,7 @@ import { runPollCost } from './poll-cost';
 import { runProtocolOverhead } from './protocol-overhead';
 import { runBoundedWaits } from './bounded-waits';
 import { runReplySplitter } from './reply-splitter';
+import { runStepsQuestions } from './steps-questions';
 import { loadAverage, renderResults, type BenchResults } from './report';
 import { runThroughput } from './runtime-throughput';
 import { ensureBenchPackages } from './support/bench-packages';
@@ -22,7 +23,8 @@ import { stopAll } from './support/processes';
 const USAGE = `npm run bench -- [--quick] [--only=1,3] [--out=<file>] [--help]
   --quick       every part briefly (under a minute), written to bench/RESULTS.quick.md
   --only=1,3    only these parts: 1 cold start, 2 protocol, 3 throughput, 4 end to end,
-                5 poll cost, 6 reply splitter, 7 live answers, 8 guardrail, 9 bounded waits (the file written holds only the
+                5 poll cost, 6 reply splitter, 7 live answers, 8 guardrail, 9 bounded waits,
+                10 steps and questions (the file written holds only the
                 parts run: with --only, pass --out to keep RESULTS.md whole)
   --out=<file>  write the results elsewhere
 Parts 1 and 3 load the bench's own packages (bench/package.json: the peers, the load generator,
@@ -42,6 +44,7 @@ type Settings = {
   boundedWaitRounds: number;
   liveAnswers: LiveAnswersOptions;
   guardrail: { samples: number; answers: number; words: number; wordMs: number };
+  stepsQuestions: { tasks: number; steps: number; stepMs: number; resumeRounds: number };
 };
 
 const FULL: Settings = {
@@ -58,6 +61,8 @@ const FULL: Settings = {
   liveAnswers: { eventsPerTransport: 8, warmupEvents: 1, handOverEvents: 2, words: 60, wordMs: 50 },
   // The same 60-word answers at 20 words/s as part 7, through the output guardrail's stream masker.
   guardrail: { samples: 20, answers: 200, words: 60, wordMs: 50 },
+  // 40 tasks of 3 steps (240 state changes), a change every 150 ms as an agent's tool calls come; 30 questions answered.
+  stepsQuestions: { tasks: 40, steps: 3, stepMs: 150, resumeRounds: 30 },
 };
 
 const QUICK: Settings = {
@@ -72,6 +77,7 @@ const QUICK: Settings = {
   boundedWaitRounds: 3,
   liveAnswers: { eventsPerTransport: 2, warmupEvents: 1, handOverEvents: 1, words: 60, wordMs: 50 },
   guardrail: { samples: 5, answers: 50, words: 60, wordMs: 50 },
+  stepsQuestions: { tasks: 5, steps: 3, stepMs: 150, resumeRounds: 5 },
 };
 
 /** A per-poll billed duration closer to AWS than loopback: AgentCore round trip plus an SQS send. */
@@ -80,7 +86,7 @@ const ASSUMED_AWS_POLL_MS = 100;
 function parseArgs(argv: readonly string[]): { quick: boolean; parts: Set<number>; out: string } {
   const quick = argv.includes('--quick');
   const only = argv.find((arg) => arg.startsWith('--only='));
-  const parts = new Set(only ? only.slice('--only='.length).split(',').map(Number) : [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  const parts = new Set(only ? only.slice('--only='.length).split(',').map(Number) : [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   const outArg = argv.find((arg) => arg.startsWith('--out='));
   const out = outArg ? outArg.slice('--out='.length) : join(__dirname, quick ? 'RESULTS.quick.md' : 'RESULTS.md');
   return { quick, parts, out };
@@ -148,6 +154,9 @@ async function main(): Promise<number> {
     });
     await part(9, 'bounded waits', async () => {
       results.boundedWaits = await runBoundedWaits({ rounds: settings.boundedWaitRounds, log });
+    });
+    await part(10, 'steps and questions', async () => {
+      results.stepsQuestions = await runStepsQuestions({ ...settings.stepsQuestions, log });
     });
   } finally {
     await stopAll();

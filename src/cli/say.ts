@@ -7,12 +7,14 @@ import { ATTACHMENT_TYPES } from '../contract';
 import type { LocalStop } from '../local/local-agent-surface';
 import { agentSessionStoppedEnvelope, appHomeOpenedEnvelope, LOCAL_DM_CHANNEL, postSignedEvent, slackEventEnvelope } from '../local/slack-event-builder';
 import type { Command } from './command';
+import { clickOption, openQuestion, pickOption, questionInThread, questionText, stepLines, type TracedReply } from './say-steps-questions';
 import { localSecretFile } from './start';
 
 export const sayCommand: Command = {
   name: 'say',
   summary: 'sign a Slack event (a mention, a reply in a thread, a Stop) and post it to the local ingress, then show what came of it',
-  usage: `zone say "<text>" [--url http://127.0.0.1:3000/slack/events] [--channel <id>] [--thread <ts>] [--follow-up] [--file <path>]… [--wait 30]
+  usage: `zone say "<text>" [--url http://127.0.0.1:3000/slack/events] [--channel <id>] [--thread <ts>] [--follow-up] [--file <path>]… [--answer <option>] [--wait 30]
+zone say --thread <ts> --answer <option> [--url …] [--wait 30]
 zone say --stop --thread <ts> [--url …] [--wait 10]
 zone say --open [--url …] [--wait 10]
 
@@ -28,6 +30,10 @@ record (replies printed by \`zone start\` when no SLACK_BOT_TOKEN is set).
   --follow-up     with --thread: a reply without a mention, as in a thread the bot answered in
   --file <path>   share a file with the message (repeatable); the local stack hosts it and the
                   invoker downloads it as it would from Slack
+  --answer <option>
+                  the agent asks a question (its options printed, e.g. approve / reject):
+                  click that option when it comes and follow the resumed task to its answer.
+                  With --thread and no text: answer the question waiting in that thread
   --stop          with --thread: press Stop on that thread's agent session (a signed
                   agent_session_stopped); prints the stopped answer, or that nothing was running
   --open          open the agent's DM (a signed app_home_opened, messages tab); prints the
@@ -46,6 +52,7 @@ record (replies printed by \`zone start\` when no SLACK_BOT_TOKEN is set).
         secret: { type: 'string' },
         stop: { type: 'boolean' },
         open: { type: 'boolean' },
+        answer: { type: 'string' },
       },
     });
     const text = positionals.join(' ').trim();
@@ -55,7 +62,11 @@ record (replies printed by \`zone start\` when no SLACK_BOT_TOKEN is set).
     if (surface && (text || filePaths.length || values['follow-up'])) throw new Error(`${surface} sends no message: leave out the text, --file and --follow-up`);
     if (values.stop && !values.thread) throw new Error('--stop needs --thread <ts>: the thread whose agent session to stop (the ts `zone say` printed)');
     if (values.open && values.thread) throw new Error('--open opens the agent\'s DM, not a thread: leave out --thread');
-    if (!surface && !text && filePaths.length === 0) throw new Error('say what? e.g. zone say "hello"');
+    if (values.answer !== undefined && !values.answer.trim()) throw new Error('--answer needs an option, e.g. --answer approve');
+    if (surface && values.answer) throw new Error(`${surface} answers no question: leave out --answer`);
+    const answerLater = !surface && values.answer && !text && filePaths.length === 0;
+    if (answerLater && !values.thread) throw new Error('--answer without a message needs --thread <ts>: the thread whose question to answer (the ts `zone say` printed)');
+    if (!surface && !text && filePaths.length === 0 && !answerLater) throw new Error('say what? e.g. zone say "hello"');
     if (values.channel !== undefined && !/^[CDG][A-Z0-9]{1,20}$/.test(values.channel)) throw new Error(`--channel takes a Slack channel id (C…), not ${JSON.stringify(values.channel)}`);
     if (values['follow-up'] && !values.thread) throw new Error('--follow-up needs --thread <ts>: a follow-up is a reply in a thread');
     const url = values.url ?? `${localStackBase({}, process.env)}/slack/events`;
@@ -66,6 +77,7 @@ record (replies printed by \`zone start\` when no SLACK_BOT_TOKEN is set).
       const waitMs = Number(values.wait ?? 10) * 1000;
       return values.stop ? sayStop(url, secret, values.thread!, waitMs) : sayOpen(url, secret, waitMs);
     }
+    if (answerLater) return sayAnswer(url, values.thread!, values.answer!, Number(values.wait ?? 30) * 1000);
 
     const started = systemClock.now();
     let ack: { status: number; text: string };
@@ -99,44 +111,92 @@ record (replies printed by \`zone start\` when no SLACK_BOT_TOKEN is set).
     process.stdout.write(`→ ${url}  HTTP ${ack.status} in ${systemClock.now() - started} ms  (event ${eventId}, thread ${threadTs})\n`);
     if (ack.status !== 200) return 1;
 
-    const waitMs = Number(values.wait ?? 30) * 1000;
-    const stateUrl = new URL(`/api/events/${encodeURIComponent(eventId)}`, url);
-    let printed = 0;
-    // A live answer is printed as it grows; the final replies then add only what is not out yet.
-    let streamedOut = '';
-    while (systemClock.now() - started < waitMs) {
-      const response = await fetch(stateUrl).catch(() => undefined);
-      if (response?.ok) {
-        const trace = (await response.json()) as { events: Array<{ hop: string; at: number; detail?: Record<string, unknown> }>; replies: Array<{ text: string; streaming?: boolean }>; shared_files?: Array<{ name: string; size: number; mimetype: string; url: string }> };
-        // Hops until the answer starts to stream; then only the answer, so it reads as one text.
-        for (const event of trace.events.slice(printed)) {
-          if (event.hop !== 'streamed' && !streamedOut) process.stdout.write(`  +${String(event.at - started).padStart(6)} ms  ${event.hop}\n`);
-        }
-        printed = trace.events.length;
-        const growing = trace.replies.find((reply) => reply.streaming);
-        if (growing && growing.text.startsWith(streamedOut) && growing.text.length > streamedOut.length) {
-          if (!streamedOut) process.stdout.write(`  +${String(systemClock.now() - started).padStart(6)} ms  streaming:\n\n`);
-          process.stdout.write(growing.text.slice(streamedOut.length));
-          streamedOut = growing.text;
-        }
-        if (answered(trace.events)) {
-          for (const [index, reply] of trace.replies.entries()) {
-            if (index === 0 && streamedOut && reply.text.startsWith(streamedOut)) process.stdout.write(`${reply.text.slice(streamedOut.length)}\n`);
-            else process.stdout.write(`\n${reply.text}\n`);
-          }
-          for (const file of trace.shared_files ?? []) process.stdout.write(`\n📎 ${file.name} (${file.mimetype}, ${file.size} bytes)  ${new URL(file.url, url).href}\n`);
-          process.stdout.write(`\n(continue this thread: npx zone say --thread ${threadTs} "…")\n`);
-          return 0;
-        }
-      } else if (response && response.status !== 404) {
-        break;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    process.stdout.write('(no reply seen yet; it may still come, or replies go to Slack rather than this stack)\n');
-    return 0;
+    return followAnswer({ url, eventId, threadTs, started, waitMs: Number(values.wait ?? 30) * 1000, ...(values.answer ? { answer: values.answer } : {}) });
   },
 };
+
+/**
+ * Follows the event's trace in the local stack and prints it: the hops, the agent's steps as they
+ * change, a streamed answer as it grows, a question (answered with `answer` when given), and the
+ * replies. `skipHops`: hops already printed by an earlier command (answering a question later).
+ */
+async function followAnswer(run: { url: string; eventId: string; threadTs: string; started: number; waitMs: number; answer?: string; skipHops?: number }): Promise<number> {
+  const { url, threadTs, started } = run;
+  const stateUrl = new URL(`/api/events/${encodeURIComponent(run.eventId)}`, url);
+  const elapsed = () => `  +${String(systemClock.now() - started).padStart(6)} ms  `;
+  let printed = run.skipHops ?? 0;
+  let answer = run.answer;
+  const steps = new Map<string, string>();
+  // A live answer is printed as it grows; the final replies then add only what is not out yet.
+  let streamedOut = '';
+  while (systemClock.now() - started < run.waitMs) {
+    const response = await fetch(stateUrl).catch(() => undefined);
+    if (response?.ok) {
+      const trace = (await response.json()) as { events: Array<{ hop: string; at: number; detail?: Record<string, unknown> }>; replies: Array<TracedReply & { streaming?: boolean }>; shared_files?: Array<{ name: string; size: number; mimetype: string; url: string }> };
+      const done = answered(trace.events);
+      // The agent's steps as they change (once the text streams, their end states come with the
+      // answer); seen with the answer, they came before it, so they are printed before its hops,
+      // untimed (when they changed is not known, only that it was before).
+      const stepsNow = !streamedOut || done ? stepLines(trace.replies, steps).map((line) => `${done ? ' '.repeat(14) : elapsed()}${line}\n`).join('') : '';
+      if (done) process.stdout.write(stepsNow);
+      // Hops until the answer starts to stream; then only the answer, so it reads as one text.
+      for (const event of trace.events.slice(printed)) {
+        if (event.hop !== 'streamed' && !streamedOut) process.stdout.write(`  +${String(event.at - started).padStart(6)} ms  ${event.hop}\n`);
+      }
+      printed = trace.events.length;
+      if (!done) process.stdout.write(stepsNow);
+      const growing = trace.replies.find((reply) => reply.streaming);
+      if (growing && growing.text.startsWith(streamedOut) && growing.text.length > streamedOut.length) {
+        if (!streamedOut) process.stdout.write(`${elapsed()}streaming:\n\n`);
+        process.stdout.write(growing.text.slice(streamedOut.length));
+        streamedOut = growing.text;
+      }
+      const question = done ? undefined : openQuestion(trace.replies);
+      if (question) {
+        process.stdout.write(`${questionText(question, answer ? undefined : threadTs)}\n`);
+        if (!answer) return 0;
+        const option = pickOption(question, answer);
+        await clickOption(url, question.ts, option.actionId);
+        process.stdout.write(`\n${elapsed()}clicked ${option.label}\n`);
+        answer = undefined;
+      }
+      if (done) {
+        for (const [index, reply] of trace.replies.entries()) {
+          if (index === 0 && streamedOut && reply.text.startsWith(streamedOut)) process.stdout.write(`${reply.text.slice(streamedOut.length)}\n`);
+          else process.stdout.write(`\n${reply.text}\n`);
+        }
+        for (const file of trace.shared_files ?? []) process.stdout.write(`\n📎 ${file.name} (${file.mimetype}, ${file.size} bytes)  ${new URL(file.url, url).href}\n`);
+        process.stdout.write(`\n(continue this thread: npx zone say --thread ${threadTs} "…")\n`);
+        return 0;
+      }
+    } else if (response && response.status !== 404) {
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  process.stdout.write('(no reply seen yet; it may still come, or replies go to Slack rather than this stack)\n');
+  return 0;
+}
+
+/** Answers the question waiting in the thread `threadTs` with the option `answer`, then follows the resumed task to its answer. */
+async function sayAnswer(url: string, threadTs: string, answer: string, waitMs: number): Promise<number> {
+  const started = systemClock.now();
+  let waiting: Awaited<ReturnType<typeof questionInThread>>;
+  try {
+    waiting = await questionInThread(url, threadTs);
+  } catch (error) {
+    throw new Error(`could not reach ${url} (is \`npx zone start\` running?): ${(error as Error).message}`);
+  }
+  if (!waiting) {
+    process.stdout.write(`no question is waiting for an answer in thread ${threadTs} (answered already, expired, or stopped)\n`);
+    return 1;
+  }
+  process.stdout.write(`❓ ${waiting.question.text}\n`);
+  const option = pickOption(waiting.question, answer);
+  await clickOption(url, waiting.question.ts, option.actionId);
+  process.stdout.write(`  +${String(systemClock.now() - started).padStart(6)} ms  clicked ${option.label}\n`);
+  return followAnswer({ url, eventId: waiting.eventId, threadTs, started, waitMs, skipHops: waiting.hops });
+}
 
 /** The reply is out — and, for an answer with files, its files too (the poster shares them after the text). */
 function answered(events: ReadonlyArray<{ hop: string; detail?: Record<string, unknown> }>): boolean {

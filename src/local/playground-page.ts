@@ -64,7 +64,7 @@ export const PLAYGROUND_HTML = `<!doctype html>
 <header><strong>slack-zone-bridge</strong><small>local playground: verification zone ⇄ execution zone</small></header>
 <main>
   <form id="say">
-    <input id="text" type="text" autocomplete="off" placeholder="Ask something… (try: hello · slow #sleep=5000 · a long answer #stream=150 · plan it #steps=3 · #fail)" autofocus>
+    <input id="text" type="text" autocomplete="off" placeholder="Ask something… (try: hello · slow #sleep=5000 · a long answer #stream=150 · plan it #steps=3 · deploy #ask=Ship it? · #fail)" autofocus>
     <button type="submit">Send</button>
   </form>
   <div class="compose-extra">
@@ -248,6 +248,8 @@ function stateOf(trace) {
   const hops = trace.events.map((e) => e.hop);
   if (hops.includes('stop')) return hops.includes('reply-posted') ? ['stopped', 'stopped'] : ['stopping', 'working'];
   if (hops.includes('reply-posted')) return hops.includes('failed') || hops.includes('dead-lettered') ? ['answered with an error', 'failed'] : ['done', 'done'];
+  // A question waits for a person (its buttons are in the reply); answered, the same task resumes.
+  if (hops.lastIndexOf('asked') > hops.lastIndexOf('answered')) return ['waiting for your answer', 'working'];
   const polls = trace.events.filter((e) => e.hop === 'poll');
   const last = polls[polls.length - 1];
   if (last && hops.includes('streamed')) return ['streaming (poll ' + polls.length + ')', 'working'];
@@ -277,6 +279,8 @@ function describe(event) {
     case 'streamed': return 'answer so far shown (' + d.chars + ' characters)';
     case 'refused': return 'refused' + (d.reason ? ' (' + d.reason + ')' : '');
     case 'dead-lettered': return 'dead-lettered';
+    case 'asked': return 'question asked · task <code>' + escapeHtml(d.task_id || '') + '</code> paused until someone answers';
+    case 'answered': return 'answered <strong>' + escapeHtml(d.answer || '') + '</strong> by ' + escapeHtml(d.user || '') + ' · the same task resumes';
     case 'stop': return 'Stop pressed → ' + (d.cancels === 'cancel_task' ? 'cancel_task sent' : 'cancelled when execute_task returns');
     case 'feedback': return 'feedback recorded' + (d.value === 'positive' ? ' 👍' : d.value === 'negative' ? ' 👎' : '') + (d.comment ? ' (with what went wrong)' : '');
     default: return event.hop;
@@ -292,7 +296,8 @@ function sessionHtml(r) {
   const session = r.trace && r.trace.session;
   if (!session) return '';
   const done = r.trace.events.some((e) => e.hop === 'reply-posted');
-  const stop = session.status === 'processing' && !done
+  // Stop cancels a task waiting on a question too.
+  const stop = (session.status === 'processing' || session.status === 'suspended') && !done
     ? '<button type="button" class="stop" data-stop="' + escapeHtml(session.threadTs) + '" data-channel="' + escapeHtml(session.channel) + '"' + (r.stopping ? ' disabled>stopping…' : '>■ Stop') + '</button>'
     : '';
   return '<span class="session ' + escapeHtml(session.status) + '">agent session: ' + escapeHtml(session.status) + '</span>' + stop;

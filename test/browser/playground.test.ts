@@ -105,6 +105,28 @@ describe('the playground page in a real browser (Chromium, playwright-core)', ()
     expect(await request.locator('.cards .plan').innerText()).toBe('Echo plan');
   });
 
+  it('asks a question with Approve / Reject, says it waits for an answer, and a click resumes the same task', async () => {
+    const page = await browser.newPage();
+    await page.goto(stack.playgroundUrl);
+    await page.fill('#text', 'deploy #ask=Ship it?');
+    await page.press('#text', 'Enter');
+    const request = page.locator('.request').first();
+    const approve = request.locator('button[data-action-id]', { hasText: 'Approve' });
+    await approve.waitFor({ timeout: 15_000 });
+    expect(await request.locator('button[data-action-id]').allInnerTexts()).toEqual(['Approve', 'Reject']);
+    // What a newcomer reads while the task is paused: not "executing", and the session suspended.
+    expect(await request.locator('.state').innerText()).toBe('waiting for your answer');
+    expect(await request.locator('.session').innerText()).toBe('agent session: suspended');
+    expect(await request.locator('table.trace').innerText()).toMatch(/question asked · task task-[0-9a-f]+ paused until someone answers/);
+    await approve.click();
+    await request.locator('.reply', { hasText: 'answer: Approve' }).waitFor({ timeout: 15_000 });
+    // The question's message now says who answered what, without its buttons.
+    await request.locator('.reply', { hasText: 'Approve — answered by' }).waitFor({ timeout: 15_000 });
+    expect(await request.locator('button[data-action-id]').count()).toBe(0);
+    expect(await request.locator('table.trace').innerText()).toMatch(/answered Approve by ULOCALUSER · the same task resumes/);
+    expect(await request.locator('.state').innerText()).toBe('done');
+  });
+
   /** A new page that has said `text`: the request it shows for it. */
   async function ask(text: string) {
     const page = await browser.newPage();

@@ -28,6 +28,9 @@ const SH_COMMANDS: Record<string, string> = {
   'npx zone say "hello"': 'npx zone say "hello"',
   'npx zone say "slow one #sleep=8000"': 'npx zone say "slow one #sleep=8000"',
   'npx zone say --file README.md "what is this file about?"': 'npx zone say --file README.md "what is this file about?"',
+  'npx zone say "plan #steps=3"': 'npx zone say "plan #steps=3"',
+  'npx zone say "deploy #ask=Ship it?"': 'npx zone say "deploy #ask=Ship it?"',
+  'npx zone say "deploy #ask=Ship it?" --answer approve': 'npx zone say "deploy #ask=Ship it?" --answer approve',
   'npx zone feedback': 'npx zone feedback',
   'npx zone usage': 'npx zone usage',
   'npm run demo': 'npm run demo',
@@ -359,6 +362,41 @@ describe('the README commands, through npm', () => {
       } finally {
         await asking.stop();
       }
+    });
+
+    it('npx zone say "plan #steps=3" prints the three steps, each ending complete, before the answer', async () => {
+      const { code, output } = await runCommand(shCommand('npx zone say "plan #steps=3"'), { VERIFICATION_PORT: verificationPort });
+      expect(output).toMatch(/plan: Echo plan/);
+      expect(output).toMatch(/● Step 1 — complete[\s\S]*● Step 2 — complete[\s\S]*● Step 3 — complete[\s\S]*^echo: plan #steps=3$/m);
+      expect(code).toBe(0);
+    });
+
+    it('npx zone say "deploy #ask=Ship it?" prints the question, its options and the command that answers it; that command (the README\'s `zone say --thread <ts> --answer approve`) resumes the task', async () => {
+      const asked = await runCommand(shCommand('npx zone say "deploy #ask=Ship it?"'), { VERIFICATION_PORT: verificationPort });
+      expect(asked.output).toMatch(/\basked\b/);
+      expect(asked.output).toMatch(/❓ Ship it\?\n\s+• Approve\s+\(--answer approve\)\n\s+• Reject\s+\(--answer reject\)/);
+      expect(asked.code).toBe(0);
+      const answerCommand = /answer it: (npx zone say --thread \d+\.\d{6} --answer approve)/.exec(asked.output)?.[1];
+      expect(README).toContain('`zone say --thread <ts> --answer approve`');
+      const answered = await runCommand(answerCommand!, { VERIFICATION_PORT: verificationPort });
+      expect(answered.output).toMatch(/clicked Approve[\s\S]*\banswered\b[\s\S]*\breply-posted\b/);
+      expect(answered.output).toMatch(/^answer: Approve \(by slack:TLOCAL:ULOCALUSER\)$/m);
+      // The same task resumed: no second execute_task for it.
+      expect(answered.output).not.toMatch(/execute-sent/);
+      expect(answered.code).toBe(0);
+      // Answered once: the question is no longer waiting.
+      const again = await runCommand(answerCommand!, { VERIFICATION_PORT: verificationPort });
+      expect(again.output).toMatch(/no question is waiting for an answer in thread/);
+      expect(again.code).toBe(1);
+    });
+
+    it('npx zone say "deploy #ask=Ship it?" --answer approve clicks Approve when asked and prints the resumed answer', async () => {
+      const { code, output } = await runCommand(shCommand('npx zone say "deploy #ask=Ship it?" --answer approve'), { VERIFICATION_PORT: verificationPort });
+      expect(output).toMatch(/\basked\b[\s\S]*❓ Ship it\?[\s\S]*clicked Approve[\s\S]*\banswered\b/);
+      expect(output).not.toMatch(/answer it:/);
+      expect(output).toMatch(/^\*Approve\* — answered by <@ULOCALUSER>$/m);
+      expect(output).toMatch(/^answer: Approve \(by slack:TLOCAL:ULOCALUSER\)$/m);
+      expect(code).toBe(0);
     });
 
     it('npx zone say "slow one #sleep=8000" is held, let go after 5 s of quiet, polled, then answered', async () => {

@@ -139,9 +139,44 @@ describe('zone start + zone say (real processes, as a newcomer runs them)', () =
     expect(said.output).toMatch(/--follow-up needs --thread/);
   });
 
+  it('zone say refuses --answer without a message or a thread, and with --stop', async () => {
+    const alone = await runZone(['say', '--answer', 'approve', '--url', 'http://127.0.0.1:9/slack/events', '--secret', 'x']);
+    expect(alone.code).not.toBe(0);
+    expect(alone.output).toMatch(/--answer without a message needs --thread <ts>/);
+    const withStop = await runZone(['say', '--stop', '--thread', '1.000001', '--answer', 'approve', '--url', 'http://127.0.0.1:9/slack/events', '--secret', 'x']);
+    expect(withStop.code).not.toBe(0);
+    expect(withStop.output).toMatch(/--stop answers no question: leave out --answer/);
+  });
+
   it('zone say explains what is missing when nothing listens', async () => {
     const said = await runZone(['say', 'hi', '--url', 'http://127.0.0.1:9/slack/events', '--secret', 'x']);
     expect(said.code).toBe(1);
     expect(said.output).toMatch(/is `npx zone start` running\?/);
+  });
+});
+
+describe.each(['in-process', 'agentcore'])('zone say shows the agent at work over TRANSPORT=%s (real processes)', (transport) => {
+  it('prints three steps ending complete before the answer, and a question answered with --answer resumes the same task', async () => {
+    const stack = spawnZone(['start', '--verification-port', '0', '--execution-port', '0'], { TRANSPORT: transport });
+    try {
+      const [, ingress] = await stack.waitFor(/Slack ingress\s+POST (\S+)/);
+      const planned = await runZone(['say', 'plan #steps=3', '--url', ingress!, '--wait', '15']);
+      expect(planned.output).toMatch(/● Step 1 — complete[\s\S]*● Step 2 — complete[\s\S]*● Step 3 — complete[\s\S]*^echo: plan #steps=3$/m);
+      expect(planned.code).toBe(0);
+
+      const asked = await runZone(['say', 'deploy #ask=Ship it?', '--answer', 'reject', '--url', ingress!, '--wait', '15']);
+      expect(asked.output).toMatch(/❓ Ship it\?[\s\S]*clicked Reject[\s\S]*\banswered\b/);
+      expect(asked.output).toMatch(/^answer: Reject \(by slack:TLOCAL:ULOCALUSER\)$/m);
+      // One execute_task: the click resumed the task the question paused.
+      expect(asked.output.match(/execute-sent/g)).toHaveLength(1);
+      expect(asked.code).toBe(0);
+
+      // An option the question does not have: a clear error naming the ones it has.
+      const wrong = await runZone(['say', 'deploy #ask=Ship it?', '--answer', 'maybe', '--url', ingress!, '--wait', '15']);
+      expect(wrong.output).toContain('--answer "maybe" is not one of the options: approve, reject');
+      expect(wrong.code).not.toBe(0);
+    } finally {
+      expect(await stack.stop()).toBe(0);
+    }
   });
 });
