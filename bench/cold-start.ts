@@ -184,6 +184,7 @@ export const SPECS: BundleSpec[] = [
       'client-sqs': 'poll and reply queues',
       'client-secrets-manager': 'bot token (thread context, files, live answers) or bearer token (https transport) from an ARN',
       'client-dynamodb': 'the record of each task\'s live message (live answers)',
+      'client-bedrock-runtime': 'the guardrail (GUARDRAIL=bedrock): ApplyGuardrail on each task input and the live previews',
     },
     env: (_mode, world) => ({ TRANSPORT: 'agentcore', AGENTCORE_RUNTIME_ARN: RUNTIME_ARN, SLACK_BOT_TOKEN: world?.slack.token ?? BOT_TOKEN, STATE_TABLE_NAME: STATE_TABLE, ...queueUrls(world) }),
     event: async (mode) => {
@@ -207,6 +208,7 @@ export const SPECS: BundleSpec[] = [
       'client-sqs': 'poll and reply queues',
       'client-secrets-manager': 'bot token (live answers) or bearer token (https transport) from an ARN',
       'client-dynamodb': 'the record of each task\'s live message (live answers)',
+      'client-bedrock-runtime': 'the guardrail (GUARDRAIL=bedrock): ApplyGuardrail on the live previews and the steps an agent shows',
     },
     env: (_mode, world) => ({ TRANSPORT: 'agentcore', AGENTCORE_RUNTIME_ARN: RUNTIME_ARN, SLACK_BOT_TOKEN: world?.slack.token ?? BOT_TOKEN, STATE_TABLE_NAME: STATE_TABLE, ...queueUrls(world) }),
     event: async (mode, world) => {
@@ -229,6 +231,7 @@ export const SPECS: BundleSpec[] = [
     mayCall: {
       'client-dynamodb': 'per-chunk post claims (no duplicate post on redelivery)',
       'client-secrets-manager': 'bot token from SLACK_BOT_TOKEN_ARN',
+      'client-bedrock-runtime': 'the guardrail (GUARDRAIL=bedrock): ApplyGuardrail on the final answer, file names and kept text',
     },
     env: (_mode, world) => ({ SLACK_BOT_TOKEN: world?.slack.token ?? BOT_TOKEN, STATE_TABLE_NAME: STATE_TABLE }),
     event: async (mode) => {
