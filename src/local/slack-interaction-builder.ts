@@ -18,15 +18,7 @@ export function localTriggerId(): string {
 
 /** `block_actions`: one of the feedback buttons under the message `messageTs` clicked; `value` is that button's value. */
 export function feedbackClickPayload(options: InteractionOptions & { value: string; channel: string; messageTs: string; threadTs?: string; triggerId?: string }): Record<string, unknown> {
-  return {
-    type: 'block_actions',
-    ...actor(options),
-    channel: { id: options.channel },
-    container: { type: 'message', message_ts: options.messageTs, channel_id: options.channel, is_ephemeral: false, ...(options.threadTs ? { thread_ts: options.threadTs } : {}) },
-    message: { type: 'message', ts: options.messageTs, ...(options.threadTs ? { thread_ts: options.threadTs } : {}) },
-    trigger_id: options.triggerId ?? localTriggerId(),
-    actions: [{ action_id: FEEDBACK_ACTION_ID, block_id: 'feedback', type: 'feedback_buttons', value: options.value, action_ts: slackTs() }],
-  };
+  return blockActions(options, { action_id: FEEDBACK_ACTION_ID, block_id: 'feedback', type: 'feedback_buttons', value: options.value });
 }
 
 /** `view_submission`: a modal the app opened (`view`, as it was opened) submitted with `text` in its text inputs. */
@@ -48,14 +40,20 @@ export function feedbackFormSubmission(options: InteractionOptions & { view: Rec
  * `value` as the message's `actions` block has them).
  */
 export function buttonClickPayload(options: InteractionOptions & { actionId: string; value: string; blockId?: string; channel: string; messageTs: string; threadTs?: string; triggerId?: string }): Record<string, unknown> {
+  return blockActions(options, { action_id: options.actionId, block_id: options.blockId ?? 'actions', type: 'button', value: options.value });
+}
+
+/** A `block_actions` payload as Slack sends it for a click on a message's element `action`. */
+function blockActions(options: InteractionOptions & { channel: string; messageTs: string; threadTs?: string; triggerId?: string }, action: { action_id: string; block_id: string; type: string; value: string }): Record<string, unknown> {
+  const thread = options.threadTs ? { thread_ts: options.threadTs } : {};
   return {
     type: 'block_actions',
     ...actor(options),
     channel: { id: options.channel },
-    container: { type: 'message', message_ts: options.messageTs, channel_id: options.channel, is_ephemeral: false, ...(options.threadTs ? { thread_ts: options.threadTs } : {}) },
-    message: { type: 'message', ts: options.messageTs, ...(options.threadTs ? { thread_ts: options.threadTs } : {}) },
+    container: { type: 'message', message_ts: options.messageTs, channel_id: options.channel, is_ephemeral: false, ...thread },
+    message: { type: 'message', ts: options.messageTs, ...thread },
     trigger_id: options.triggerId ?? localTriggerId(),
-    actions: [{ action_id: options.actionId, block_id: options.blockId ?? 'actions', type: 'button', value: options.value, action_ts: slackTs() }],
+    actions: [{ ...action, action_ts: slackTs() }],
   };
 }
 
